@@ -1,0 +1,76 @@
+/* Common definitions shared by every module: string views, assertions,
+ * clocks and constant-time comparison. Nothing here allocates. */
+#ifndef STEWARD_BASE_H
+#define STEWARD_BASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define SW_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define SW_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SW_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define SW_UNUSED __attribute__((unused))
+#define SW_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define SW_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define SW_CONTAINER_OF(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/* Defensive branches in the SQLite manner: the condition is believed
+ * impossible; debug builds abort, release builds take the safe branch. */
+#ifdef NDEBUG
+#define SW_ALWAYS(x) (x)
+#define SW_NEVER(x) (x)
+#else
+#include <assert.h>
+#define SW_ALWAYS(x) ((x) ? 1 : (assert(0), 0))
+#define SW_NEVER(x) ((x) ? (assert(0), 1) : 0)
+#endif
+
+/* A borrowed, not necessarily NUL-terminated byte range. */
+struct sw_str {
+	const char *ptr;
+	size_t len;
+};
+
+#define SW_STR(lit) ((struct sw_str){ (lit), sizeof(lit) - 1 })
+#define SW_STR_NULL ((struct sw_str){ NULL, 0 })
+
+static inline struct sw_str sw_str_from(const char *p, size_t n)
+{
+	return (struct sw_str){ p, n };
+}
+
+static inline struct sw_str sw_str_cstr(const char *s)
+{
+	return (struct sw_str){ s, s ? strlen(s) : 0 };
+}
+
+static inline bool sw_str_eq(struct sw_str a, struct sw_str b)
+{
+	return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
+}
+
+/* ASCII case-insensitive equality (header names, tokens). */
+bool sw_str_case_eq(struct sw_str a, struct sw_str b);
+
+/* Monotonic clock in milliseconds and microseconds. */
+uint64_t sw_now_ms(void);
+uint64_t sw_now_us(void);
+/* Wall clock in milliseconds since the epoch. */
+uint64_t sw_wall_ms(void);
+
+/* Formats ms since the epoch as RFC 3339 UTC with milliseconds
+ * ("2026-11-21T16:22:35.123Z"); out must hold 25 bytes. Returns length. */
+size_t sw_format_rfc3339(uint64_t wall_ms, char out[25]);
+
+/* Constant-time comparison of two equal-length secrets. Returns true when
+ * equal. Lengths that differ compare unequal without leaking which bytes. */
+bool sw_ct_equal(const void *a, size_t alen, const void *b, size_t blen);
+
+/* Parses a non-negative decimal integer of at most 19 digits; false on any
+ * other character, empty input or overflow. */
+bool sw_parse_u64(struct sw_str s, uint64_t *ret);
+
+#endif

@@ -1,0 +1,200 @@
+/* HTTP server: connections, requests, responses, the route table.
+ *
+ * A request is handled by its route's handler on the loop thread. A
+ * handler either responds before returning, or keeps the request and
+ * responds later from a database callback or a worker's done() (the
+ * connection holds further pipelined requests until then). Exactly one
+ * sw_http_respond*() per request; the request and everything in its arena
+ * are gone once that call returns. */
+#ifndef STEWARD_HTTP_H
+#define STEWARD_HTTP_H
+
+#include "steward/base.h"
+#include "steward/buf.h"
+#include "steward/config.h"
+#include "steward/http_parser.h"
+#include "steward/json.h"
+
+struct sw_loop;
+struct sw_conn;
+struct sw_server;
+struct sw_http_request;
+
+typedef void (*sw_http_handler)(struct sw_http_request *req);
+
+/* Who may call a route (spec, "Endpoints"). The guard authenticates every
+ * route that is not PUBLIC and checks the role for the others. */
+enum sw_access {
+	SW_ACCESS_PUBLIC,
+	SW_ACCESS_SESSION,     /* any authenticated principal */
+	SW_ACCESS_OWNER,       /* OWNER of the organization */
+	SW_ACCESS_OWNER_ADMIN, /* OWNER or ADMIN */
+	SW_ACCESS_OPERATOR,    /* the user's operator flag */
+};
+const char *sw_access_name(enum sw_access a);
+
+enum sw_role { SW_ROLE_NONE, SW_ROLE_MEMBER, SW_ROLE_ADMIN, SW_ROLE_OWNER };
+
+/* The authenticated-session shape a cookie or an API token resolves to. */
+struct sw_principal {
+	bool authenticated;
+	char user_id[37];
+	char organization_id[37];
+	enum sw_role role;
+	bool is_operator;
+};
+
+/* Route flags */
+#define SW_ROUTE_SIGNUP (1u << 0)   /* present only when SIGNUP_ENABLED */
+#define SW_ROUTE_DEV_ONLY (1u << 1) /* present only outside production */
+
+/* Documentation of a route for the OpenAPI document. Schemas are names of
+ * components defined in src/api/openapi.c. */
+struct sw_route_doc {
+	const char *summary;
+	const char *description;
+	const char *tag;
+	const char *request_schema;  /* NULL: no body */
+	const char *response_schema; /* schema of "data" in the success envelope */
+	int success_status;          /* 200, 201, 204 */
+	const int *error_statuses;   /* 0-terminated: statuses this route may answer with */
+};
+
+struct sw_route {
+	enum sw_http_method method;
+	const char *pattern; /* "/projects/:id/environments" */
+	enum sw_access access;
+	sw_http_handler handler;
+	size_t max_body;     /* 0: no body accepted (a body is 413) */
+	unsigned flags;
+	struct sw_route_doc doc;
+};
+
+#define SW_ROUTE_MAX_PARAMS 4
+#define SW_ROUTE_MAX_SEGMENTS 8
+
+struct sw_route_params {
+	unsigned count;
+	struct sw_str name[SW_ROUTE_MAX_PARAMS];
+	struct sw_str value[SW_ROUTE_MAX_PARAMS];
+};
+
+struct sw_router;
+/* Builds a router from the routes whose flags fit the configuration. The
+ * routes array must outlive the router. NULL with errno on failure
+ * (EINVAL: a bad or duplicate pattern). */
+struct sw_router *sw_router_new(const struct sw_route *routes, size_t n,
+				const struct sw_config *config);
+void sw_router_free(struct sw_router *r);
+size_t sw_router_count(const struct sw_router *r);
+const struct sw_route *sw_router_route(const struct sw_router *r, size_t i);
+
+enum sw_route_match { SW_ROUTE_FOUND, SW_ROUTE_NOT_FOUND, SW_ROUTE_METHOD_NOT_ALLOWED };
+/* Matches method and path. HEAD matches GET routes. On FOUND sets *ret_route
+ * and the params (views into path); on METHOD_NOT_ALLOWED *ret_allowed is a
+ * bit mask of (1 << method) that the path does accept (HEAD and OPTIONS
+ * included). */
+enum sw_route_match sw_router_match(const struct sw_router *r, enum sw_http_method method,
+				    struct sw_str path, const struct sw_route **ret_route,
+				    struct sw_route_params *ret_params, unsigned *ret_allowed);
+/* Allowed-method mask of a path regardless of method; 0 if no route. */
+unsigned sw_router_allowed(const struct sw_router *r, struct sw_str path);
+/* Writes "GET, HEAD, OPTIONS" for a mask. */
+int sw_http_append_allow(struct sw_buf *b, unsigned mask);
+
+struct sw_http_request {
+	struct sw_conn *conn;
+	struct sw_server *server;
+	struct sw_loop *loop;
+	struct sw_arena arena;
+	enum sw_http_method method;
+	struct sw_str method_str;
+	struct sw_str path;
+	struct sw_str query;
+	struct sw_http_header *headers;
+	unsigned header_count;
+	struct sw_str body;
+	const struct sw_route *route;
+	struct sw_route_params params;
+	struct sw_principal principal;
+	char request_id[68];
+	size_t request_id_len;
+	uint64_t start_us;
+	int version_minor; /* HTTP/1.x */
+	bool head_only;  /* HEAD: headers as for GET, no body */
+	bool keep_alive;
+	struct sw_buf resp_headers; /* extra "Name: value\r\n" lines */
+	int status;
+	void *state;     /* the handler's own */
+	struct sw_http_request *next_free;
+	char arena_first[1024];
+};
+
+const struct sw_http_header *sw_http_request_header(const struct sw_http_request *req,
+						    struct sw_str name);
+/* The configuration and database pool of the request's loop. */
+const struct sw_config *sw_http_config(const struct sw_http_request *req);
+struct sw_db_pool *sw_http_db(const struct sw_http_request *req);
+const struct sw_router *sw_http_router(const struct sw_http_request *req);
+
+/* Adds a response header. Refuses (-EINVAL) names or values with CR, LF or NUL. */
+int sw_http_add_header(struct sw_http_request *req, const char *name, struct sw_str value);
+
+/* Sends a response with body (copied), or a body that lives at least until
+ * the server stops (sw_http_respond_static: sent by reference with writev). */
+void sw_http_respond(struct sw_http_request *req, int status, const char *content_type,
+		     struct sw_str body);
+void sw_http_respond_static(struct sw_http_request *req, int status, const char *content_type,
+			    struct sw_str body);
+
+/* Envelope helpers: sw_http_json_begin() writes `{"data":` into buf and
+ * returns a writer for the value; sw_http_json_end() closes and sends it
+ * (a writer error becomes a 500). */
+void sw_http_json_begin(struct sw_http_request *req, struct sw_buf *buf, struct sw_json *j);
+void sw_http_json_end(struct sw_http_request *req, int status, struct sw_buf *buf,
+		      struct sw_json *j);
+
+/* The error envelope. code is SNAKE_UPPER; message a sentence. */
+void sw_http_error(struct sw_http_request *req, int status, const char *code, const char *message);
+
+/* Validation failures: collect field errors, then answer 422. */
+struct sw_field_errors {
+	struct sw_buf buf;   /* pre-rendered "field":["msg",...] members */
+	unsigned count;
+	const char *last_field;
+};
+void sw_field_error(struct sw_field_errors *fe, const char *field, const char *message);
+void sw_http_validation_error(struct sw_http_request *req, struct sw_field_errors *fe);
+
+/* Parses the body as a JSON object (415 on a wrong Content-Type, 400 on
+ * bad JSON, responding itself); NULL means the request has been answered. */
+json_t *sw_http_json_body(struct sw_http_request *req);
+
+/* ---- server ---- */
+
+/* Process-wide state shared by every loop's server (read-only after
+ * start-up, but for the connection counter). */
+struct sw_server_shared {
+	const struct sw_config *config;
+	const struct sw_router *router;
+	char *conninfo;           /* database connection string */
+	struct sw_str cors[16];   /* CORS_ALLOWED_ORIGINS, split */
+	unsigned cors_count;
+	unsigned connections;     /* atomic: open connections in the process */
+	/* The global guard (src/auth): authenticates req for its route's access
+	 * level; on refusal it has answered (401/403) and returns false. */
+	bool (*guard)(struct sw_http_request *req);
+	/* Called by each server thread once it listens (start-up barrier). */
+	void (*ready)(struct sw_server_shared *shared, unsigned index);
+};
+
+/* Creates the calling thread's loop, its listener (SO_REUSEPORT), its
+ * database pool, and runs until shutdown completes. Thread entry point. */
+int sw_server_run_thread(struct sw_server_shared *shared, unsigned index);
+/* Asks the loop of a running server thread to shut down gracefully. Any thread. */
+void sw_server_request_shutdown(unsigned index);
+/* Opens a listening socket for the configured address (used by every
+ * thread; SO_REUSEPORT lets each thread bind its own). */
+int sw_server_listen(const struct sw_config *config, int *ret_fd);
+
+#endif

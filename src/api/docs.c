@@ -1,0 +1,251 @@
+/* The OpenAPI 3.1 document, generated once at start-up from the route
+ * table held by the router (so it lists exactly what the server answers),
+ * and served by reference from memory.
+ *
+ * Conventions that hold for every route are written here once: the
+ * envelope, the error body and codes, identifiers, timestamps, the access
+ * levels and the status codes of the guard. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "steward/api.h"
+#include "steward/limits.h"
+#include "api/internal.h"
+
+static char *doc_json;
+static size_t doc_len;
+
+static const char description[] =
+	"Steward's control-plane API. Conventions that hold for every route:\n\n"
+	"* **Envelope.** A success body is `{\"data\": ...}`. Every other status carries "
+	"`{\"error\": {\"code\", \"message\", \"requestId\", \"fields\"?}}` where `code` is a stable "
+	"SNAKE_UPPER identifier and `fields` (only with 422 VALIDATION_FAILED) maps each invalid "
+	"field to its messages.\n"
+	"* **Status codes.** 400 MALFORMED_REQUEST (the HTTP request itself was refused; the "
+	"connection is closed) or INVALID_JSON; 401 UNAUTHENTICATED (no valid session or token); "
+	"403 FORBIDDEN (signed in, but the role does not allow it); 404 NOT_FOUND (also for an "
+	"object of another organization, whose existence is not revealed); 405 METHOD_NOT_ALLOWED "
+	"with `Allow`; 408 REQUEST_TIMEOUT; 409 conflicts; 413 PAYLOAD_TOO_LARGE; 414 URI_TOO_LONG; "
+	"415 UNSUPPORTED_MEDIA_TYPE; 417 EXPECTATION_FAILED; 422 VALIDATION_FAILED; 431 "
+	"HEADERS_TOO_LARGE; 500 INTERNAL_ERROR; 503 SERVICE_UNAVAILABLE or DATABASE_UNAVAILABLE.\n"
+	"* **Requests.** JSON bodies need `Content-Type: application/json`, must be one object, "
+	"may not repeat a key or nest deeper than 32 levels, and are limited per route (64 KiB "
+	"unless stated). Unknown fields are refused (422) rather than ignored.\n"
+	"* **Identifiers** are UUIDs; **timestamps** are RFC 3339 in UTC with milliseconds.\n"
+	"* **Request ids.** Every response carries `X-Request-Id`: the client's own when it "
+	"matches `[A-Za-z0-9._:-]{1,64}`, else one generated; error bodies repeat it.\n"
+	"* **Access.** Each operation states `x-steward-access`: Public, Session (a session cookie "
+	"or an API token `Authorization: Bearer st_...`), Owner, Owner/Admin or Operator. One "
+	"global guard authenticates every non-public route.\n"
+	"* **HTTP.** HTTP/1.1 with keep-alive and pipelining; `HEAD` on every GET route; `OPTIONS` "
+	"answers 204 with `Allow` (and CORS headers for origins in CORS_ALLOWED_ORIGINS).";
+
+/* Components: schemas of bodies and of the data of responses. */
+static const char components[] = "{"
+	"\"schemas\":{"
+	"\"Error\":{\"type\":\"object\",\"required\":[\"error\"],\"properties\":{\"error\":{"
+	"\"type\":\"object\",\"required\":[\"code\",\"message\",\"requestId\"],\"properties\":{"
+	"\"code\":{\"type\":\"string\",\"pattern\":\"^[A-Z][A-Z0-9_]*$\",\"examples\":[\"VALIDATION_FAILED\"]},"
+	"\"message\":{\"type\":\"string\"},"
+	"\"requestId\":{\"type\":\"string\"},"
+	"\"fields\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+	"\"description\":\"Only with 422 VALIDATION_FAILED: messages per invalid field.\"}}}}},"
+	"\"Health\":{\"type\":\"object\",\"required\":[\"status\",\"database\"],\"properties\":{"
+	"\"status\":{\"const\":\"ok\"},\"database\":{\"const\":\"ok\"}}},"
+	"\"SetupStatus\":{\"type\":\"object\",\"required\":[\"setupRequired\"],\"properties\":{"
+	"\"setupRequired\":{\"type\":\"boolean\"}}},"
+	"\"SetupRequest\":{\"type\":\"object\",\"additionalProperties\":false,"
+	"\"required\":[\"email\",\"password\",\"name\",\"organizationName\"],\"properties\":{"
+	"\"email\":{\"type\":\"string\",\"format\":\"email\",\"maxLength\":254,\"description\":\"Stored lower-case.\"},"
+	"\"password\":{\"type\":\"string\",\"minLength\":10,\"maxLength\":256,\"writeOnly\":true,"
+	"\"description\":\"10 to 256 characters, no control characters; stored as an Argon2id hash.\"},"
+	"\"name\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100},"
+	"\"organizationName\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100}}},"
+	"\"SignupRequest\":{\"type\":\"object\",\"additionalProperties\":false,"
+	"\"required\":[\"email\",\"password\",\"name\"],\"properties\":{"
+	"\"email\":{\"type\":\"string\",\"format\":\"email\",\"maxLength\":254},"
+	"\"password\":{\"type\":\"string\",\"minLength\":10,\"maxLength\":256,\"writeOnly\":true},"
+	"\"name\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100},"
+	"\"organizationName\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100,"
+	"\"description\":\"Defaults to one named after the user.\"}}},"
+	"\"User\":{\"type\":\"object\",\"required\":[\"id\",\"email\",\"name\",\"isOperator\",\"createdAt\"],"
+	"\"properties\":{\"id\":{\"type\":\"string\",\"format\":\"uuid\"},\"email\":{\"type\":\"string\",\"format\":\"email\"},"
+	"\"name\":{\"type\":\"string\"},\"isOperator\":{\"type\":\"boolean\"},"
+	"\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
+	"\"OrganizationMembership\":{\"type\":\"object\",\"required\":[\"id\",\"name\",\"role\",\"createdAt\"],"
+	"\"properties\":{\"id\":{\"type\":\"string\",\"format\":\"uuid\"},\"name\":{\"type\":\"string\"},"
+	"\"role\":{\"enum\":[\"OWNER\",\"ADMIN\",\"MEMBER\"]},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
+	"\"SetupResult\":{\"type\":\"object\",\"required\":[\"user\",\"organization\"],\"properties\":{"
+	"\"user\":{\"$ref\":\"#/components/schemas/User\"},"
+	"\"organization\":{\"$ref\":\"#/components/schemas/OrganizationMembership\"}}}"
+	"},"
+	"\"securitySchemes\":{"
+	"\"sessionCookie\":{\"type\":\"apiKey\",\"in\":\"cookie\",\"name\":\"steward_session\","
+	"\"description\":\"The session cookie issued by sign-in.\"},"
+	"\"apiToken\":{\"type\":\"http\",\"scheme\":\"bearer\",\"description\":\"An API token, st_...\"}}"
+	"}";
+
+static const char *status_description(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 201: return "Created";
+	case 204: return "No content";
+	case 400: return "Malformed request or invalid JSON";
+	case 401: return "Not authenticated";
+	case 403: return "Authenticated, but the role does not allow this";
+	case 404: return "Not found";
+	case 409: return "Conflict with the current state";
+	case 413: return "Request body too large";
+	case 415: return "Body is not application/json";
+	case 422: return "Validation failed; see error.fields";
+	case 429: return "Too many requests";
+	case 503: return "A dependency (the database) is unavailable";
+	}
+	return "Error";
+}
+
+static int add_operation(json_t *paths, const struct sw_route *r)
+{
+	/* ":id" -> "{id}", and collect the parameters. */
+	char path[256];
+	size_t o = 0;
+	json_t *params = json_array();
+	for (const char *p = r->pattern; *p && o < sizeof(path) - 2;) {
+		if (*p == ':') {
+			const char *start = ++p;
+			while (*p && *p != '/')
+				p++;
+			size_t n = (size_t)(p - start);
+			if (o + n + 2 >= sizeof(path))
+				break;
+			path[o++] = '{';
+			memcpy(path + o, start, n);
+			o += n;
+			path[o++] = '}';
+			json_array_append_new(params,
+				json_pack("{s:s%, s:s, s:b, s:{s:s}}", "name", start, n, "in", "path",
+					  "required", 1, "schema", "type", "string"));
+		} else {
+			path[o++] = *p++;
+		}
+	}
+	path[o] = '\0';
+	json_t *item = json_object_get(paths, path);
+	if (!item) {
+		item = json_object();
+		json_object_set_new(paths, path, item);
+	}
+	char method[8];
+	const char *m = sw_http_method_name(r->method);
+	size_t ml = strlen(m);
+	for (size_t i = 0; i <= ml && i < sizeof(method); i++)
+		method[i] = (char)((m[i] >= 'A' && m[i] <= 'Z') ? m[i] + 32 : m[i]);
+
+	json_t *op = json_pack("{s:s, s:s, s:[s], s:s}", "summary", r->doc.summary, "description",
+			       r->doc.description ? r->doc.description : "", "tags",
+			       r->doc.tag ? r->doc.tag : "Other", "x-steward-access",
+			       sw_access_name(r->access));
+	char opid[300];
+	snprintf(opid, sizeof(opid), "%s %s", method, r->pattern);
+	json_object_set_new(op, "operationId", json_string(opid));
+	if (json_array_size(params))
+		json_object_set(op, "parameters", params);
+	json_decref(params);
+	if (r->access == SW_ACCESS_PUBLIC)
+		json_object_set_new(op, "security", json_array());
+	else
+		json_object_set_new(op, "security",
+				    json_pack("[{s:[]},{s:[]}]", "sessionCookie", "apiToken"));
+	if (r->doc.request_schema) {
+		char ref[128];
+		snprintf(ref, sizeof(ref), "#/components/schemas/%s", r->doc.request_schema);
+		json_object_set_new(op, "requestBody",
+			json_pack("{s:b, s:{s:{s:{s:s}}}, s:s}", "required", 1, "content",
+				  "application/json", "schema", "$ref", ref, "description",
+				  "JSON object; limited to the route's body size."));
+	}
+	json_t *responses = json_object();
+	char code[8];
+	snprintf(code, sizeof(code), "%d", r->doc.success_status ? r->doc.success_status : 200);
+	if (r->doc.response_schema) {
+		char ref[128];
+		snprintf(ref, sizeof(ref), "#/components/schemas/%s", r->doc.response_schema);
+		json_object_set_new(responses, code,
+			json_pack("{s:s, s:{s:{s:{s:s, s:[s], s:{s:{s:s}}}}}}", "description",
+				  status_description(atoi(code)), "content", "application/json",
+				  "schema", "type", "object", "required", "data", "properties",
+				  "data", "$ref", ref));
+	} else {
+		json_object_set_new(responses, code,
+			json_pack("{s:s, s:{s:{s:{s:s}}}}", "description", "OpenAPI 3.1 document",
+				  "content", "application/json", "schema", "type", "object"));
+	}
+	const int *errs = r->doc.error_statuses;
+	int guard_errs[] = { 401, 403, 0 };
+	for (int pass = 0; pass < 2; pass++) {
+		const int *list = pass == 0 ? errs : (r->access == SW_ACCESS_PUBLIC ? NULL : guard_errs);
+		for (; list && *list; list++) {
+			if (r->access == SW_ACCESS_SESSION && *list == 403)
+				continue;
+			snprintf(code, sizeof(code), "%d", *list);
+			json_object_set_new(responses, code,
+				json_pack("{s:s, s:{s:{s:{s:s}}}}", "description",
+					  status_description(*list), "content", "application/json",
+					  "schema", "$ref", "#/components/schemas/Error"));
+		}
+	}
+	json_object_set_new(op, "responses", responses);
+	return json_object_set_new(item, method, op) == 0 ? 0 : -ENOMEM;
+}
+
+int sw_api_docs_build(const struct sw_router *router, char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *comp = json_loads(components, JSON_REJECT_DUPLICATES, &je);
+	if (!comp) {
+		snprintf(err, errlen, "OpenAPI components do not parse: %s (line %d)", je.text, je.line);
+		return -EINVAL;
+	}
+	json_t *doc = json_pack("{s:s, s:{s:s, s:s, s:s}, s:[{s:s}], s:o, s:{}}", "openapi", "3.1.0",
+				"info", "title", "Steward API", "version", "0.1.0", "description",
+				description, "servers", "url", "/", "components", comp, "paths");
+	if (!doc) {
+		snprintf(err, errlen, "OpenAPI document could not be built");
+		return -ENOMEM;
+	}
+	json_t *paths = json_object_get(doc, "paths");
+	for (size_t i = 0; i < sw_router_count(router); i++) {
+		if (add_operation(paths, sw_router_route(router, i)) < 0) {
+			json_decref(doc);
+			snprintf(err, errlen, "OpenAPI document could not be built");
+			return -ENOMEM;
+		}
+	}
+	free(doc_json);
+	doc_json = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(doc);
+	if (!doc_json) {
+		snprintf(err, errlen, "OpenAPI document could not be serialised");
+		return -ENOMEM;
+	}
+	doc_len = strlen(doc_json);
+	return 0;
+}
+
+void sw_api_docs_free(void)
+{
+	free(doc_json);
+	doc_json = NULL;
+	doc_len = 0;
+}
+
+struct sw_str sw_api_docs_json(void)
+{
+	return sw_str_from(doc_json, doc_len);
+}
+
+void sw_api_docs(struct sw_http_request *req)
+{
+	sw_http_respond_static(req, 200, "application/json", sw_str_from(doc_json, doc_len));
+}

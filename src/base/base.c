@@ -1,0 +1,83 @@
+/* String, clock and comparison helpers shared by every module. */
+#include <time.h>
+#include <openssl/crypto.h>
+#include "steward/base.h"
+
+static inline unsigned char ascii_lower(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
+}
+
+bool sw_str_case_eq(struct sw_str a, struct sw_str b)
+{
+	if (a.len != b.len)
+		return false;
+	for (size_t i = 0; i < a.len; i++)
+		if (ascii_lower((unsigned char)a.ptr[i]) != ascii_lower((unsigned char)b.ptr[i]))
+			return false;
+	return true;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t sw_now_ms(void)
+{
+	return clock_ns(CLOCK_MONOTONIC) / 1000000ULL;
+}
+
+uint64_t sw_now_us(void)
+{
+	return clock_ns(CLOCK_MONOTONIC) / 1000ULL;
+}
+
+uint64_t sw_wall_ms(void)
+{
+	return clock_ns(CLOCK_REALTIME) / 1000000ULL;
+}
+
+size_t sw_format_rfc3339(uint64_t wall_ms, char out[25])
+{
+	time_t secs = (time_t)(wall_ms / 1000);
+	struct tm tm;
+	gmtime_r(&secs, &tm);
+	size_t n = strftime(out, 25, "%Y-%m-%dT%H:%M:%S", &tm);
+	unsigned ms = (unsigned)(wall_ms % 1000);
+	out[n++] = '.';
+	out[n++] = (char)('0' + ms / 100);
+	out[n++] = (char)('0' + (ms / 10) % 10);
+	out[n++] = (char)('0' + ms % 10);
+	out[n++] = 'Z';
+	out[n] = '\0';
+	return n;
+}
+
+bool sw_ct_equal(const void *a, size_t alen, const void *b, size_t blen)
+{
+	/* Compare a against itself when lengths differ, so the time spent
+	 * depends only on alen, and the answer is still false. */
+	if (alen != blen) {
+		(void)CRYPTO_memcmp(a, a, alen);
+		return false;
+	}
+	return alen == 0 || CRYPTO_memcmp(a, b, alen) == 0;
+}
+
+bool sw_parse_u64(struct sw_str s, uint64_t *ret)
+{
+	if (s.len == 0 || s.len > 19)
+		return false;
+	uint64_t v = 0;
+	for (size_t i = 0; i < s.len; i++) {
+		char c = s.ptr[i];
+		if (c < '0' || c > '9')
+			return false;
+		v = v * 10 + (uint64_t)(c - '0');
+	}
+	*ret = v;
+	return true;
+}

@@ -1,0 +1,246 @@
+/* The JSON writer and the strict input parser (see steward/json.h). */
+#include <errno.h>
+#include <stdio.h>
+#include "steward/json.h"
+
+void sw_json_init(struct sw_json *j, struct sw_buf *buf)
+{
+	j->buf = buf;
+	j->err = 0;
+	j->depth = 0;
+	j->first[0] = true;
+	j->after_key = false;
+}
+
+static void put(struct sw_json *j, const char *p, size_t n)
+{
+	if (j->err)
+		return;
+	int r = sw_buf_append(j->buf, p, n);
+	if (r < 0)
+		j->err = r;
+}
+
+/* Separator before a value: a comma unless it is the first element, or it
+ * follows a key. At depth 0 only one value may be written. */
+static void before_value(struct sw_json *j)
+{
+	if (j->after_key) {
+		j->after_key = false;
+		return;
+	}
+	if (!j->first[j->depth]) {
+		if (j->depth == 0) {
+			j->err = j->err ?: -EINVAL;
+			return;
+		}
+		put(j, ",", 1);
+	}
+	j->first[j->depth] = false;
+}
+
+static void open(struct sw_json *j, char c)
+{
+	before_value(j);
+	if (j->depth >= SW_JSON_MAX_DEPTH) {
+		j->err = j->err ?: -EINVAL;
+		return;
+	}
+	put(j, &c, 1);
+	j->first[++j->depth] = true;
+}
+
+static void close_(struct sw_json *j, char c)
+{
+	if (j->depth == 0 || j->after_key) {
+		j->err = j->err ?: -EINVAL;
+		return;
+	}
+	j->depth--;
+	put(j, &c, 1);
+}
+
+void sw_json_object_begin(struct sw_json *j)
+{
+	open(j, '{');
+}
+
+void sw_json_object_end(struct sw_json *j)
+{
+	close_(j, '}');
+}
+
+void sw_json_array_begin(struct sw_json *j)
+{
+	open(j, '[');
+}
+
+void sw_json_array_end(struct sw_json *j)
+{
+	close_(j, ']');
+}
+
+int sw_json_append_escaped(struct sw_buf *b, struct sw_str s)
+{
+	static const char hex[] = "0123456789abcdef";
+	int r = sw_buf_reserve(b, s.len + 2);
+	if (r < 0)
+		return r;
+	b->data[b->len++] = '"';
+	size_t start = 0;
+	for (size_t i = 0; i < s.len; i++) {
+		unsigned char c = (unsigned char)s.ptr[i];
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		if ((r = sw_buf_append(b, s.ptr + start, i - start)) < 0)
+			return r;
+		char esc[6] = { '\\', 0 };
+		size_t n = 2;
+		switch (c) {
+		case '"': esc[1] = '"'; break;
+		case '\\': esc[1] = '\\'; break;
+		case '\n': esc[1] = 'n'; break;
+		case '\r': esc[1] = 'r'; break;
+		case '\t': esc[1] = 't'; break;
+		default:
+			esc[1] = 'u';
+			esc[2] = '0';
+			esc[3] = '0';
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			n = 6;
+		}
+		if ((r = sw_buf_append(b, esc, n)) < 0)
+			return r;
+		start = i + 1;
+	}
+	if ((r = sw_buf_append(b, s.ptr + start, s.len - start)) < 0)
+		return r;
+	return sw_buf_append(b, "\"", 1);
+}
+
+void sw_json_key(struct sw_json *j, const char *key)
+{
+	if (j->depth == 0 || j->after_key) {
+		j->err = j->err ?: -EINVAL;
+		return;
+	}
+	if (!j->first[j->depth])
+		put(j, ",", 1);
+	j->first[j->depth] = false;
+	if (!j->err) {
+		int r = sw_json_append_escaped(j->buf, sw_str_cstr(key));
+		if (r < 0)
+			j->err = r;
+	}
+	put(j, ":", 1);
+	j->after_key = true;
+}
+
+void sw_json_string(struct sw_json *j, struct sw_str s)
+{
+	before_value(j);
+	if (!j->err) {
+		int r = sw_json_append_escaped(j->buf, s);
+		if (r < 0)
+			j->err = r;
+	}
+}
+
+void sw_json_cstr(struct sw_json *j, const char *s)
+{
+	if (!s)
+		sw_json_null(j);
+	else
+		sw_json_string(j, sw_str_cstr(s));
+}
+
+void sw_json_int(struct sw_json *j, int64_t v)
+{
+	before_value(j);
+	char tmp[24];
+	int n = snprintf(tmp, sizeof(tmp), "%lld", (long long)v);
+	put(j, tmp, (size_t)n);
+}
+
+void sw_json_bool(struct sw_json *j, bool v)
+{
+	before_value(j);
+	if (v)
+		put(j, "true", 4);
+	else
+		put(j, "false", 5);
+}
+
+void sw_json_null(struct sw_json *j)
+{
+	before_value(j);
+	put(j, "null", 4);
+}
+
+void sw_json_raw(struct sw_json *j, struct sw_str json)
+{
+	before_value(j);
+	put(j, json.ptr, json.len);
+}
+
+int sw_json_finish(const struct sw_json *j)
+{
+	if (j->err)
+		return j->err;
+	if (j->depth != 0 || j->after_key || j->first[0])
+		return -EINVAL;
+	return 0;
+}
+
+/* jansson has no depth option for decoding (its own cap is 2048), so the
+ * depth is measured on the raw text first: brackets outside strings. */
+static bool depth_within(struct sw_str s, unsigned max)
+{
+	unsigned depth = 0;
+	bool in_str = false;
+	for (size_t i = 0; i < s.len; i++) {
+		char c = s.ptr[i];
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = false;
+		} else if (c == '"') {
+			in_str = true;
+		} else if (c == '{' || c == '[') {
+			if (++depth > max)
+				return false;
+		} else if ((c == '}' || c == ']') && depth > 0) {
+			depth--;
+		}
+	}
+	return true;
+}
+
+json_t *sw_json_parse_object(struct sw_str body, char *err, size_t errlen)
+{
+	if (body.len == 0) {
+		snprintf(err, errlen, "the request body is empty; a JSON object is required");
+		return NULL;
+	}
+	if (!depth_within(body, SW_JSON_MAX_DEPTH)) {
+		snprintf(err, errlen, "the JSON body nests deeper than %d levels", SW_JSON_MAX_DEPTH);
+		return NULL;
+	}
+	json_error_t je;
+	json_t *v = json_loadb(body.ptr, body.len, JSON_REJECT_DUPLICATES, &je);
+	if (!v) {
+		if (json_error_code(&je) == json_error_duplicate_key)
+			snprintf(err, errlen, "the JSON body has a duplicate key: %.80s", je.text);
+		else
+			snprintf(err, errlen, "the body is not valid JSON: %.80s (at byte %d)", je.text, je.position);
+		return NULL;
+	}
+	if (!json_is_object(v)) {
+		json_decref(v);
+		snprintf(err, errlen, "the JSON body must be an object");
+		return NULL;
+	}
+	return v;
+}

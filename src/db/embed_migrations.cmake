@@ -1,0 +1,21 @@
+# Writes a C file with every migration as a string: {version, name, sql}.
+# Called by the build with -DOUT=... -DFILES=a.sql;b.sql
+set(body "/* Generated from src/db/migrations by embed_migrations.cmake. */\n#include <stddef.h>\n#include \"db/migrations.h\"\n\nconst struct sw_db_migration sw_db_migrations[] = {\n")
+set(count 0)
+foreach(f ${FILES})
+  get_filename_component(name ${f} NAME_WE)
+  string(REGEX MATCH "^[0-9]+" version "${name}")
+  if(NOT version)
+    message(FATAL_ERROR "migration ${f} must start with its number")
+  endif()
+  math(EXPR version "${version}")
+  file(READ ${f} hex HEX)
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "\\\\x\\1" esc "${hex}")
+  # Split the literal every 200 escapes to stay within compiler limits.
+  string(REGEX REPLACE "((\\\\x[0-9a-f][0-9a-f]){200})" "\\1\"\n\"" esc "${esc}")
+  string(APPEND body "\t{ ${version}, \"${name}\",\n\"${esc}\" },\n")
+  math(EXPR count "${count}+1")
+endforeach()
+string(APPEND body "};\nconst size_t sw_db_migration_count = ${count};\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

@@ -1,0 +1,989 @@
+/* The PostgreSQL pool: a few libpq connections per loop thread, driven
+ * non-blocking on that loop's ring.
+ *
+ * Each connection is a small state machine:
+ *
+ *   DOWN --(backoff timer)--> CONNECTING --(PQconnectPoll OK)--> PREPARING
+ *     ^                                                             |
+ *     |                    every registered statement prepared      |
+ *     |                    in one pipeline round trip               v
+ *     +----(failure, loss, query timeout)------------------ IDLE <--> BUSY
+ *
+ * libpq says which readiness it needs (PQconnectPoll's READING/WRITING,
+ * PQflush's 1); we arm a one-shot sw_io_poll on PQsocket() for it. An idle
+ * connection keeps POLLIN armed: readability there means a notice or a
+ * server going away, so a restart of the database is noticed at once, not
+ * at the next query. When a query is sent on an idle connection the same
+ * POLLIN poll keeps serving it.
+ *
+ * At most one poll is in flight per connection, and its op lives in the
+ * connection, which lives as long as the pool. Abandoning a poll (the
+ * connection is dropped, or a different mask is needed) cancels it and
+ * marks it stale; its completion is then ignored, and a new poll is armed
+ * only after it, so two completions never share one op. The pool itself
+ * is freed from a timer callback once no poll is in flight and no query
+ * is running, never from inside a call stack that still uses it.
+ *
+ * Every query has a deadline from sw_db_query() on (queue time counts).
+ * A query still queued at its deadline just fails with -ETIMEDOUT; a query
+ * on the wire also costs its connection, which is dropped and re-made
+ * (PQcancel would block the loop). The server's statement_timeout is set
+ * to the same value so that an abandoned statement does not run on.
+ *
+ * Health is cached: any result from the server counts as a verification;
+ * /health reads the cache and, when it is older than
+ * SW_DB_HEALTH_MAX_AGE_MS, queues a ping and answers with what it knows.
+ * Reasons are short fixed phrases ("connection refused"), never libpq's
+ * text, which names hosts and socket paths; that text goes to the log
+ * once per change.
+ *
+ * Known limit: libpq resolves host names synchronously inside
+ * PQconnectStart; use an IP address or a unix socket path in
+ * DATABASE_URL for a loop that never waits on DNS. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <libpq-fe.h>
+#include "steward/db.h"
+#include "steward/io.h"
+#include "steward/limits.h"
+#include "steward/log.h"
+#include "db/statements.h"
+
+enum conn_state {
+	CONN_DOWN,       /* no PGconn; the reconnect timer may be armed */
+	CONN_CONNECTING, /* PQconnectPoll in progress */
+	CONN_PREPARING,  /* the prepare pipeline is in flight */
+	CONN_IDLE,       /* ready, POLLIN armed */
+	CONN_BUSY,       /* one query in flight */
+};
+
+struct query {
+	struct query *prev, *next; /* the pool's queue, while waiting */
+	struct sw_db_pool *pool;
+	struct conn *conn;         /* while on the wire */
+	const struct sw_db_stmt *stmt;
+	sw_db_cb cb;
+	void *arg;
+	struct sw_timer deadline;
+	int nparams;
+	const char **params;       /* point into this allocation */
+};
+
+struct conn {
+	struct sw_db_pool *pool;
+	enum conn_state state;
+	PGconn *pg;
+	struct sw_io_op poll;
+	bool poll_inflight;
+	bool poll_stale;     /* its completion is to be ignored */
+	bool cancel_pending; /* stale, but the cancel could not be submitted yet */
+	unsigned poll_mask;  /* of the poll in flight */
+	unsigned want_mask;  /* to arm once the stale poll has completed */
+	bool flushing;       /* PQflush returned 1: output waits for POLLOUT */
+	unsigned prepared;   /* PREPARING: statements confirmed so far */
+	struct sw_timer timer; /* reconnect backoff (DOWN), deadline (CONNECTING, PREPARING) */
+	unsigned backoff_ms;
+	struct query *query;
+	PGresult *result;
+	const char *notice_reason; /* set by a FATAL notice (server shutting down) */
+	const char *break_reason;  /* conn_break(): why, for the deferred conn_lost() */
+	char break_detail[256];
+};
+
+struct sw_db_pool {
+	struct sw_loop *loop;
+	const char **keywords; /* connection parameters, NULL-terminated */
+	const char **values;
+	char *strings;         /* owns what keywords/values point at */
+	unsigned query_timeout_ms;
+	unsigned connect_timeout_ms;
+	unsigned size;
+	struct conn *conns;
+	unsigned nup;          /* connections IDLE or BUSY */
+	unsigned nbusy;        /* queries on the wire */
+	struct query *qhead, *qtail;
+	unsigned nqueued;
+	uint32_t rng;
+
+	/* health */
+	bool verified_up;
+	uint64_t last_ok_ms;   /* 0: must be verified again */
+	bool ping_inflight;
+	uint64_t ping_started_ms;
+	const char *reason;    /* why not up: a static phrase */
+	char logged[256];      /* the last connection failure logged */
+
+	/* closing */
+	bool closing;
+	void (*done)(void *arg);
+	void *done_arg;
+	struct sw_timer close_timer;
+};
+
+static void conn_watch(struct conn *c, unsigned mask);
+static void conn_break(struct conn *c, const char *reason, const char *detail);
+static void conn_lost(struct conn *c, int code, const char *reason, const char *detail);
+static void dispatch(struct sw_db_pool *pool);
+static void check_closed(struct sw_db_pool *pool);
+static void start_connect(struct conn *c);
+
+/* ---- small helpers ---- */
+
+static uint64_t now_ms(const struct sw_db_pool *pool)
+{
+	return sw_loop_now_ms(pool->loop);
+}
+
+static uint32_t next_rand(struct sw_db_pool *pool)
+{
+	uint32_t x = pool->rng;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	pool->rng = x ? x : 0x9e3779b9u;
+	return pool->rng;
+}
+
+static bool contains(const char *hay, const char *needle)
+{
+	return hay && strstr(hay, needle) != NULL;
+}
+
+/* A short public phrase for a libpq failure message. */
+static const char *classify(const char *msg)
+{
+	if (contains(msg, "Connection refused") || contains(msg, "No such file or directory"))
+		return "connection refused";
+	if (contains(msg, "timeout expired") || contains(msg, "timed out"))
+		return "database did not answer in time";
+	if (contains(msg, "authentication failed") || contains(msg, "no pg_hba.conf entry") ||
+	    contains(msg, "password"))
+		return "authentication failed";
+	if (contains(msg, "does not exist"))
+		return "database or role does not exist";
+	if (contains(msg, "starting up"))
+		return "database is starting up";
+	if (contains(msg, "shutting down") || contains(msg, "administrator command"))
+		return "database is shutting down";
+	if (contains(msg, "too many clients") || contains(msg, "connection slots"))
+		return "database has no free connection slots";
+	if (contains(msg, "translate host name") || contains(msg, "Name or service not known"))
+		return "database host not found";
+	if (contains(msg, "SSL"))
+		return "TLS with the database failed";
+	if (contains(msg, "closed the connection") || contains(msg, "connection to server was lost") ||
+	    contains(msg, "EOF"))
+		return "connection to the database lost";
+	return "cannot connect to the database";
+}
+
+/* Logs a connection problem once per distinct message. */
+static void log_failure(struct sw_db_pool *pool, const char *detail)
+{
+	char line[256];
+	if (!detail || !*detail)
+		return;
+	size_t n = strcspn(detail, "\r\n");
+	if (n >= sizeof(line))
+		n = sizeof(line) - 1;
+	memcpy(line, detail, n);
+	line[n] = '\0';
+	if (strcmp(line, pool->logged) == 0)
+		return;
+	memcpy(pool->logged, line, n + 1);
+	sw_log_warn("database connection problem loop=%u: %s", sw_loop_index(pool->loop), line);
+}
+
+static void notice_receiver(void *arg, const PGresult *res)
+{
+	struct conn *c = arg;
+	const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	/* Class 57, operator intervention: admin shutdown, crash shutdown. */
+	if (state && strncmp(state, "57", 2) == 0)
+		c->notice_reason = "database is shutting down";
+}
+
+/* ---- the poll op ---- */
+
+static void submit_cancel(struct conn *c)
+{
+	c->cancel_pending = sw_io_cancel(c->pool->loop, &c->poll) < 0;
+}
+
+/* Stops caring about the poll in flight, if any. */
+static void abandon_poll(struct conn *c)
+{
+	c->want_mask = 0;
+	if (c->poll_inflight && !c->poll_stale) {
+		c->poll_stale = true;
+		submit_cancel(c);
+	}
+}
+
+/* Arms the connection's poll for mask. On failure the connection is lost. */
+static void conn_watch(struct conn *c, unsigned mask)
+{
+	if (c->poll_inflight) {
+		if (!c->poll_stale && c->poll_mask == mask)
+			return;
+		c->want_mask = mask;
+		if (!c->poll_stale) {
+			c->poll_stale = true;
+			submit_cancel(c);
+		} else if (c->cancel_pending) {
+			submit_cancel(c);
+		}
+		return;
+	}
+	int fd = PQsocket(c->pg);
+	int r = fd < 0 ? -EBADF : sw_io_poll(c->pool->loop, &c->poll, fd, mask);
+	if (r < 0) {
+		conn_break(c, "cannot watch the database connection", strerror(-r));
+		return;
+	}
+	c->poll_inflight = true;
+	c->poll_mask = mask;
+	c->want_mask = 0;
+}
+
+/* ---- queries ---- */
+
+static void queue_unlink(struct sw_db_pool *pool, struct query *q)
+{
+	if (q->prev)
+		q->prev->next = q->next;
+	else
+		pool->qhead = q->next;
+	if (q->next)
+		q->next->prev = q->prev;
+	else
+		pool->qtail = q->prev;
+	q->prev = q->next = NULL;
+	pool->nqueued--;
+}
+
+static void queue_push(struct sw_db_pool *pool, struct query *q, bool front)
+{
+	if (front) {
+		q->prev = NULL;
+		q->next = pool->qhead;
+		if (pool->qhead)
+			pool->qhead->prev = q;
+		else
+			pool->qtail = q;
+		pool->qhead = q;
+	} else {
+		q->next = NULL;
+		q->prev = pool->qtail;
+		if (pool->qtail)
+			pool->qtail->next = q;
+		else
+			pool->qhead = q;
+		pool->qtail = q;
+	}
+	pool->nqueued++;
+}
+
+/* Calls the query's callback and frees it. The query is on no list. */
+static void query_finish(struct query *q, const PGresult *res, int code, const char *sqlstate,
+			 const char *message)
+{
+	struct sw_db_pool *pool = q->pool;
+	sw_timer_stop(pool->loop, &q->deadline);
+	struct sw_db_error err = { .code = code, .message = message };
+	if (sqlstate)
+		snprintf(err.sqlstate, sizeof(err.sqlstate), "%s", sqlstate);
+	q->cb(q->arg, code == 0 ? res : NULL, &err);
+	free(q);
+}
+
+static void query_deadline(struct sw_timer *t)
+{
+	struct query *q = SW_CONTAINER_OF(t, struct query, deadline);
+	struct sw_db_pool *pool = q->pool;
+	if (q->conn) {
+		/* On the wire: the connection cannot be reused without reading
+		 * the late answer, so it goes (conn_lost finishes q). */
+		pool->last_ok_ms = 0;
+		conn_lost(q->conn, -ETIMEDOUT, "database did not answer in time", NULL);
+	} else {
+		queue_unlink(pool, q);
+		query_finish(q, NULL, -ETIMEDOUT, NULL, "database did not answer in time");
+	}
+	check_closed(pool);
+}
+
+static void start_query(struct conn *c, struct query *q)
+{
+	struct sw_db_pool *pool = c->pool;
+	c->state = CONN_BUSY;
+	c->query = q;
+	q->conn = c;
+	pool->nbusy++;
+	if (!PQsendQueryPrepared(c->pg, q->stmt->name, q->nparams, q->params, NULL, NULL, 0)) {
+		/* Nothing was sent: the query goes back to the head of the queue. */
+		c->query = NULL;
+		q->conn = NULL;
+		pool->nbusy--;
+		queue_push(pool, q, true);
+		conn_break(c, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+		return;
+	}
+	int f = PQflush(c->pg);
+	if (f < 0) {
+		conn_break(c, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+		return;
+	}
+	c->flushing = f == 1;
+	conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
+}
+
+static struct conn *idle_conn(struct sw_db_pool *pool)
+{
+	for (unsigned i = 0; i < pool->size; i++)
+		if (pool->conns[i].state == CONN_IDLE)
+			return &pool->conns[i];
+	return NULL;
+}
+
+static void dispatch(struct sw_db_pool *pool)
+{
+	while (pool->qhead && !pool->closing) {
+		struct conn *c = idle_conn(pool);
+		if (!c)
+			return;
+		struct query *q = pool->qhead;
+		queue_unlink(pool, q);
+		start_query(c, q);
+	}
+}
+
+/* Fails every queued query with code. */
+static void fail_queued(struct sw_db_pool *pool, int code, const char *message)
+{
+	while (pool->qhead) {
+		struct query *q = pool->qhead;
+		queue_unlink(pool, q);
+		query_finish(q, NULL, code, NULL, message);
+	}
+}
+
+int sw_db_query(struct sw_db_pool *pool, const struct sw_db_stmt *stmt,
+		const char *const *params, int nparams, sw_db_cb cb, void *arg)
+{
+	if (pool->closing)
+		return -ECANCELED;
+	if (!sw_db_statement_known(stmt) || nparams != stmt->nparams || nparams < 0 ||
+	    (nparams > 0 && !params) || !cb)
+		return -EINVAL;
+	if (pool->nqueued >= SW_DB_MAX_PENDING_QUERIES)
+		return -EBUSY;
+
+	size_t size = sizeof(struct query) + (size_t)nparams * sizeof(char *);
+	for (int i = 0; i < nparams; i++)
+		if (params[i])
+			size += strlen(params[i]) + 1;
+	struct query *q = calloc(1, size);
+	if (!q)
+		return -ENOMEM;
+	q->pool = pool;
+	q->stmt = stmt;
+	q->cb = cb;
+	q->arg = arg;
+	q->nparams = nparams;
+	q->params = (const char **)(q + 1);
+	char *s = (char *)(q->params + nparams);
+	for (int i = 0; i < nparams; i++) {
+		if (!params[i]) {
+			q->params[i] = NULL;
+			continue;
+		}
+		size_t n = strlen(params[i]) + 1;
+		memcpy(s, params[i], n);
+		q->params[i] = s;
+		s += n;
+	}
+	if (sw_timer_start(pool->loop, &q->deadline, pool->query_timeout_ms, query_deadline) < 0) {
+		free(q);
+		return -ENOMEM;
+	}
+	queue_push(pool, q, false);
+	dispatch(pool);
+	return 0;
+}
+
+/* ---- connections ---- */
+
+static void reconnect_timer(struct sw_timer *t)
+{
+	struct conn *c = SW_CONTAINER_OF(t, struct conn, timer);
+	if (c->cancel_pending)
+		submit_cancel(c);
+	if (!c->pool->closing)
+		start_connect(c);
+}
+
+static void connect_deadline(struct sw_timer *t)
+{
+	struct conn *c = SW_CONTAINER_OF(t, struct conn, timer);
+	struct sw_db_pool *pool = c->pool;
+	conn_lost(c, -ETIMEDOUT, "database did not answer in time", "connecting timed out");
+	check_closed(pool);
+}
+
+static void broken_timer(struct sw_timer *t)
+{
+	struct conn *c = SW_CONTAINER_OF(t, struct conn, timer);
+	struct sw_db_pool *pool = c->pool;
+	conn_lost(c, -ECONNRESET, c->break_reason, c->break_detail);
+	check_closed(pool);
+}
+
+/* A failure found where callbacks must not run (inside sw_db_query(), or
+ * deep in a handler): the connection leaves service now and is dropped
+ * from a timer at the next turn of the loop. */
+static void conn_break(struct conn *c, const char *reason, const char *detail)
+{
+	struct sw_db_pool *pool = c->pool;
+	if (c->state == CONN_IDLE)
+		c->state = CONN_BUSY; /* not dispatched to any more */
+	c->break_reason = reason;
+	snprintf(c->break_detail, sizeof(c->break_detail), "%s", detail ? detail : "");
+	if (sw_timer_start(pool->loop, &c->timer, 0, broken_timer) < 0)
+		sw_log_error("database pool: cannot arm a timer (out of memory)");
+}
+
+static void schedule_reconnect(struct conn *c)
+{
+	struct sw_db_pool *pool = c->pool;
+	if (pool->closing)
+		return;
+	/* Jitter of +-25% keeps the loops of a process from reconnecting in step. */
+	uint64_t d = c->backoff_ms;
+	d = d * 3 / 4 + next_rand(pool) % (d / 2 + 1);
+	c->backoff_ms = SW_MIN(c->backoff_ms * 2, SW_DB_RECONNECT_MAX_MS);
+	if (sw_timer_start(pool->loop, &c->timer, d, reconnect_timer) < 0)
+		sw_log_error("database pool: cannot arm the reconnect timer (out of memory)");
+}
+
+/* Drops the connection: the poll is abandoned (its completion comes later
+ * and is ignored), the query on the wire, if any, fails with code, and a
+ * reconnection is scheduled unless the pool is closing. */
+static void conn_lost(struct conn *c, int code, const char *reason, const char *detail)
+{
+	struct sw_db_pool *pool = c->pool;
+	bool was_up = c->state == CONN_IDLE || c->state == CONN_BUSY;
+	bool was_connecting = c->state == CONN_CONNECTING || c->state == CONN_PREPARING;
+	if (c->notice_reason && code == -ECONNRESET)
+		reason = c->notice_reason;
+	if (c->state == CONN_DOWN)
+		return;
+
+	struct query *q = c->query;
+	c->query = NULL;
+	if (q) {
+		q->conn = NULL;
+		pool->nbusy--;
+	}
+	PQclear(c->result);
+	c->result = NULL;
+	abandon_poll(c);
+	sw_timer_stop(pool->loop, &c->timer);
+	log_failure(pool, detail);
+	PQfinish(c->pg);
+	c->pg = NULL;
+	c->state = CONN_DOWN;
+	c->flushing = false;
+	c->notice_reason = NULL;
+	c->break_reason = NULL;
+	if (was_up)
+		pool->nup--;
+	if (pool->nup == 0) {
+		pool->verified_up = false;
+		pool->reason = reason;
+	}
+	schedule_reconnect(c);
+
+	if (q)
+		query_finish(q, NULL, code == -ETIMEDOUT ? -ETIMEDOUT : -ECONNRESET, NULL, reason);
+	/* The database is unreachable: queued queries would only wait for
+	 * their deadline, so they fail now. */
+	if (was_connecting && pool->nup == 0)
+		fail_queued(pool, -ECONNRESET, reason);
+}
+
+static void start_connect(struct conn *c)
+{
+	struct sw_db_pool *pool = c->pool;
+	if (SW_NEVER(c->state != CONN_DOWN))
+		return;
+	c->pg = PQconnectStartParams(pool->keywords, pool->values, 0);
+	if (!c->pg) {
+		schedule_reconnect(c);
+		return;
+	}
+	PQsetNoticeReceiver(c->pg, notice_receiver, c);
+	c->state = CONN_CONNECTING;
+	if (PQstatus(c->pg) == CONNECTION_BAD) {
+		conn_lost(c, -ECONNRESET, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+		return;
+	}
+	if (sw_timer_start(pool->loop, &c->timer, pool->connect_timeout_ms, connect_deadline) < 0) {
+		conn_lost(c, -ECONNRESET, "cannot connect to the database", "out of memory");
+		return;
+	}
+	c->break_reason = NULL;
+	/* libpq: before the first PQconnectPoll, act as if it said WRITING. */
+	conn_watch(c, POLLOUT);
+}
+
+static void conn_connect_step(struct conn *c)
+{
+	switch (PQconnectPoll(c->pg)) {
+	case PGRES_POLLING_READING:
+		conn_watch(c, POLLIN);
+		return;
+	case PGRES_POLLING_WRITING:
+		conn_watch(c, POLLOUT);
+		return;
+	case PGRES_POLLING_OK:
+		break;
+	default:
+		conn_lost(c, -ECONNRESET, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+		return;
+	}
+
+	/* Established: prepare every statement in one pipeline. */
+	size_t n;
+	const struct sw_db_stmt *const *stmts = sw_db_statements(&n);
+	if (PQsetnonblocking(c->pg, 1) != 0 || !PQenterPipelineMode(c->pg))
+		goto fail;
+	for (size_t i = 0; i < n; i++)
+		if (!PQsendPrepare(c->pg, stmts[i]->name, stmts[i]->sql, stmts[i]->nparams, NULL))
+			goto fail;
+	if (!PQpipelineSync(c->pg))
+		goto fail;
+	int f = PQflush(c->pg);
+	if (f < 0)
+		goto fail;
+	c->flushing = f == 1;
+	c->prepared = 0;
+	c->state = CONN_PREPARING;
+	conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
+	return;
+fail:
+	conn_lost(c, -ECONNRESET, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+}
+
+static void conn_ready(struct conn *c)
+{
+	struct sw_db_pool *pool = c->pool;
+	sw_timer_stop(pool->loop, &c->timer);
+	c->state = CONN_IDLE;
+	c->backoff_ms = SW_DB_RECONNECT_MIN_MS;
+	pool->nup++;
+	pool->verified_up = true;
+	pool->last_ok_ms = now_ms(pool);
+	pool->reason = NULL;
+	pool->logged[0] = '\0';
+	dispatch(pool);
+	if (c->state == CONN_IDLE)
+		conn_watch(c, POLLIN);
+}
+
+static void conn_prepare_step(struct conn *c)
+{
+	if (c->flushing) {
+		int f = PQflush(c->pg);
+		if (f < 0)
+			goto lost;
+		c->flushing = f == 1;
+	}
+	if (!PQconsumeInput(c->pg))
+		goto lost;
+
+	size_t nstmts;
+	const struct sw_db_stmt *const *stmts = sw_db_statements(&nstmts);
+	/* Results: (COMMAND_OK, NULL) per statement, then PIPELINE_SYNC. The
+	 * guard bounds the loop should libpq ever behave otherwise. */
+	for (unsigned guard = 0; guard < 4 * nstmts + 8 && !PQisBusy(c->pg); guard++) {
+		PGresult *r = PQgetResult(c->pg);
+		if (!r)
+			continue;
+		ExecStatusType st = PQresultStatus(r);
+		if (st == PGRES_PIPELINE_SYNC) {
+			PQclear(r);
+			if (!PQexitPipelineMode(c->pg))
+				goto lost;
+			conn_ready(c);
+			return;
+		}
+		if (st != PGRES_COMMAND_OK) {
+			/* A statement does not compile: most likely the schema is
+			 * not migrated. Retrying with backoff is all we can do. */
+			char detail[512];
+			const char *m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+			snprintf(detail, sizeof(detail), "preparing statement %s failed: %s",
+				 c->prepared < nstmts ? stmts[c->prepared]->name : "?",
+				 m ? m : PQresStatus(st));
+			PQclear(r);
+			conn_lost(c, -ECONNRESET, "database schema is not ready", detail);
+			return;
+		}
+		c->prepared++;
+		PQclear(r);
+	}
+	conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
+	return;
+lost:
+	conn_lost(c, -ECONNRESET, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+}
+
+static void conn_idle_step(struct conn *c)
+{
+	if (!PQconsumeInput(c->pg) || PQstatus(c->pg) == CONNECTION_BAD) {
+		conn_lost(c, -ECONNRESET, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+		return;
+	}
+	PGnotify *n;
+	while ((n = PQnotifies(c->pg)))
+		PQfreemem(n);
+	conn_watch(c, POLLIN);
+}
+
+/* The query's answer is complete: report it, then reuse the connection. */
+static void conn_query_done(struct conn *c)
+{
+	struct sw_db_pool *pool = c->pool;
+	struct query *q = c->query;
+	PGresult *res = c->result;
+	c->query = NULL;
+	c->result = NULL;
+	q->conn = NULL;
+	pool->nbusy--;
+	c->state = CONN_IDLE;
+
+	int code = -EIO;
+	const char *sqlstate = NULL, *message = NULL;
+	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
+		code = 0;
+	} else if (res) {
+		sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+		message = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+		/* 57014 is the server's statement_timeout (we never cancel). */
+		if (sqlstate && strcmp(sqlstate, "57014") == 0) {
+			code = -ETIMEDOUT;
+			sqlstate = NULL;
+		}
+	}
+	if (!message)
+		message = code == 0 ? NULL : code == -ETIMEDOUT ? "database did not answer in time"
+							       : PQresStatus(st);
+	if (code == 0 || code == -EIO) {
+		pool->verified_up = true;
+		pool->last_ok_ms = now_ms(pool);
+	} else {
+		pool->last_ok_ms = 0; /* verify at the next look */
+	}
+
+	query_finish(q, res, code, sqlstate, message);
+	PQclear(res);
+
+	/* The callback may have queued work onto this connection, or closed
+	 * the pool. */
+	if (c->state != CONN_IDLE)
+		return;
+	if (pool->closing) {
+		conn_lost(c, -ECANCELED, "the pool is closing", NULL);
+		return;
+	}
+	dispatch(pool);
+	if (c->state == CONN_IDLE)
+		conn_watch(c, POLLIN);
+}
+
+static void conn_query_step(struct conn *c)
+{
+	if (c->flushing) {
+		int f = PQflush(c->pg);
+		if (f < 0)
+			goto lost;
+		c->flushing = f == 1;
+	}
+	if (!PQconsumeInput(c->pg))
+		goto lost;
+	while (!PQisBusy(c->pg)) {
+		PGresult *r = PQgetResult(c->pg);
+		if (!r) {
+			conn_query_done(c);
+			return;
+		}
+		/* One statement gives one result; keep the first. */
+		if (!c->result)
+			c->result = r;
+		else
+			PQclear(r);
+	}
+	if (PQstatus(c->pg) == CONNECTION_BAD)
+		goto lost;
+	conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
+	return;
+lost:
+	conn_lost(c, -ECONNRESET, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+}
+
+static void on_poll(struct sw_io_op *op, int res, uint32_t flags)
+{
+	(void)flags;
+	struct conn *c = SW_CONTAINER_OF(op, struct conn, poll);
+	struct sw_db_pool *pool = c->pool;
+	c->poll_inflight = false;
+	if (c->poll_stale) {
+		c->poll_stale = false;
+		c->cancel_pending = false;
+		unsigned want = c->want_mask;
+		c->want_mask = 0;
+		if (want && c->pg)
+			conn_watch(c, want);
+		check_closed(pool);
+		return;
+	}
+	if (c->break_reason) {
+		check_closed(pool); /* broken_timer() drops it */
+		return;
+	}
+	if (res < 0) {
+		conn_lost(c, -ECONNRESET, "connection to the database lost", strerror(-res));
+		check_closed(pool);
+		return;
+	}
+	switch (c->state) {
+	case CONN_CONNECTING:
+		conn_connect_step(c);
+		break;
+	case CONN_PREPARING:
+		conn_prepare_step(c);
+		break;
+	case CONN_IDLE:
+		conn_idle_step(c);
+		break;
+	case CONN_BUSY:
+		conn_query_step(c);
+		break;
+	case CONN_DOWN:
+		(void)SW_NEVER(true);
+		break;
+	}
+	check_closed(pool);
+}
+
+/* ---- health ---- */
+
+static void ping_done(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct sw_db_pool *pool = arg;
+	(void)res;
+	pool->ping_inflight = false;
+	if (err->code == -ETIMEDOUT) {
+		pool->verified_up = false;
+		pool->reason = "database did not answer in time";
+	}
+}
+
+bool sw_db_pool_healthy(struct sw_db_pool *pool, const char **ret_reason)
+{
+	uint64_t now = now_ms(pool);
+	if (pool->nup == 0) {
+		*ret_reason = pool->reason ? pool->reason : "no connection to the database";
+		return false;
+	}
+	if (pool->verified_up && pool->last_ok_ms && now - pool->last_ok_ms <= SW_DB_HEALTH_MAX_AGE_MS)
+		return true;
+	if (!pool->ping_inflight && !pool->closing) {
+		if (sw_db_query(pool, &sw_db_stmt_ping, NULL, 0, ping_done, pool) == 0) {
+			pool->ping_inflight = true;
+			pool->ping_started_ms = now;
+		}
+	} else if (pool->ping_inflight && now - pool->ping_started_ms > SW_DB_HEALTH_MAX_AGE_MS) {
+		pool->verified_up = false;
+		pool->reason = "database did not answer in time";
+	}
+	if (!pool->verified_up) {
+		*ret_reason = pool->reason ? pool->reason : "database did not answer in time";
+		return false;
+	}
+	return true;
+}
+
+/* ---- life cycle ---- */
+
+/* The connection parameters: the caller's conninfo (key=value or URI),
+ * with our application name as a fallback and statement_timeout appended
+ * to any options it carries. No DNS or I/O happens here. */
+static int build_params(struct sw_db_pool *pool, const char *conninfo)
+{
+	char *errmsg = NULL;
+	PQconninfoOption *opts = PQconninfoParse(conninfo, &errmsg);
+	if (!opts) {
+		PQfreemem(errmsg);
+		return -EINVAL;
+	}
+	size_t count = 0, bytes = 0;
+	const char *user_options = NULL;
+	for (PQconninfoOption *o = opts; o->keyword; o++) {
+		if (!o->val)
+			continue;
+		if (strcmp(o->keyword, "options") == 0) {
+			user_options = o->val;
+			continue;
+		}
+		if (strcmp(o->keyword, "fallback_application_name") == 0)
+			continue;
+		count++;
+		bytes += strlen(o->keyword) + strlen(o->val) + 2;
+	}
+	char extra[64];
+	snprintf(extra, sizeof(extra), "-c statement_timeout=%u", pool->query_timeout_ms);
+	bytes += sizeof("options") + sizeof("fallback_application_name") + sizeof("stewardd") +
+		 (user_options ? strlen(user_options) + 1 : 0) + strlen(extra) + 1;
+	count += 2;
+
+	int r = -ENOMEM;
+	pool->keywords = calloc(count + 1, sizeof(char *));
+	pool->values = calloc(count + 1, sizeof(char *));
+	pool->strings = malloc(bytes);
+	if (!pool->keywords || !pool->values || !pool->strings)
+		goto out;
+	char *s = pool->strings;
+	size_t i = 0;
+#define PUT(dst, str)                              \
+	do {                                       \
+		size_t n_ = strlen(str) + 1;       \
+		memcpy(s, (str), n_);              \
+		(dst) = s;                         \
+		s += n_;                           \
+	} while (0)
+	for (PQconninfoOption *o = opts; o->keyword; o++) {
+		if (!o->val || strcmp(o->keyword, "options") == 0 ||
+		    strcmp(o->keyword, "fallback_application_name") == 0)
+			continue;
+		PUT(pool->keywords[i], o->keyword);
+		PUT(pool->values[i], o->val);
+		i++;
+	}
+	PUT(pool->keywords[i], "fallback_application_name");
+	PUT(pool->values[i], "stewardd");
+	i++;
+	PUT(pool->keywords[i], "options");
+	pool->values[i] = s;
+	if (user_options)
+		s += sprintf(s, "%s ", user_options);
+	s += sprintf(s, "%s", extra) + 1;
+	i++;
+#undef PUT
+	pool->keywords[i] = NULL;
+	pool->values[i] = NULL;
+	r = 0;
+out:
+	PQconninfoFree(opts);
+	return r;
+}
+
+static void pool_free(struct sw_db_pool *pool)
+{
+	free(pool->conns);
+	free(pool->keywords);
+	free(pool->values);
+	free(pool->strings);
+	free(pool);
+}
+
+struct sw_db_pool *sw_db_pool_new(struct sw_loop *loop, const char *conninfo,
+				  unsigned size, unsigned query_timeout_ms)
+{
+	if (!loop || !conninfo || size == 0 || query_timeout_ms == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct sw_db_pool *pool = calloc(1, sizeof(*pool));
+	if (!pool) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pool->loop = loop;
+	pool->size = size;
+	pool->query_timeout_ms = query_timeout_ms;
+	pool->connect_timeout_ms = SW_MAX(query_timeout_ms, 1000u);
+	pool->rng = (uint32_t)(uintptr_t)pool ^ (sw_loop_index(loop) * 0x9e3779b9u) ^
+		    (uint32_t)sw_now_us();
+	pool->reason = "connecting to the database";
+	int r = build_params(pool, conninfo);
+	if (r < 0) {
+		pool_free(pool);
+		errno = -r;
+		return NULL;
+	}
+	pool->conns = calloc(size, sizeof(*pool->conns));
+	if (!pool->conns) {
+		pool_free(pool);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (unsigned i = 0; i < size; i++) {
+		struct conn *c = &pool->conns[i];
+		c->pool = pool;
+		c->poll.cb = on_poll;
+		c->backoff_ms = SW_DB_RECONNECT_MIN_MS;
+	}
+	for (unsigned i = 0; i < size; i++)
+		start_connect(&pool->conns[i]);
+	return pool;
+}
+
+static void close_timer(struct sw_timer *t)
+{
+	struct sw_db_pool *pool = SW_CONTAINER_OF(t, struct sw_db_pool, close_timer);
+	void (*done)(void *) = pool->done;
+	void *arg = pool->done_arg;
+	pool_free(pool);
+	if (done)
+		done(arg);
+}
+
+/* Once closing and nothing is in flight, frees the pool from a timer, so
+ * that no caller still on the stack sees it go. */
+static void check_closed(struct sw_db_pool *pool)
+{
+	if (!pool->closing || sw_timer_armed(&pool->close_timer))
+		return;
+	for (unsigned i = 0; i < pool->size; i++) {
+		struct conn *c = &pool->conns[i];
+		if (c->state != CONN_DOWN || c->poll_inflight)
+			return;
+	}
+	if (sw_timer_start(pool->loop, &pool->close_timer, 0, close_timer) < 0)
+		sw_log_error("database pool: cannot arm the close timer (out of memory)");
+}
+
+void sw_db_pool_close(struct sw_db_pool *pool, void (*done)(void *arg), void *arg)
+{
+	if (SW_NEVER(pool->closing))
+		return;
+	pool->closing = true;
+	pool->done = done;
+	pool->done_arg = arg;
+	fail_queued(pool, -ECANCELED, "the database pool is closing");
+	for (unsigned i = 0; i < pool->size; i++) {
+		struct conn *c = &pool->conns[i];
+		if (c->state == CONN_DOWN)
+			sw_timer_stop(pool->loop, &c->timer);
+		else if (c->state != CONN_BUSY || c->break_reason)
+			conn_lost(c, -ECANCELED, "the database pool is closing", NULL);
+		if (c->cancel_pending)
+			submit_cancel(c);
+	}
+	check_closed(pool);
+}

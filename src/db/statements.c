@@ -1,0 +1,104 @@
+/* All SQL the pool runs: one registry of named statements, prepared on
+ * every connection as soon as it is established (src/db/pool.c). The
+ * parameters are always bound (text format), never spliced into the SQL.
+ *
+ * The multi-step writes (setup, signup) are plpgsql functions defined by
+ * migration 0001_identity.sql, so that each is one round trip and one
+ * transaction. Their failures carry Steward's own SQLSTATEs, named in
+ * statements.h:
+ *   SW001  setup: a user already exists. Concurrent setups serialise on
+ *          the setup_state row lock, so under 50 concurrent calls exactly
+ *          one succeeds; the rest get SW001 (or 40001 under a serializable
+ *          or repeatable-read default isolation level).
+ *   SW002  signup: no user exists yet, setup is required.
+ *   SW003  signup: the e-mail address is already registered (compared
+ *          case-insensitively; a concurrent duplicate also gets SW003).
+ * Other errors are PostgreSQL's, e.g. 23514 when a CHECK constraint
+ * (length of name or organization name) is violated. */
+#include "db/statements.h"
+
+/* () -> one row, "1". */
+const struct sw_db_stmt sw_db_stmt_ping = {
+	.name = "ping",
+	.sql = "SELECT 1",
+	.nparams = 0,
+};
+
+/* () -> one row: the number of users. */
+const struct sw_db_stmt sw_db_stmt_user_count = {
+	.name = "user_count",
+	.sql = "SELECT count(*) FROM users",
+	.nparams = 0,
+};
+
+/* (email, name, password_hash, organization_name) -> one row, columns
+ * enum sw_db_account_col: the first user (is_operator true), their
+ * organization and their OWNER membership. The e-mail is stored
+ * lower-case. Fails with SW001 once a user exists. */
+const struct sw_db_stmt sw_db_stmt_setup = {
+	.name = "setup",
+	.sql = "SELECT user_id, user_email, user_name, user_is_operator, user_created_at,"
+	       " organization_id, organization_name, organization_created_at, membership_role"
+	       " FROM steward_setup($1, $2, $3, $4)",
+	.nparams = 4,
+};
+
+/* (email, name, password_hash, organization_name or NULL) -> one row,
+ * columns enum sw_db_account_col: a user (is_operator false), their
+ * organization (named after the user when NULL) and their OWNER
+ * membership. Fails with SW002 before setup, SW003 when the e-mail is
+ * taken. */
+const struct sw_db_stmt sw_db_stmt_signup = {
+	.name = "signup",
+	.sql = "SELECT user_id, user_email, user_name, user_is_operator, user_created_at,"
+	       " organization_id, organization_name, organization_created_at, membership_role"
+	       " FROM steward_signup($1, $2, $3, $4)",
+	.nparams = 4,
+};
+
+/* (email) -> zero or one row, columns enum sw_db_user_col; the e-mail is
+ * compared case-insensitively (through the users_email_key index). */
+const struct sw_db_stmt sw_db_stmt_user_by_email = {
+	.name = "user_by_email",
+	.sql = "SELECT id, email, name, password_hash, is_operator, steward_rfc3339(created_at)"
+	       " FROM users WHERE lower(email) = lower($1)",
+	.nparams = 1,
+};
+
+/* Test only: (seconds) -> one row; sleeps on the server. */
+const struct sw_db_stmt sw_db_stmt_test_sleep = {
+	.name = "test_sleep",
+	.sql = "SELECT pg_sleep($1::double precision)",
+	.nparams = 1,
+};
+
+/* Test only: (text) -> one row holding the parameter. */
+const struct sw_db_stmt sw_db_stmt_test_echo = {
+	.name = "test_echo",
+	.sql = "SELECT $1::text",
+	.nparams = 1,
+};
+
+static const struct sw_db_stmt *const registry[] = {
+	&sw_db_stmt_ping,
+	&sw_db_stmt_user_count,
+	&sw_db_stmt_setup,
+	&sw_db_stmt_signup,
+	&sw_db_stmt_user_by_email,
+	&sw_db_stmt_test_sleep,
+	&sw_db_stmt_test_echo,
+};
+
+const struct sw_db_stmt *const *sw_db_statements(size_t *ret_count)
+{
+	*ret_count = SW_ARRAY_SIZE(registry);
+	return registry;
+}
+
+bool sw_db_statement_known(const struct sw_db_stmt *stmt)
+{
+	for (size_t i = 0; i < SW_ARRAY_SIZE(registry); i++)
+		if (registry[i] == stmt)
+			return true;
+	return false;
+}

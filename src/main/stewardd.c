@@ -1,0 +1,183 @@
+/* stewardd: the control plane. A thin main: configuration, the database
+ * (embedded or DATABASE_URL) and its migrations, the route table, then one
+ * server thread per core; the main thread only waits for signals. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include "steward/api.h"
+#include "steward/auth.h"
+#include "steward/config.h"
+#include "steward/db.h"
+#include "steward/http.h"
+#include "steward/io.h"
+#include "steward/log.h"
+#include "steward/signals.h"
+
+struct thread_arg {
+	struct sw_server_shared *shared;
+	unsigned index;
+	int result;
+	pthread_t thread;
+};
+
+static pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
+static unsigned ready_count, exited_count;
+
+static void on_ready(struct sw_server_shared *shared, unsigned index)
+{
+	(void)shared;
+	(void)index;
+	pthread_mutex_lock(&ready_lock);
+	ready_count++;
+	pthread_cond_broadcast(&ready_cond);
+	pthread_mutex_unlock(&ready_lock);
+}
+
+static void *server_thread(void *p)
+{
+	struct thread_arg *a = p;
+	a->result = sw_server_run_thread(a->shared, a->index);
+	pthread_mutex_lock(&ready_lock);
+	exited_count++;
+	pthread_cond_broadcast(&ready_cond);
+	pthread_mutex_unlock(&ready_lock);
+	return NULL;
+}
+
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int split_origins(struct sw_server_shared *shared, char *list)
+{
+	if (!list)
+		return 0;
+	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		while (*tok == ' ')
+			tok++;
+		size_t n = strlen(tok);
+		while (n && tok[n - 1] == ' ')
+			tok[--n] = '\0';
+		if (n == 0)
+			continue;
+		if (shared->cors_count == SW_ARRAY_SIZE(shared->cors))
+			return -E2BIG;
+		shared->cors[shared->cors_count++] = sw_str_from(tok, n);
+	}
+	return 0;
+}
+
+int main(void)
+{
+	char err[1024];
+	struct sw_config config;
+	int code = 1;
+	if (sw_config_load(&config, err, sizeof(err)) < 0) {
+		sw_log_error("configuration: %s", err);
+		return 2;
+	}
+	if (sw_io_probe(err, sizeof(err)) < 0) {
+		sw_log_error("%s", err);
+		return 1;
+	}
+	raise_fd_limit();
+
+	struct sw_server_shared shared = { .config = &config, .guard = sw_guard_admit, .ready = on_ready };
+	if (split_origins(&shared, config.cors_origins) < 0) {
+		sw_log_error("configuration: CORS_ALLOWED_ORIGINS lists more than %zu origins",
+			     SW_ARRAY_SIZE(shared.cors));
+		return 2;
+	}
+	char conninfo[1024];
+	bool embedded = !config.database_url;
+	if (embedded) {
+		if (sw_db_embedded_start(config.data_dir, conninfo, sizeof(conninfo), err, sizeof(err)) < 0) {
+			sw_log_error("embedded PostgreSQL: %s", err);
+			return 1;
+		}
+		sw_log_info("embedded PostgreSQL running data_dir=%s", config.data_dir);
+	} else {
+		snprintf(conninfo, sizeof(conninfo), "%s", config.database_url);
+	}
+	shared.conninfo = conninfo;
+	if (sw_db_migrate(conninfo, err, sizeof(err)) < 0) {
+		sw_log_error("migrations: %s", err);
+		goto out_db;
+	}
+
+	size_t nroutes;
+	const struct sw_route *routes = sw_api_routes(&nroutes);
+	struct sw_router *router = sw_router_new(routes, nroutes, &config);
+	if (!router) {
+		sw_log_error("route table is invalid: %s", strerror(errno));
+		goto out_db;
+	}
+	shared.router = router;
+	if (sw_api_docs_build(router, err, sizeof(err)) < 0) {
+		sw_log_error("%s", err);
+		goto out_router;
+	}
+
+	/* From here every thread inherits the blocked signals. */
+	if (sw_signals_block() < 0 || sw_workers_start(config.workers) < 0) {
+		sw_log_error("cannot start worker threads");
+		goto out_docs;
+	}
+	struct thread_arg *threads = calloc(config.threads, sizeof(*threads));
+	unsigned started = 0;
+	for (unsigned i = 0; threads && i < config.threads; i++) {
+		threads[i] = (struct thread_arg){ .shared = &shared, .index = i };
+		if (pthread_create(&threads[i].thread, NULL, server_thread, &threads[i]) != 0)
+			break;
+		started++;
+	}
+	pthread_mutex_lock(&ready_lock);
+	while (ready_count + exited_count < started)
+		pthread_cond_wait(&ready_cond, &ready_lock);
+	bool all_ready = ready_count == config.threads && exited_count == 0;
+	pthread_mutex_unlock(&ready_lock);
+
+	if (all_ready) {
+		sw_log_info("listening address=%s threads=%u env=%s database=%s signup=%s",
+			    config.listen_str, config.threads, sw_env_name(config.env),
+			    embedded ? "embedded" : "external", config.signup_enabled ? "on" : "off");
+		int sig = sw_signals_wait();
+		sw_log_info("received %s; shutting down (deadline %u ms)",
+			    sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal",
+			    config.shutdown_timeout_ms);
+		code = 0;
+	} else {
+		sw_log_error("start-up failed; stopping");
+	}
+	for (unsigned i = 0; i < started; i++)
+		sw_server_request_shutdown(i);
+	for (unsigned i = 0; i < started; i++) {
+		pthread_join(threads[i].thread, NULL);
+		if (threads[i].result < 0 && code == 0)
+			code = 1;
+	}
+	free(threads);
+	sw_workers_stop();
+	if (code == 0)
+		sw_log_info("stopped");
+out_docs:
+	sw_api_docs_free();
+out_router:
+	sw_router_free(router);
+out_db:
+	if (embedded)
+		sw_db_embedded_stop();
+	sw_config_release(&config);
+	return code;
+}

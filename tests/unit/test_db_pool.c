@@ -1,0 +1,459 @@
+/* The asynchronous pool on a real ring and a real PostgreSQL: one scratch
+ * cluster for the file (sw_db_embedded_start in a mkdtemp directory), a
+ * fresh migrated database per test, the loop run in this thread until
+ * each test's condition holds. Exits 77 when the PostgreSQL server
+ * binaries are not installed. */
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "steward/db.h"
+#include "steward/io.h"
+#include "steward/limits.h"
+#include "db/statements.h"
+#include "test_help.h"
+
+static char scratch[64];
+static char data_dir[128];
+static char conninfo[512];
+static bool started;
+static struct sw_loop *loop;
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void teardown(void)
+{
+	sw_db_embedded_stop();
+	if (scratch[0])
+		nftw(scratch, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void cluster(void)
+{
+	if (started)
+		return;
+	snprintf(scratch, sizeof(scratch), "/tmp/sw-pool-XXXXXX");
+	if (!mkdtemp(scratch)) {
+		perror("mkdtemp");
+		exit(1);
+	}
+	atexit(teardown);
+	chmod(scratch, 0711); /* as root the server runs as "postgres" */
+	snprintf(data_dir, sizeof(data_dir), "%s/data", scratch);
+	char err[1024];
+	int r = sw_db_embedded_start(data_dir, conninfo, sizeof(conninfo), err, sizeof(err));
+	if (r == -ENOENT && (strstr(err, "not found") || strstr(err, "apt-get install"))) {
+		printf("skipped: %s\n", err);
+		exit(77);
+	}
+	if (r < 0) {
+		fprintf(stderr, "embedded start failed: %s\n", err);
+		exit(1);
+	}
+	loop = sw_loop_new(0, 256, 16, 4096);
+	if (!loop) {
+		perror("sw_loop_new");
+		exit(1);
+	}
+	started = true;
+}
+
+/* A fresh migrated database; its conninfo into out. */
+static void fresh_database(const char *name, char *out, size_t outlen)
+{
+	cluster();
+	PGconn *pg = PQconnectdb(conninfo);
+	char sql[128];
+	snprintf(sql, sizeof(sql), "CREATE DATABASE %s", name);
+	PGresult *res = PQexec(pg, sql);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+		fprintf(stderr, "create database: %s", PQerrorMessage(pg));
+		exit(1);
+	}
+	PQclear(res);
+	PQfinish(pg);
+	snprintf(out, outlen, "%s", conninfo);
+	char *d = strstr(out, "dbname=steward");
+	snprintf(d, outlen - (size_t)(d - out), "dbname=%s user=steward", name);
+	char err[512];
+	if (sw_db_migrate(out, err, sizeof(err)) < 0) {
+		fprintf(stderr, "migrate: %s\n", err);
+		exit(1);
+	}
+}
+
+/* ---- running the loop ---- */
+
+static bool (*until_cond)(void);
+static uint64_t until_deadline;
+static struct sw_timer tick;
+
+static void tick_cb(struct sw_timer *t)
+{
+	if ((until_cond && until_cond()) || sw_now_ms() >= until_deadline) {
+		sw_loop_stop(loop);
+		return;
+	}
+	sw_timer_start(loop, t, 5, tick_cb);
+}
+
+/* Runs the loop until cond() holds or ms pass; returns cond(). */
+static bool run_until(bool (*cond)(void), unsigned ms)
+{
+	until_cond = cond;
+	until_deadline = sw_now_ms() + ms;
+	sw_timer_start(loop, &tick, 0, tick_cb);
+	sw_loop_run(loop);
+	sw_timer_stop(loop, &tick);
+	return cond ? cond() : true;
+}
+
+/* ---- query results ---- */
+
+struct answer {
+	bool done;
+	int code;
+	char sqlstate[6];
+	int ntuples;
+	bool is_null;
+	char value[128];
+	uint64_t at_ms;
+};
+
+static int outstanding;
+
+static void on_answer(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct answer *a = arg;
+	a->done = true;
+	a->code = err->code;
+	a->at_ms = sw_now_ms();
+	memcpy(a->sqlstate, err->sqlstate, sizeof(a->sqlstate));
+	if (res) {
+		a->ntuples = PQntuples(res);
+		if (a->ntuples > 0 && PQnfields(res) > 0) {
+			a->is_null = PQgetisnull(res, 0, 0);
+			snprintf(a->value, sizeof(a->value), "%s", PQgetvalue(res, 0, 0));
+		}
+	}
+	outstanding--;
+}
+
+static bool none_outstanding(void)
+{
+	return outstanding == 0;
+}
+
+static struct sw_db_pool *cur_pool;
+
+static bool pool_up(void)
+{
+	const char *reason;
+	return sw_db_pool_healthy(cur_pool, &reason);
+}
+
+static bool pool_down(void)
+{
+	const char *reason;
+	return !sw_db_pool_healthy(cur_pool, &reason);
+}
+
+static bool closed;
+
+static void on_closed(void *arg)
+{
+	(void)arg;
+	closed = true;
+}
+
+static bool is_closed(void)
+{
+	return closed;
+}
+
+static void close_pool(struct sw_db_pool *pool)
+{
+	closed = false;
+	sw_db_pool_close(pool, on_closed, NULL);
+	run_until(is_closed, 5000);
+}
+
+static int query(struct sw_db_pool *pool, const struct sw_db_stmt *stmt, const char *const *params,
+		 struct answer *a)
+{
+	memset(a, 0, sizeof(*a));
+	int r = sw_db_query(pool, stmt, params, stmt->nparams, on_answer, a);
+	if (r == 0)
+		outstanding++;
+	return r;
+}
+
+/* ---- tests ---- */
+
+TEST(a_query_queued_before_connecting_returns_its_row)
+{
+	char ci[600];
+	fresh_database("p_basic", ci, sizeof(ci));
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 2, 5000);
+	REQUIRE(pool);
+	struct answer a;
+	REQUIRE(query(pool, &sw_db_stmt_ping, NULL, &a) == 0);
+	CHECK(run_until(none_outstanding, 5000));
+	CHECK_INT_EQ(a.code, 0);
+	CHECK_INT_EQ(a.ntuples, 1);
+	CHECK_STR_EQ(a.value, "1");
+	close_pool(pool);
+	CHECK(closed);
+}
+
+TEST(parameters_are_bound_never_spliced_and_null_stays_null)
+{
+	char ci[600];
+	fresh_database("p_params", ci, sizeof(ci));
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 2, 5000);
+	REQUIRE(pool);
+	const char *evil[] = { "x'); DROP TABLE users; --" };
+	const char *null[] = { NULL };
+	const char *email[] = { "nobody@example.com" };
+	struct answer a, b, c, d;
+	REQUIRE(query(pool, &sw_db_stmt_test_echo, evil, &a) == 0);
+	REQUIRE(query(pool, &sw_db_stmt_test_echo, null, &b) == 0);
+	REQUIRE(query(pool, &sw_db_stmt_user_by_email, email, &c) == 0);
+	REQUIRE(query(pool, &sw_db_stmt_user_count, NULL, &d) == 0);
+	evil[0] = "changed after queueing"; /* params are copied */
+	CHECK(run_until(none_outstanding, 5000));
+	CHECK_INT_EQ(a.code, 0);
+	CHECK_STR_EQ(a.value, "x'); DROP TABLE users; --");
+	CHECK_INT_EQ(b.code, 0);
+	CHECK(b.is_null);
+	CHECK_INT_EQ(c.code, 0);
+	CHECK_INT_EQ(c.ntuples, 0);
+	CHECK_INT_EQ(d.code, 0);
+	CHECK_STR_EQ(d.value, "0");
+	close_pool(pool);
+}
+
+TEST(a_server_error_reports_eio_with_its_sqlstate)
+{
+	char ci[600];
+	fresh_database("p_error", ci, sizeof(ci));
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 1, 5000);
+	REQUIRE(pool);
+	const char *signup[] = { "a@example.com", "A", "hash", "Org" };
+	const char *bad[] = { "not a number" };
+	struct answer a, b, c;
+	REQUIRE(query(pool, &sw_db_stmt_signup, signup, &a) == 0);
+	REQUIRE(query(pool, &sw_db_stmt_test_sleep, bad, &b) == 0);
+	REQUIRE(query(pool, &sw_db_stmt_ping, NULL, &c) == 0);
+	CHECK(run_until(none_outstanding, 5000));
+	CHECK_INT_EQ(a.code, -EIO);
+	CHECK_STR_EQ(a.sqlstate, SW_DB_SQLSTATE_SETUP_REQUIRED);
+	CHECK_INT_EQ(b.code, -EIO);
+	CHECK_STR_EQ(b.sqlstate, "22P02");
+	CHECK_INT_EQ(c.code, 0); /* the connection goes on after an error */
+	close_pool(pool);
+}
+
+TEST(unknown_statements_and_wrong_parameter_counts_are_einval)
+{
+	char ci[600];
+	fresh_database("p_einval", ci, sizeof(ci));
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 1, 5000);
+	REQUIRE(pool);
+	static const struct sw_db_stmt rogue = { "rogue", "SELECT 2", 0 };
+	CHECK_INT_EQ(sw_db_query(pool, &rogue, NULL, 0, on_answer, NULL), -EINVAL);
+	CHECK_INT_EQ(sw_db_query(pool, &sw_db_stmt_test_echo, NULL, 0, on_answer, NULL), -EINVAL);
+	close_pool(pool);
+}
+
+TEST(setup_under_50_concurrent_calls_succeeds_exactly_once)
+{
+	char ci[600];
+	fresh_database("p_setup", ci, sizeof(ci));
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 8, 10000);
+	REQUIRE(pool);
+	cur_pool = pool;
+	REQUIRE(run_until(pool_up, 5000));
+	enum { N = 50 };
+	static struct answer a[N];
+	static char emails[N][32];
+	for (int i = 0; i < N; i++) {
+		snprintf(emails[i], sizeof(emails[i]), "user%d@example.com", i);
+		const char *p[] = { emails[i], "User", "hash", "Org" };
+		REQUIRE(query(pool, &sw_db_stmt_setup, p, &a[i]) == 0);
+	}
+	CHECK(run_until(none_outstanding, 20000));
+	int ok = 0, complete = 0;
+	for (int i = 0; i < N; i++) {
+		if (a[i].code == 0)
+			ok++;
+		else if (a[i].code == -EIO && strcmp(a[i].sqlstate, SW_DB_SQLSTATE_SETUP_COMPLETE) == 0)
+			complete++;
+		else
+			fprintf(stderr, "  call %d: code %d sqlstate %s\n", i, a[i].code, a[i].sqlstate);
+	}
+	CHECK_INT_EQ(ok, 1);
+	CHECK_INT_EQ(complete, N - 1);
+
+	struct answer count;
+	REQUIRE(query(pool, &sw_db_stmt_user_count, NULL, &count) == 0);
+	CHECK(run_until(none_outstanding, 5000));
+	CHECK_STR_EQ(count.value, "1");
+	close_pool(pool);
+}
+
+TEST(a_query_past_its_deadline_is_etimedout_and_the_pool_recovers)
+{
+	char ci[600];
+	fresh_database("p_timeout", ci, sizeof(ci));
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 1, 200);
+	REQUIRE(pool);
+	cur_pool = pool;
+	REQUIRE(run_until(pool_up, 5000));
+	const char *five[] = { "5" };
+	struct answer a;
+	uint64_t t0 = sw_now_ms();
+	REQUIRE(query(pool, &sw_db_stmt_test_sleep, five, &a) == 0);
+	CHECK(run_until(none_outstanding, 3000));
+	CHECK_INT_EQ(a.code, -ETIMEDOUT);
+	CHECK(a.at_ms - t0 >= 150 && a.at_ms - t0 < 1500);
+
+	/* The next query gets a fresh connection (after the backoff). */
+	struct answer b;
+	REQUIRE(query(pool, &sw_db_stmt_ping, NULL, &b) == 0);
+	CHECK(run_until(none_outstanding, 3000));
+	CHECK_INT_EQ(b.code, 0);
+	CHECK(run_until(pool_up, 2000));
+	close_pool(pool);
+}
+
+TEST(a_database_restart_is_noticed_within_a_second_and_survived)
+{
+	char ci[600];
+	fresh_database("p_restart", ci, sizeof(ci));
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 2, 2000);
+	REQUIRE(pool);
+	cur_pool = pool;
+	REQUIRE(run_until(pool_up, 5000));
+
+	sw_db_embedded_stop();
+	uint64_t t0 = sw_now_ms();
+	CHECK(run_until(pool_down, 2000));
+	CHECK(sw_now_ms() - t0 < 1200);
+	const char *reason = NULL;
+	CHECK(!sw_db_pool_healthy(pool, &reason));
+	CHECK(reason && *reason);
+	if (reason)
+		printf("  reason while down: %s\n", reason);
+	CHECK(!strstr(reason ? reason : "", "/")); /* no socket path or host leaks */
+
+	/* Queries while down fail rather than hang. */
+	struct answer a;
+	REQUIRE(query(pool, &sw_db_stmt_ping, NULL, &a) == 0);
+	CHECK(run_until(none_outstanding, 8000));
+	CHECK(a.code == -ECONNRESET || a.code == -ETIMEDOUT);
+
+	char again[512], err[1024];
+	int r = sw_db_embedded_start(data_dir, again, sizeof(again), err, sizeof(err));
+	if (r < 0)
+		fprintf(stderr, "  restart: %s\n", err);
+	REQUIRE(r == 0);
+	CHECK(run_until(pool_up, 10000));
+	struct answer b;
+	REQUIRE(query(pool, &sw_db_stmt_ping, NULL, &b) == 0);
+	CHECK(run_until(none_outstanding, 5000));
+	CHECK_INT_EQ(b.code, 0);
+	close_pool(pool);
+}
+
+TEST(queries_beyond_the_pending_limit_are_ebusy)
+{
+	char ci[600];
+	fresh_database("p_busy", ci, sizeof(ci));
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 1, 20000);
+	REQUIRE(pool);
+	/* Not connected yet: everything waits in the queue. */
+	static struct answer a[SW_DB_MAX_PENDING_QUERIES];
+	for (int i = 0; i < SW_DB_MAX_PENDING_QUERIES; i++)
+		REQUIRE(query(pool, &sw_db_stmt_ping, NULL, &a[i]) == 0);
+	struct answer extra;
+	CHECK_INT_EQ(query(pool, &sw_db_stmt_ping, NULL, &extra), -EBUSY);
+	CHECK(run_until(none_outstanding, 15000));
+	int ok = 0;
+	for (int i = 0; i < SW_DB_MAX_PENDING_QUERIES; i++)
+		ok += a[i].code == 0;
+	CHECK_INT_EQ(ok, SW_DB_MAX_PENDING_QUERIES);
+	close_pool(pool);
+}
+
+TEST(health_is_false_before_connecting_true_after_and_stays_cached)
+{
+	char ci[600];
+	fresh_database("p_health", ci, sizeof(ci));
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 1, 5000);
+	REQUIRE(pool);
+	cur_pool = pool;
+	const char *reason = NULL;
+	CHECK(!sw_db_pool_healthy(pool, &reason));
+	CHECK(reason && *reason);
+	CHECK(run_until(pool_up, 5000));
+	/* Idle past the cache age: still up (a ping refreshes it). */
+	run_until(NULL, SW_DB_HEALTH_MAX_AGE_MS + 300);
+	CHECK(sw_db_pool_healthy(pool, &reason));
+	run_until(NULL, 100);
+	CHECK(sw_db_pool_healthy(pool, &reason));
+	close_pool(pool);
+}
+
+TEST(a_pool_pointed_at_nothing_reports_connection_refused)
+{
+	cluster();
+	char ci[700];
+	snprintf(ci, sizeof(ci), "%s", conninfo);
+	char *d = strstr(ci, "port=5432");
+	REQUIRE(d);
+	memcpy(d, "port=5999", 9);
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 1, 1000);
+	REQUIRE(pool);
+	struct answer a;
+	REQUIRE(query(pool, &sw_db_stmt_ping, NULL, &a) == 0);
+	CHECK(run_until(none_outstanding, 3000));
+	CHECK_INT_EQ(a.code, -ECONNRESET);
+	const char *reason = NULL;
+	CHECK(!sw_db_pool_healthy(pool, &reason));
+	CHECK_STR_EQ(reason, "connection refused");
+	close_pool(pool);
+}
+
+TEST(closing_cancels_queued_queries_finishes_the_running_one_and_calls_done)
+{
+	char ci[600];
+	fresh_database("p_close", ci, sizeof(ci));
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 1, 5000);
+	REQUIRE(pool);
+	cur_pool = pool;
+	REQUIRE(run_until(pool_up, 5000));
+	const char *tenth[] = { "0.1" };
+	struct answer a[5];
+	for (int i = 0; i < 5; i++)
+		REQUIRE(query(pool, &sw_db_stmt_test_sleep, tenth, &a[i]) == 0);
+	closed = false;
+	sw_db_pool_close(pool, on_closed, NULL);
+	CHECK_INT_EQ(sw_db_query(pool, &sw_db_stmt_ping, NULL, 0, on_answer, NULL), -ECANCELED);
+	for (int i = 1; i < 5; i++)
+		CHECK_INT_EQ(a[i].code, -ECANCELED);
+	CHECK(run_until(is_closed, 5000));
+	CHECK(a[0].done);
+	CHECK_INT_EQ(a[0].code, 0);
+	CHECK_INT_EQ(outstanding, 0);
+}
+
+TEST_MAIN()

@@ -1,0 +1,154 @@
+/* JSON writer (escaping, structure checks) and the strict input parser. */
+#include "steward/json.h"
+#include "test_help.h"
+
+static char *render(void (*fn)(struct sw_json *), int *ret_err)
+{
+	static struct sw_buf b;
+	b.len = 0;
+	struct sw_json j;
+	sw_json_init(&j, &b);
+	fn(&j);
+	*ret_err = sw_json_finish(&j);
+	sw_buf_append(&b, "", 1);
+	return b.data;
+}
+
+static void nested(struct sw_json *j)
+{
+	sw_json_object_begin(j);
+	sw_json_key(j, "a");
+	sw_json_int(j, -5);
+	sw_json_key(j, "b");
+	sw_json_array_begin(j);
+	sw_json_bool(j, true);
+	sw_json_null(j);
+	sw_json_cstr(j, "x");
+	sw_json_array_end(j);
+	sw_json_object_end(j);
+}
+
+TEST(writer_builds_nested_document)
+{
+	int err;
+	char *s = render(nested, &err);
+	CHECK_INT_EQ(err, 0);
+	CHECK_STR_EQ(s, "{\"a\":-5,\"b\":[true,null,\"x\"]}");
+}
+
+static void escapes(struct sw_json *j)
+{
+	sw_json_object_begin(j);
+	sw_json_key(j, "k\"");
+	sw_json_string(j, sw_str_from("q\"b\\n\n\x01</", 9));
+	sw_json_object_end(j);
+}
+
+TEST(writer_escapes_quotes_backslashes_and_controls)
+{
+	int err;
+	char *s = render(escapes, &err);
+	CHECK_INT_EQ(err, 0);
+	CHECK_STR_EQ(s, "{\"k\\\"\":\"q\\\"b\\\\n\\n\\u0001</\"}");
+}
+
+static void unclosed(struct sw_json *j)
+{
+	sw_json_object_begin(j);
+	sw_json_key(j, "a");
+}
+
+static void value_without_key(struct sw_json *j)
+{
+	sw_json_object_begin(j);
+	sw_json_key(j, "a");
+	sw_json_int(j, 1);
+	sw_json_object_end(j);
+	sw_json_int(j, 2);
+}
+
+static void too_deep(struct sw_json *j)
+{
+	for (int i = 0; i < SW_JSON_MAX_DEPTH + 1; i++)
+		sw_json_array_begin(j);
+}
+
+TEST(writer_refuses_malformed_structure)
+{
+	int err;
+	render(unclosed, &err);
+	CHECK(err < 0);
+	render(value_without_key, &err);
+	CHECK(err < 0);
+	render(too_deep, &err);
+	CHECK(err < 0);
+}
+
+TEST(parser_accepts_an_object)
+{
+	char err[160];
+	json_t *v = sw_json_parse_object(SW_STR("{\"a\":1}"), err, sizeof(err));
+	REQUIRE(v);
+	CHECK(json_integer_value(json_object_get(v, "a")) == 1);
+	json_decref(v);
+}
+
+TEST(parser_refuses_duplicate_keys)
+{
+	char err[160];
+	CHECK(sw_json_parse_object(SW_STR("{\"a\":1,\"a\":2}"), err, sizeof(err)) == NULL);
+	CHECK(strstr(err, "duplicate") != NULL);
+}
+
+TEST(parser_refuses_depth_beyond_limit)
+{
+	char body[256], err[160];
+	size_t n = 0;
+	body[n++] = '{';
+	body[n++] = '"';
+	body[n++] = 'a';
+	body[n++] = '"';
+	body[n++] = ':';
+	for (int i = 0; i < SW_JSON_MAX_DEPTH; i++)
+		body[n++] = '[';
+	for (int i = 0; i < SW_JSON_MAX_DEPTH; i++)
+		body[n++] = ']';
+	body[n++] = '}';
+	CHECK(sw_json_parse_object(sw_str_from(body, n), err, sizeof(err)) == NULL);
+	CHECK(strstr(err, "deeper") != NULL);
+	/* Exactly at the limit passes: the object plus limit-1 arrays. */
+	n = 0;
+	body[n++] = '{';
+	body[n++] = '"';
+	body[n++] = 'a';
+	body[n++] = '"';
+	body[n++] = ':';
+	for (int i = 0; i < SW_JSON_MAX_DEPTH - 1; i++)
+		body[n++] = '[';
+	for (int i = 0; i < SW_JSON_MAX_DEPTH - 1; i++)
+		body[n++] = ']';
+	body[n++] = '}';
+	json_t *v = sw_json_parse_object(sw_str_from(body, n), err, sizeof(err));
+	CHECK(v != NULL);
+	json_decref(v);
+}
+
+TEST(parser_ignores_brackets_inside_strings_for_depth)
+{
+	char err[160];
+	json_t *v = sw_json_parse_object(SW_STR("{\"a\":\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\\\"[[[\"}"), err, sizeof(err));
+	CHECK(v != NULL);
+	json_decref(v);
+}
+
+TEST(parser_refuses_non_objects_and_garbage)
+{
+	char err[160];
+	CHECK(sw_json_parse_object(SW_STR("[1]"), err, sizeof(err)) == NULL);
+	CHECK(sw_json_parse_object(SW_STR("\"s\""), err, sizeof(err)) == NULL);
+	CHECK(sw_json_parse_object(SW_STR("{"), err, sizeof(err)) == NULL);
+	CHECK(sw_json_parse_object(SW_STR(""), err, sizeof(err)) == NULL);
+	CHECK(sw_json_parse_object(SW_STR("{} {}"), err, sizeof(err)) == NULL);
+}
+
+TEST_MAIN()
