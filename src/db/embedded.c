@@ -47,8 +47,9 @@
 #define SUN_PATH_MAX 107 /* sizeof(sockaddr_un.sun_path) - 1 */
 #define INITDB_TIMEOUT_MS 120000
 #define READY_TIMEOUT_MS 30000
-#define STALE_TIMEOUT_MS 15000
-#define STOP_TIMEOUT_MS 20000
+#define STALE_STOPPING_TIMEOUT_MS 120000 /* a left-over server shutting down */
+#define STALE_RUNNING_TIMEOUT_MS 5000   /* one still serving: someone else's */
+#define STOP_TIMEOUT_MS 30000 /* the shutdown checkpoint may take a while */
 #define MISSING_BINARIES \
 	"PostgreSQL server binaries not found: apt-get install postgresql (or set DATABASE_URL)"
 
@@ -325,8 +326,6 @@ static int spawn(char *const argv[], const struct identity *id, int logfd, const
 	}
 
 	/* Child. */
-	if (prctl(PR_SET_PDEATHSIG, deathsig) < 0 || getppid() != parent)
-		_exit(126);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -344,6 +343,10 @@ static int spawn(char *const argv[], const struct identity *id, int logfd, const
 		if (setgroups(0, NULL) < 0 || setgid(id->gid) < 0 || setuid(id->uid) < 0)
 			child_fail("cannot switch to the postgres user");
 	}
+	/* After the credential change, which clears the setting; a parent
+	 * gone before this point is caught by the getppid() check. */
+	if (prctl(PR_SET_PDEATHSIG, deathsig) < 0 || getppid() != parent)
+		_exit(126);
 	if (chdir(dir) < 0)
 		child_fail(id->drop ? "the postgres user cannot enter the data directory "
 				      "(it and every parent directory must be searchable by it)"
@@ -435,41 +438,69 @@ static int run_initdb(const struct paths *p, const struct identity *id, int logf
 	return 0;
 }
 
-/* A server from a crashed run may still be shutting down (it got SIGINT
- * when its parent died); wait for it to go. */
-static int wait_stale_postmaster(const struct paths *p, char *err, size_t errlen)
+/* Reads postmaster.pid: the pid (line 1) and the status (line 8:
+ * "starting", "ready", "stopping", ...). false when absent. */
+static bool read_postmaster_pid(const char *path, long *ret_pid, char *status, size_t statuslen)
 {
-	char path[PATH_MAX];
-	if (!path_join(path, sizeof(path), p->pg, "/postmaster.pid"))
-		return 0;
 	FILE *f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return false;
+	char line[PATH_MAX];
 	long pid = 0;
-	if (fscanf(f, "%ld", &pid) != 1)
-		pid = 0;
+	status[0] = '\0';
+	for (int i = 1; fgets(line, sizeof(line), f); i++) {
+		if (i == 1)
+			pid = atol(line);
+		if (i == 8) {
+			size_t n = strcspn(line, " \r\n");
+			if (n >= statuslen)
+				n = statuslen - 1;
+			memcpy(status, line, n);
+			status[n] = '\0';
+			break;
+		}
+	}
 	fclose(f);
-	if (pid <= 1 || pid == (long)getpid())
-		return 0;
+	*ret_pid = pid;
+	return true;
+}
 
+static bool is_postgres_process(long pid)
+{
+	char comm_path[64], comm[32] = "";
+	snprintf(comm_path, sizeof(comm_path), "/proc/%ld/comm", pid);
+	FILE *c = fopen(comm_path, "re");
+	if (!c)
+		return false;
+	if (!fgets(comm, sizeof(comm), c))
+		comm[0] = '\0';
+	fclose(c);
+	return strncmp(comm, "postgres", 8) == 0;
+}
+
+/* A server from a crashed run got SIGINT when its parent died and is
+ * shutting down (its status says "stopping"); its shutdown checkpoint may
+ * take a while, so wait for it. A server that stays up belongs to someone
+ * else: refuse after a short grace period. A stale file whose pid is gone
+ * or reused is left to postgres, which removes it. */
+static int wait_stale_postmaster(const struct paths *p, char *err, size_t errlen)
+{
+	char path[PATH_MAX], status[32];
+	long pid;
+	if (!path_join(path, sizeof(path), p->pg, "/postmaster.pid"))
+		return 0;
 	for (unsigned waited = 0;; waited += 50) {
-		char comm_path[64], comm[32] = "";
-		snprintf(comm_path, sizeof(comm_path), "/proc/%ld/comm", pid);
-		FILE *c = fopen(comm_path, "re");
-		if (!c)
-			return 0; /* gone (or no /proc: let postgres judge the lock file) */
-		if (!fgets(comm, sizeof(comm), c))
-			comm[0] = '\0';
-		fclose(c);
-		if (strncmp(comm, "postgres", 8) != 0)
-			return 0; /* the pid was reused: postgres removes the stale file */
-		if (waited >= STALE_TIMEOUT_MS)
+		if (!read_postmaster_pid(path, &pid, status, sizeof(status)) || pid <= 1 ||
+		    pid == (long)getpid() || !is_postgres_process(pid))
+			return 0;
+		bool stopping = strcmp(status, "stopping") == 0;
+		if (waited >= (stopping ? STALE_STOPPING_TIMEOUT_MS : STALE_RUNNING_TIMEOUT_MS))
 			break;
 		sleep_ms(50);
 	}
 	snprintf(err, errlen,
-		 "a PostgreSQL server (pid %ld) is still running in %s: is another stewardd "
-		 "using this data directory?", pid, p->pg);
+		 "a PostgreSQL server (pid %ld, %s) is still running in %s: is another stewardd "
+		 "using this data directory?", pid, *status ? status : "status unknown", p->pg);
 	return -EBUSY;
 }
 

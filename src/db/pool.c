@@ -102,12 +102,13 @@ struct sw_db_pool {
 	unsigned size;
 	struct conn *conns;
 	unsigned nup;          /* connections IDLE or BUSY */
-	unsigned nbusy;        /* queries on the wire */
 	struct query *qhead, *qtail;
 	unsigned nqueued;
 	uint32_t rng;
 
 	/* health */
+	bool down;             /* a connection attempt failed and none is up */
+	struct sw_timer fail_timer; /* fails the queue while down */
 	bool verified_up;
 	uint64_t last_ok_ms;   /* 0: must be verified again */
 	bool ping_inflight;
@@ -222,7 +223,8 @@ static void abandon_poll(struct conn *c)
 	}
 }
 
-/* Arms the connection's poll for mask. On failure the connection is lost. */
+/* Arms the connection's poll for mask (after the stale one, if any has
+ * still to complete). On failure the connection is broken (conn_break). */
 static void conn_watch(struct conn *c, unsigned mask)
 {
 	if (c->poll_inflight) {
@@ -321,12 +323,10 @@ static void start_query(struct conn *c, struct query *q)
 	c->state = CONN_BUSY;
 	c->query = q;
 	q->conn = c;
-	pool->nbusy++;
 	if (!PQsendQueryPrepared(c->pg, q->stmt->name, q->nparams, q->params, NULL, NULL, 0)) {
 		/* Nothing was sent: the query goes back to the head of the queue. */
 		c->query = NULL;
 		q->conn = NULL;
-		pool->nbusy--;
 		queue_push(pool, q, true);
 		conn_break(c, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
 		return;
@@ -370,6 +370,14 @@ static void fail_queued(struct sw_db_pool *pool, int code, const char *message)
 	}
 }
 
+static void fail_timer(struct sw_timer *t)
+{
+	struct sw_db_pool *pool = SW_CONTAINER_OF(t, struct sw_db_pool, fail_timer);
+	if (pool->down)
+		fail_queued(pool, -ECONNRESET, pool->reason ? pool->reason : "no connection to the database");
+	check_closed(pool);
+}
+
 int sw_db_query(struct sw_db_pool *pool, const struct sw_db_stmt *stmt,
 		const char *const *params, int nparams, sw_db_cb cb, void *arg)
 {
@@ -411,6 +419,10 @@ int sw_db_query(struct sw_db_pool *pool, const struct sw_db_stmt *stmt,
 	}
 	queue_push(pool, q, false);
 	dispatch(pool);
+	/* While the database is known to be unreachable the query fails at
+	 * the next turn of the loop (never inside this call). */
+	if (pool->down && pool->qhead && !sw_timer_armed(&pool->fail_timer))
+		sw_timer_start(pool->loop, &pool->fail_timer, 0, fail_timer);
 	return 0;
 }
 
@@ -485,7 +497,6 @@ static void conn_lost(struct conn *c, int code, const char *reason, const char *
 	c->query = NULL;
 	if (q) {
 		q->conn = NULL;
-		pool->nbusy--;
 	}
 	PQclear(c->result);
 	c->result = NULL;
@@ -509,9 +520,11 @@ static void conn_lost(struct conn *c, int code, const char *reason, const char *
 	if (q)
 		query_finish(q, NULL, code == -ETIMEDOUT ? -ETIMEDOUT : -ECONNRESET, NULL, reason);
 	/* The database is unreachable: queued queries would only wait for
-	 * their deadline, so they fail now. */
-	if (was_connecting && pool->nup == 0)
+	 * their deadline, so they fail now, and new ones soon (fail_timer). */
+	if (was_connecting && pool->nup == 0 && !pool->closing) {
+		pool->down = true;
 		fail_queued(pool, -ECONNRESET, reason);
+	}
 }
 
 static void start_connect(struct conn *c)
@@ -584,6 +597,8 @@ static void conn_ready(struct conn *c)
 	c->state = CONN_IDLE;
 	c->backoff_ms = SW_DB_RECONNECT_MIN_MS;
 	pool->nup++;
+	pool->down = false;
+	sw_timer_stop(pool->loop, &pool->fail_timer);
 	pool->verified_up = true;
 	pool->last_ok_ms = now_ms(pool);
 	pool->reason = NULL;
@@ -621,15 +636,20 @@ static void conn_prepare_step(struct conn *c)
 			return;
 		}
 		if (st != PGRES_COMMAND_OK) {
-			/* A statement does not compile: most likely the schema is
-			 * not migrated. Retrying with backoff is all we can do. */
+			/* The server went away meanwhile, or a statement does not
+			 * compile (the schema is not migrated). Either way:
+			 * retry with backoff. */
 			char detail[512];
 			const char *m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+			const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+			bool server_gone = PQstatus(c->pg) == CONNECTION_BAD || !state ||
+					   strncmp(state, "57", 2) == 0 || strncmp(state, "08", 2) == 0;
 			snprintf(detail, sizeof(detail), "preparing statement %s failed: %s",
 				 c->prepared < nstmts ? stmts[c->prepared]->name : "?",
 				 m ? m : PQresStatus(st));
 			PQclear(r);
-			conn_lost(c, -ECONNRESET, "database schema is not ready", detail);
+			conn_lost(c, -ECONNRESET,
+				  server_gone ? classify(detail) : "database schema is not ready", detail);
 			return;
 		}
 		c->prepared++;
@@ -662,7 +682,6 @@ static void conn_query_done(struct conn *c)
 	c->query = NULL;
 	c->result = NULL;
 	q->conn = NULL;
-	pool->nbusy--;
 	c->state = CONN_IDLE;
 
 	int code = -EIO;
@@ -673,9 +692,15 @@ static void conn_query_done(struct conn *c)
 	} else if (res) {
 		sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 		message = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-		/* 57014 is the server's statement_timeout (we never cancel). */
+		/* 57014 is the server's statement_timeout (we never cancel);
+		 * the rest of class 57 (shutdown) and class 08 mean the
+		 * connection is going away, not that the statement failed. */
 		if (sqlstate && strcmp(sqlstate, "57014") == 0) {
 			code = -ETIMEDOUT;
+			sqlstate = NULL;
+		} else if (sqlstate && (strncmp(sqlstate, "57P", 3) == 0 ||
+					strncmp(sqlstate, "08", 2) == 0)) {
+			code = -ECONNRESET;
 			sqlstate = NULL;
 		}
 	}
@@ -685,6 +710,8 @@ static void conn_query_done(struct conn *c)
 	if (code == 0 || code == -EIO) {
 		pool->verified_up = true;
 		pool->last_ok_ms = now_ms(pool);
+	} else if (code == -ECONNRESET) {
+		/* The idle watch notices the end of the connection next. */
 	} else {
 		pool->last_ok_ms = 0; /* verify at the next look */
 	}
@@ -973,6 +1000,7 @@ void sw_db_pool_close(struct sw_db_pool *pool, void (*done)(void *arg), void *ar
 	if (SW_NEVER(pool->closing))
 		return;
 	pool->closing = true;
+	sw_timer_stop(pool->loop, &pool->fail_timer);
 	pool->done = done;
 	pool->done_arg = arg;
 	fail_queued(pool, -ECANCELED, "the database pool is closing");

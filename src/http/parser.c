@@ -91,6 +91,26 @@ const char *sw_http_method_name(enum sw_http_method m)
 	return method_names[m];
 }
 
+/* Skips field-value bytes. Eight at a time while none of them is a CTL
+ * (below 0x20, which includes HTAB: the byte loop takes those) or DEL;
+ * obs-text (0x80-0xFF) passes both word tests. The word tests are the
+ * exact "has a byte less than n" / "has a zero byte" bit tricks. */
+static inline const unsigned char *skip_value(const unsigned char *p, const unsigned char *end)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+	while (end - p >= 8) {
+		uint64_t x, del;
+		memcpy(&x, p, 8);
+		del = x ^ (ones * 0x7f);
+		if (((x - ones * 0x20) & ~x & highs) | ((del - ones) & ~del & highs))
+			break;
+		p += 8;
+	}
+	while (p < end && value_char[*p])
+		p++;
+	return p;
+}
+
 static inline bool is_hex(unsigned char c)
 {
 	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
@@ -135,9 +155,11 @@ static enum sw_http_method method_lookup(const unsigned char *m, size_t n)
 	return SW_HTTP_METHOD_OTHER;
 }
 
-/* Case-insensitive compare of a token against a lower-case literal made of
- * letters and '-'. OR-ing 0x20 folds only letters here: the other tchar
- * bytes that it changes ('^', '_', '@'...) never fold onto a letter or '-'. */
+/* Case-insensitive compare of a token or field value against a lower-case
+ * literal of letters, digits and '-'. OR-ing 0x20 is enough: among the
+ * bytes a token or value may hold, the only ones it maps onto a letter,
+ * digit or '-' are the upper-case letters (CTLs such as 0x0D or 0x10 would
+ * fold onto '-' or '0', but they are refused before this is called). */
 static inline bool token_is(const unsigned char *s, size_t n, const char *lower, size_t ln)
 {
 	if (n != ln)
@@ -492,8 +514,7 @@ static int parse_full(const unsigned char *buf, size_t len, struct sw_http_head 
 		while (p < end && is_ows(*p))
 			p++;
 		const unsigned char *v = p;
-		while (p < end && value_char[*p])
-			p++;
+		p = skip_value(p, end);
 		if (SW_UNLIKELY(p == end))
 			goto head_more;
 		if (SW_UNLIKELY(*p != '\r')) {

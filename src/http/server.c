@@ -439,9 +439,9 @@ static void finish_request(struct sw_http_request *req, size_t body_len)
 	struct sw_conn *c = req->conn;
 	c->state = CONN_HEAD;
 	c->req = NULL;
-	sw_log_access(sw_str_from(req->request_id, req->request_id_len), req->method_str,
-		      req->path, req->status, body_len,
-		      sw_now_us() - req->start_us);
+	if (req->server->config->access_log)
+		sw_log_access(sw_str_from(req->request_id, req->request_id_len), req->method_str,
+			      req->path, req->status, body_len, sw_now_us() - req->start_us);
 	request_free(req);
 	if (c->closing || c->close_after_write) {
 		conn_flush(c);
@@ -1009,7 +1009,14 @@ static void conn_close(struct sw_conn *c)
 
 static void conn_maybe_free(struct sw_conn *c)
 {
-	if (!c->closing || c->recv_active || c->write_active || c->req)
+	if (!c->closing)
+		return;
+	if (c->req && c->state != CONN_HANDLER) {
+		/* Mid-head or mid-body: no handler holds it, nobody will answer. */
+		request_free(c->req);
+		c->req = NULL;
+	}
+	if (c->recv_active || c->write_active || c->req)
 		return;
 	struct sw_server *srv = c->srv;
 	sw_timer_stop(srv->loop, &c->timer);
@@ -1043,17 +1050,49 @@ static void accept_retry(struct sw_timer *t)
 		accept_arm(srv);
 }
 
-static void refuse_connection(int fd)
+#define BUSY_BODY \
+	"{\"error\":{\"code\":\"SERVICE_UNAVAILABLE\",\"message\":\"The server is at its connection limit.\",\"requestId\":\"-\"}}"
+
+static void refuse_connection(struct sw_server *srv, int fd)
 {
-	static const char busy[] =
-		"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-		"Content-Length: 96\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
-		"{\"error\":{\"code\":\"SERVICE_UNAVAILABLE\",\"message\":\"The server is at its connection limit.\"}}";
+	char rid[40];
+	int ridlen = snprintf(rid, sizeof(rid), "%08x-%x-%llx", rid_prefix, sw_loop_index(srv->loop),
+			      (unsigned long long)++srv->seq);
+	struct sw_buf body = { 0 };
+	struct sw_json j;
+	sw_json_init(&j, &body);
+	sw_json_object_begin(&j);
+	sw_json_key(&j, "error");
+	sw_json_object_begin(&j);
+	sw_json_key(&j, "code");
+	sw_json_cstr(&j, "SERVICE_UNAVAILABLE");
+	sw_json_key(&j, "message");
+	sw_json_cstr(&j, "The server is at its connection limit; try again shortly.");
+	sw_json_key(&j, "requestId");
+	sw_json_string(&j, sw_str_from(rid, (size_t)ridlen));
+	sw_json_object_end(&j);
+	sw_json_object_end(&j);
+	refresh_date(srv);
+	char msg[768];
+	int n = -1;
+	if (sw_json_finish(&j) == 0)
+		n = snprintf(msg, sizeof(msg),
+			     "HTTP/1.1 503 Service Unavailable\r\nDate: %s\r\nContent-Length: %zu\r\n"
+			     "Content-Type: application/json\r\nX-Request-Id: %s\r\n"
+			     "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
+			     "Retry-After: 1\r\nConnection: close\r\n\r\n%.*s",
+			     srv->date, body.len, rid, (int)body.len, body.data);
 	/* Best effort and non-blocking: the socket buffer of a new connection
 	 * takes this whole. */
-	ssize_t w = send(fd, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-	(void)w;
+	if (n > 0 && (size_t)n < sizeof(msg)) {
+		ssize_t w = send(fd, msg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		(void)w;
+	}
+	sw_buf_release(&body);
 	close(fd);
+	if (srv->config->access_log)
+		sw_log_access(sw_str_from(rid, (size_t)ridlen), SW_STR("-"), SW_STR("-"), 503,
+			      0, 0);
 }
 
 static void accept_done(struct sw_io_op *op, int res, uint32_t flags)
@@ -1068,7 +1107,7 @@ static void accept_done(struct sw_io_op *op, int res, uint32_t flags)
 		} else if (__atomic_add_fetch(&srv->shared->connections, 1, __ATOMIC_RELAXED) >
 			   srv->config->max_connections) {
 			__atomic_fetch_sub(&srv->shared->connections, 1, __ATOMIC_RELAXED);
-			refuse_connection(fd);
+			refuse_connection(srv, fd);
 		} else {
 			struct sw_conn *c = calloc(1, sizeof(*c));
 			if (!c) {
@@ -1191,6 +1230,13 @@ static void begin_shutdown(void *arg)
 	sw_timer_stop(srv->loop, &srv->accept_retry);
 	if (srv->accept_active)
 		sw_io_cancel(srv->loop, &srv->accept_op);
+	/* Closing the listener now makes the kernel refuse new connections
+	 * (and reset those in the backlog) while requests in flight finish.
+	 * The cancelled accept keeps its own reference until it completes. */
+	if (srv->listen_fd >= 0) {
+		sw_io_close(srv->loop, srv->listen_fd);
+		srv->listen_fd = -1;
+	}
 	/* Idle connections go now; the others after their current request. */
 	for (struct sw_conn *c = srv->conns, *n; c; c = n) {
 		n = c->next;

@@ -88,6 +88,8 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 
 // Async cleanup for test files' after() hooks: stops servers in order and
 // waits for them, then removes the directories.
+// Fails (throws) if any stewardd started by this file reported a sanitizer
+// error, so that a report is never lost in captured output.
 export async function cleanupAll() {
 	const list = [...children];
 	const servers = list.filter((c) => c.kind !== 'postgres');
@@ -95,7 +97,17 @@ export async function cleanupAll() {
 	await Promise.all(servers.map((c) => c.stop()));
 	await Promise.all(clusters.map((c) => c.stop()));
 	cleanupSync();
+	const reports = [];
+	for (const log of allServerLogs) {
+		const text = log.text();
+		const i = text.search(SANITIZER_REPORT);
+		if (i >= 0) reports.push(text.slice(Math.max(0, i - 200), i + 4000));
+	}
+	if (reports.length) throw new Error(`sanitizer report from stewardd:\n${reports.join('\n-----\n')}`);
 }
+
+const SANITIZER_REPORT = /ERROR: (AddressSanitizer|LeakSanitizer|ThreadSanitizer)|WARNING: ThreadSanitizer|runtime error: /;
+const allServerLogs = [];
 
 export function makeTempDir(prefix) {
 	// Unix socket paths are limited to 107 bytes: keep the base short.
@@ -401,6 +413,7 @@ export async function startStewardd({ env = {}, db = null, healthTimeoutMs = 200
 			else full[k] = String(v);
 		}
 		const logs = new LineLog();
+		allServerLogs.push(logs);
 		const proc = spawn(bin, [], { env: full, stdio: ['ignore', 'pipe', 'pipe'] });
 		logs.attach(proc);
 		const exitP = new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));

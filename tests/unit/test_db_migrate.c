@@ -6,6 +6,8 @@
 #include <ftw.h>
 #include <sys/stat.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -29,7 +31,8 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 static void teardown(void)
 {
 	sw_db_embedded_stop();
-	if (scratch[0])
+	/* SW_TEST_KEEP=1 keeps the cluster's directory (and its pg.log). */
+	if (scratch[0] && !getenv("SW_TEST_KEEP"))
 		nftw(scratch, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
@@ -349,6 +352,45 @@ TEST(embedded_start_without_binaries_says_what_to_install)
 	CHECK_INT_EQ(r, -ENOENT);
 	CHECK(strstr(err, "apt-get install postgresql") != NULL);
 	CHECK(strstr(err, "DATABASE_URL") != NULL);
+}
+
+TEST(after_stewardd_is_killed_its_server_stops_and_the_next_start_succeeds)
+{
+	cluster();
+	sw_db_embedded_stop(); /* one embedded server per process */
+	started = false;
+	char dir[128], ci[512], err[1024];
+	snprintf(dir, sizeof(dir), "%s/crash", scratch);
+
+	int ready[2];
+	REQUIRE(pipe(ready) == 0);
+	pid_t child = fork();
+	REQUIRE(child >= 0);
+	if (child == 0) {
+		/* A stand-in for stewardd: start the server, then wait to be killed. */
+		close(ready[0]);
+		int r = sw_db_embedded_start(dir, ci, sizeof(ci), err, sizeof(err));
+		if (r < 0)
+			fprintf(stderr, "  child start: %s\n", err);
+		char c = r == 0 ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	char c = 0;
+	CHECK(read(ready[0], &c, 1) == 1 && c == 'y');
+	close(ready[0]);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+
+	int r = sw_db_embedded_start(dir, ci, sizeof(ci), err, sizeof(err));
+	if (r < 0)
+		fprintf(stderr, "  restart after kill: %s\n", err);
+	CHECK_INT_EQ(r, 0);
+	CHECK_INT_EQ(scalar(ci, "SELECT 7"), 7);
+	sw_db_embedded_stop();
 }
 
 TEST_MAIN()

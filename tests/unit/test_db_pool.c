@@ -1,7 +1,7 @@
 /* The asynchronous pool on a real ring and a real PostgreSQL: one scratch
  * cluster for the file (sw_db_embedded_start in a mkdtemp directory), a
- * fresh migrated database per test, the loop run in this thread until
- * each test's condition holds. Exits 77 when the PostgreSQL server
+ * migrated database (a fresh one where rows matter), the loop run in this
+ * thread until each test's condition holds. Exits 77 when the PostgreSQL server
  * binaries are not installed. */
 #include <errno.h>
 #include <ftw.h>
@@ -32,7 +32,8 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 static void teardown(void)
 {
 	sw_db_embedded_stop();
-	if (scratch[0])
+	/* SW_TEST_KEEP=1 keeps the cluster's directory (and its pg.log). */
+	if (scratch[0] && !getenv("SW_TEST_KEEP"))
 		nftw(scratch, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
@@ -88,6 +89,15 @@ static void fresh_database(const char *name, char *out, size_t outlen)
 		fprintf(stderr, "migrate: %s\n", err);
 		exit(1);
 	}
+}
+
+/* The migrated database most tests share (they create no rows). */
+static void shared_database(char *out, size_t outlen)
+{
+	static char ci[600];
+	if (!ci[0])
+		fresh_database("p_shared", ci, sizeof(ci));
+	snprintf(out, outlen, "%s", ci);
 }
 
 /* ---- running the loop ---- */
@@ -201,7 +211,7 @@ static int query(struct sw_db_pool *pool, const struct sw_db_stmt *stmt, const c
 TEST(a_query_queued_before_connecting_returns_its_row)
 {
 	char ci[600];
-	fresh_database("p_basic", ci, sizeof(ci));
+	shared_database(ci, sizeof(ci));
 	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 2, 5000);
 	REQUIRE(pool);
 	struct answer a;
@@ -214,10 +224,57 @@ TEST(a_query_queued_before_connecting_returns_its_row)
 	CHECK(closed);
 }
 
+TEST(a_database_restart_is_noticed_within_a_second_and_survived)
+{
+	char ci[600];
+	shared_database(ci, sizeof(ci));
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 2, 10000);
+	REQUIRE(pool);
+	cur_pool = pool;
+	REQUIRE(run_until(pool_up, 5000));
+	const char *ten[] = { "10" };
+	struct answer running;
+	REQUIRE(query(pool, &sw_db_stmt_test_sleep, ten, &running) == 0);
+	run_until(NULL, 50);
+
+	sw_db_embedded_stop();
+	uint64_t t0 = sw_now_ms();
+	CHECK(run_until(pool_down, 2000));
+	CHECK(sw_now_ms() - t0 < 1200);
+	const char *reason = NULL;
+	CHECK(!sw_db_pool_healthy(pool, &reason));
+	CHECK(reason && *reason);
+	if (reason)
+		printf("  reason while down: %s\n", reason);
+	CHECK(!strstr(reason ? reason : "", "/")); /* no socket path or host leaks */
+	CHECK(run_until(none_outstanding, 2000));
+	CHECK_INT_EQ(running.code, -ECONNRESET); /* in flight on the lost connection */
+
+	/* Queries while down fail at once rather than wait for their deadline. */
+	struct answer a;
+	t0 = sw_now_ms();
+	REQUIRE(query(pool, &sw_db_stmt_ping, NULL, &a) == 0);
+	CHECK(run_until(none_outstanding, 8000));
+	CHECK_INT_EQ(a.code, -ECONNRESET);
+	CHECK(sw_now_ms() - t0 < 1000);
+
+	char again[512], err[1024];
+	int r = sw_db_embedded_start(data_dir, again, sizeof(again), err, sizeof(err));
+	if (r < 0)
+		fprintf(stderr, "  restart: %s\n", err);
+	REQUIRE(r == 0);
+	CHECK(run_until(pool_up, 10000));
+	struct answer b;
+	REQUIRE(query(pool, &sw_db_stmt_ping, NULL, &b) == 0);
+	CHECK(run_until(none_outstanding, 5000));
+	CHECK_INT_EQ(b.code, 0);
+	close_pool(pool);
+}
+
 TEST(parameters_are_bound_never_spliced_and_null_stays_null)
 {
 	char ci[600];
-	fresh_database("p_params", ci, sizeof(ci));
+	shared_database(ci, sizeof(ci));
 	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 2, 5000);
 	REQUIRE(pool);
 	const char *evil[] = { "x'); DROP TABLE users; --" };
@@ -244,7 +301,7 @@ TEST(parameters_are_bound_never_spliced_and_null_stays_null)
 TEST(a_server_error_reports_eio_with_its_sqlstate)
 {
 	char ci[600];
-	fresh_database("p_error", ci, sizeof(ci));
+	shared_database(ci, sizeof(ci));
 	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 1, 5000);
 	REQUIRE(pool);
 	const char *signup[] = { "a@example.com", "A", "hash", "Org" };
@@ -265,7 +322,7 @@ TEST(a_server_error_reports_eio_with_its_sqlstate)
 TEST(unknown_statements_and_wrong_parameter_counts_are_einval)
 {
 	char ci[600];
-	fresh_database("p_einval", ci, sizeof(ci));
+	shared_database(ci, sizeof(ci));
 	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 1, 5000);
 	REQUIRE(pool);
 	static const struct sw_db_stmt rogue = { "rogue", "SELECT 2", 0 };
@@ -313,7 +370,7 @@ TEST(setup_under_50_concurrent_calls_succeeds_exactly_once)
 TEST(a_query_past_its_deadline_is_etimedout_and_the_pool_recovers)
 {
 	char ci[600];
-	fresh_database("p_timeout", ci, sizeof(ci));
+	shared_database(ci, sizeof(ci));
 	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 1, 200);
 	REQUIRE(pool);
 	cur_pool = pool;
@@ -335,49 +392,10 @@ TEST(a_query_past_its_deadline_is_etimedout_and_the_pool_recovers)
 	close_pool(pool);
 }
 
-TEST(a_database_restart_is_noticed_within_a_second_and_survived)
-{
-	char ci[600];
-	fresh_database("p_restart", ci, sizeof(ci));
-	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 2, 2000);
-	REQUIRE(pool);
-	cur_pool = pool;
-	REQUIRE(run_until(pool_up, 5000));
-
-	sw_db_embedded_stop();
-	uint64_t t0 = sw_now_ms();
-	CHECK(run_until(pool_down, 2000));
-	CHECK(sw_now_ms() - t0 < 1200);
-	const char *reason = NULL;
-	CHECK(!sw_db_pool_healthy(pool, &reason));
-	CHECK(reason && *reason);
-	if (reason)
-		printf("  reason while down: %s\n", reason);
-	CHECK(!strstr(reason ? reason : "", "/")); /* no socket path or host leaks */
-
-	/* Queries while down fail rather than hang. */
-	struct answer a;
-	REQUIRE(query(pool, &sw_db_stmt_ping, NULL, &a) == 0);
-	CHECK(run_until(none_outstanding, 8000));
-	CHECK(a.code == -ECONNRESET || a.code == -ETIMEDOUT);
-
-	char again[512], err[1024];
-	int r = sw_db_embedded_start(data_dir, again, sizeof(again), err, sizeof(err));
-	if (r < 0)
-		fprintf(stderr, "  restart: %s\n", err);
-	REQUIRE(r == 0);
-	CHECK(run_until(pool_up, 10000));
-	struct answer b;
-	REQUIRE(query(pool, &sw_db_stmt_ping, NULL, &b) == 0);
-	CHECK(run_until(none_outstanding, 5000));
-	CHECK_INT_EQ(b.code, 0);
-	close_pool(pool);
-}
-
 TEST(queries_beyond_the_pending_limit_are_ebusy)
 {
 	char ci[600];
-	fresh_database("p_busy", ci, sizeof(ci));
+	shared_database(ci, sizeof(ci));
 	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 1, 20000);
 	REQUIRE(pool);
 	/* Not connected yet: everything waits in the queue. */
@@ -397,7 +415,7 @@ TEST(queries_beyond_the_pending_limit_are_ebusy)
 TEST(health_is_false_before_connecting_true_after_and_stays_cached)
 {
 	char ci[600];
-	fresh_database("p_health", ci, sizeof(ci));
+	shared_database(ci, sizeof(ci));
 	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 1, 5000);
 	REQUIRE(pool);
 	cur_pool = pool;
@@ -436,7 +454,7 @@ TEST(a_pool_pointed_at_nothing_reports_connection_refused)
 TEST(closing_cancels_queued_queries_finishes_the_running_one_and_calls_done)
 {
 	char ci[600];
-	fresh_database("p_close", ci, sizeof(ci));
+	shared_database(ci, sizeof(ci));
 	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 1, 5000);
 	REQUIRE(pool);
 	cur_pool = pool;

@@ -277,6 +277,32 @@ TEST(find_returns_the_first_of_repeated_headers)
 	CHECK(str_is(f->value, "a"));
 }
 
+TEST(every_byte_value_at_every_offset_of_a_header_value)
+{
+	/* Values are scanned a word at a time: each byte must be judged the
+	 * same wherever it falls in the word. Allowed: HTAB, SP, VCHAR,
+	 * obs-text; everything else (CTLs, DEL, NUL, CR, LF) is refused. */
+	static const char pre[] = "GET / HTTP/1.1\r\nHost: h\r\nX: ";
+	char req[128];
+	for (unsigned b = 0; b < 256; b++) {
+		bool allowed = b == '\t' || (b >= 0x20 && b != 0x7f);
+		for (size_t k = 0; k < 20; k++) {
+			size_t len = sizeof(pre) - 1;
+			memcpy(req, pre, len);
+			memset(req + len, 'v', 20);
+			req[len + k] = (char)b;
+			len += 20;
+			memcpy(req + len, "\r\n\r\n", 4);
+			len += 4;
+			struct outcome o = parse_buf(req, len);
+			if ((o.rc == 0) != allowed) {
+				fprintf(stderr, "  byte 0x%02x at %zu: rc %d\n", b, k, o.rc);
+				*sw_failed_ = 1;
+			}
+		}
+	}
+}
+
 /* ---- bodies ---- */
 
 TEST(content_length_sets_length_body)
