@@ -29,8 +29,9 @@ struct account_ctx {
 static void db_unavailable(struct sw_http_request *req, const struct sw_db_error *err)
 {
 	if (err->code == -EIO) {
-		sw_log_error("database error %s on %.*s: %s", err->sqlstate, (int)req->path.len,
-			     req->path.ptr, err->message ? err->message : "");
+		/* The SQLSTATE only: a server message may quote a bound value. */
+		sw_log_error("database error sqlstate=%s rid=%.*s path=%.*s", err->sqlstate,
+			     (int)req->request_id_len, req->request_id, (int)req->path.len, req->path.ptr);
 		sw_http_error(req, 500, "INTERNAL_ERROR", "The server failed to complete the request.");
 		return;
 	}

@@ -28,7 +28,11 @@
  * A query still queued at its deadline just fails with -ETIMEDOUT; a query
  * on the wire also costs its connection, which is dropped and re-made
  * (PQcancel would block the loop). The server's statement_timeout is set
- * to the same value so that an abandoned statement does not run on.
+ * to the same value so that an abandoned statement does not run on (its
+ * 57014 then also reads as -ETIMEDOUT). While no connection is up and the
+ * last attempt failed, queries fail with -ECONNRESET at the next turn of
+ * the loop instead of waiting out their deadline, so an outage answers
+ * 503 at once. Callbacks never run inside sw_db_query().
  *
  * Health is cached: any result from the server counts as a verification;
  * /health reads the cache and, when it is older than

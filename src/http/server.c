@@ -101,6 +101,8 @@ struct sw_server {
 	bool stopping;
 	bool db_closing;
 	struct sw_timer shutdown_timer;
+	struct sw_timer ready_timer;
+	uint64_t ready_deadline;
 };
 
 static struct sw_loop *loops[MAX_LOOPS];
@@ -111,6 +113,7 @@ static void conn_close(struct sw_conn *c);
 static void conn_flush(struct sw_conn *c);
 static void conn_maybe_free(struct sw_conn *c);
 static void server_check_done(struct sw_server *srv);
+static void ready_check(struct sw_timer *t);
 
 const char *sw_http_reason(int status)
 {
@@ -1228,6 +1231,8 @@ static void begin_shutdown(void *arg)
 		return;
 	srv->stopping = true;
 	sw_timer_stop(srv->loop, &srv->accept_retry);
+	if (sw_timer_armed(&srv->ready_timer))
+		ready_check(&srv->ready_timer); /* report, so main is not left waiting */
 	if (srv->accept_active)
 		sw_io_cancel(srv->loop, &srv->accept_op);
 	/* Closing the listener now makes the kernel refuse new connections
@@ -1246,6 +1251,24 @@ static void begin_shutdown(void *arg)
 	sw_timer_start(srv->loop, &srv->shutdown_timer, srv->config->shutdown_timeout_ms,
 		       shutdown_deadline);
 	server_check_done(srv);
+}
+
+/* A thread reports ready once its pool has a connection, so that /health
+ * right after start-up means what it says; a database that is down does
+ * not keep the server from starting (it reports ready after a bound). */
+#define READY_WAIT_MS 3000
+
+static void ready_check(struct sw_timer *t)
+{
+	struct sw_server *srv = SW_CONTAINER_OF(t, struct sw_server, ready_timer);
+	const char *reason;
+	if (!sw_db_pool_healthy(srv->db, &reason) && sw_loop_now_ms(srv->loop) < srv->ready_deadline &&
+	    !srv->stopping) {
+		sw_timer_start(srv->loop, &srv->ready_timer, 5, ready_check);
+		return;
+	}
+	if (srv->shared->ready)
+		srv->shared->ready(srv->shared, sw_loop_index(srv->loop));
 }
 
 void sw_server_request_shutdown(unsigned index)
@@ -1287,8 +1310,8 @@ int sw_server_run_thread(struct sw_server_shared *shared, unsigned index)
 	}
 	accept_arm(srv);
 	__atomic_store_n(&loops[index], srv->loop, __ATOMIC_RELEASE);
-	if (shared->ready)
-		shared->ready(shared, index);
+	srv->ready_deadline = sw_loop_now_ms(srv->loop) + READY_WAIT_MS;
+	sw_timer_start(srv->loop, &srv->ready_timer, 0, ready_check);
 	r = sw_loop_run(srv->loop);
 	__atomic_store_n(&loops[index], NULL, __ATOMIC_RELEASE);
 	goto out_loop;

@@ -362,6 +362,12 @@ test('signup_with_unknown_field_is_422', async () => {
 	assert.ok(e.fields?.isOperator?.includes('is not a known field'), res.text);
 });
 
+test('signup_enabled_get_is_405_with_allow_post', async () => {
+	const res = await get(signupSrv, '/signup');
+	h.assertError(res, 405, 'METHOD_NOT_ALLOWED');
+	assert.ok(String(res.headers.allow).split(',').map((x) => x.trim()).includes('POST'), `Allow: ${res.headers.allow}`);
+});
+
 // ---------------------------------------------------------------- docs
 
 async function getDocs(s) {
