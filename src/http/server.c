@@ -1092,6 +1092,12 @@ static void refuse_connection(struct sw_server *srv, int fd)
 		(void)w;
 	}
 	sw_buf_release(&body);
+	/* Discard what the client already sent, so the close is a FIN rather
+	 * than a reset that could destroy the 503 before it is read. */
+	char sink[4096];
+	for (int i = 0; i < 16 && recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0; i++)
+		;
+	shutdown(fd, SHUT_WR);
 	close(fd);
 	if (srv->config->access_log)
 		sw_log_access(sw_str_from(rid, (size_t)ridlen), SW_STR("-"), SW_STR("-"), 503,

@@ -149,9 +149,12 @@ int main(void)
 	pthread_mutex_unlock(&ready_lock);
 
 	if (all_ready) {
-		sw_log_info("listening address=%s threads=%u env=%s database=%s signup=%s",
+		sw_log_info("listening address=%s threads=%u env=%s database=%s signup=%s "
+			    "max_connections=%u header_timeout_ms=%u body_timeout_ms=%u idle_timeout_ms=%u",
 			    config.listen_str, config.threads, sw_env_name(config.env),
-			    embedded ? "embedded" : "external", config.signup_enabled ? "on" : "off");
+			    embedded ? "embedded" : "external", config.signup_enabled ? "on" : "off",
+			    config.max_connections, config.header_timeout_ms, config.body_timeout_ms,
+			    config.idle_timeout_ms);
 		int sig = sw_signals_wait();
 		sw_log_info("received %s; shutting down (deadline %u ms)",
 			    sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal",
