@@ -651,6 +651,24 @@ json_t *sw_http_json_body(struct sw_http_request *req)
 
 /* ---- the connection state machine ---- */
 
+/* Answers the connection's current request (or a new one, when the head
+ * never completed) with an error, discards unread input, and closes the
+ * connection after the response: what follows cannot be trusted. */
+static void conn_refuse(struct sw_conn *c, int status, const char *code, const char *message)
+{
+	struct sw_http_request *req = c->req ? c->req : request_new(c);
+	if (!req) {
+		conn_close(c);
+		return;
+	}
+	req->state = NULL; /* a chunked decoder in the arena is done with */
+	c->req = req;
+	c->state = CONN_HANDLER;
+	c->close_after_write = true;
+	sw_buf_consume(&c->in, c->in.len);
+	sw_http_error(req, status, code, message);
+}
+
 static void conn_timeout(struct sw_timer *t)
 {
 	struct sw_conn *c = SW_CONTAINER_OF(t, struct sw_conn, timer);
@@ -672,19 +690,9 @@ static void conn_timeout(struct sw_timer *t)
 		return;
 	}
 	if ((c->state == CONN_HEAD && c->in.len > 0) || c->state == CONN_BODY) {
-		bool body_stalled = c->state == CONN_BODY;
-		struct sw_http_request *req = c->req ? c->req : request_new(c);
-		if (!req) {
-			conn_close(c);
-			return;
-		}
-		c->req = req;
-		c->state = CONN_HANDLER;
-		c->close_after_write = true;
-		sw_buf_consume(&c->in, c->in.len);
-		sw_http_error(req, 408, "REQUEST_TIMEOUT",
-			      body_stalled ? "The request body stalled." :
-					     "The request head was not received in time.");
+		conn_refuse(c, 408, "REQUEST_TIMEOUT",
+			    c->state == CONN_BODY ? "The request body stalled." :
+						    "The request head was not received in time.");
 		conn_flush(c);
 		return;
 	}
@@ -694,20 +702,6 @@ static void conn_timeout(struct sw_timer *t)
 static void conn_arm_timer(struct sw_conn *c, unsigned ms)
 {
 	sw_timer_start(c->srv->loop, &c->timer, ms, conn_timeout);
-}
-
-/* A request refused before it reached a route: answer, then close. */
-static void protocol_error(struct sw_conn *c, const struct sw_http_parse_error *e)
-{
-	struct sw_http_request *req = c->req ? c->req : request_new(c);
-	if (!req) {
-		conn_close(c);
-		return;
-	}
-	c->req = req;
-	c->state = CONN_HANDLER;
-	c->close_after_write = true;
-	sw_http_error(req, e->status, e->code, e->message);
 }
 
 static void dispatch(struct sw_conn *c);
@@ -857,11 +851,7 @@ static bool read_body(struct sw_conn *c)
 	if (r == -EAGAIN)
 		return false;
 	if (r < 0) {
-		req->state = NULL;
-		sw_buf_consume(&c->in, c->in.len);
-		c->state = CONN_HANDLER;
-		c->close_after_write = true;
-		sw_http_error(req, err.status, err.code, err.message);
+		conn_refuse(c, err.status, err.code, err.message);
 		return false;
 	}
 	char *body = sw_arena_alloc(&req->arena, c->body_out ? c->body_out : 1);
@@ -914,8 +904,7 @@ static void conn_process(struct sw_conn *c)
 			}
 			c->prev_len = 0;
 			if (r < 0) {
-				sw_buf_consume(&c->in, c->in.len);
-				protocol_error(c, &err);
+				conn_refuse(c, err.status, err.code, err.message);
 				break;
 			}
 			start_request(c, &srv->head, consumed);
