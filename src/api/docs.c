@@ -136,11 +136,11 @@ static int add_operation(json_t *paths, const struct sw_route *r)
 		item = json_object();
 		json_object_set_new(paths, path, item);
 	}
-	char method[8];
-	const char *m = sw_http_method_name(r->method);
-	size_t ml = strlen(m);
-	for (size_t i = 0; i <= ml && i < sizeof(method); i++)
-		method[i] = (char)((m[i] >= 'A' && m[i] <= 'Z') ? m[i] + 32 : m[i]);
+	char method[16];
+	snprintf(method, sizeof(method), "%s", sw_http_method_name(r->method));
+	for (char *c = method; *c; c++)
+		if (*c >= 'A' && *c <= 'Z')
+			*c = (char)(*c + 32);
 
 	json_t *op = json_pack("{s:s, s:s, s:[s], s:s}", "summary", r->doc.summary, "description",
 			       r->doc.description ? r->doc.description : "", "tags",
