@@ -3,8 +3,6 @@
  * directory) for the file, a fresh database per test. Exits 77 when the
  * PostgreSQL server binaries are not installed. */
 #include <errno.h>
-#include <ftw.h>
-#include <sys/stat.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -14,80 +12,20 @@
 #include "steward/db.h"
 #include "db/migrations.h"
 #include "db/statements.h"
+#include "db_scratch.h"
 #include "test_help.h"
-
-static char scratch[64];
-static char conninfo[512];
-static bool started;
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void teardown(void)
-{
-	sw_db_embedded_stop();
-	/* SW_TEST_KEEP=1 keeps the cluster's directory (and its pg.log). */
-	if (scratch[0] && !getenv("SW_TEST_KEEP"))
-		nftw(scratch, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 /* Starts the scratch cluster once; exits 77 without PostgreSQL. */
 static void cluster(void)
 {
-	if (started)
-		return;
-	snprintf(scratch, sizeof(scratch), "/tmp/sw-migrate-XXXXXX");
-	if (!mkdtemp(scratch)) {
-		perror("mkdtemp");
-		exit(1);
-	}
-	atexit(teardown);
-	/* As root the server runs as "postgres", which must traverse this. */
-	chmod(scratch, 0711);
-	char dir[128], err[1024];
-	snprintf(dir, sizeof(dir), "%s/data", scratch);
-	int r = sw_db_embedded_start(dir, conninfo, sizeof(conninfo), err, sizeof(err));
-	if (r == -ENOENT && (strstr(err, "not found") || strstr(err, "apt-get install"))) {
-		printf("skipped: %s\n", err);
-		exit(77);
-	}
-	if (r < 0) {
-		fprintf(stderr, "embedded start failed: %s\n", err);
-		exit(1);
-	}
-	started = true;
+	scratch_cluster_start("sw-migrate");
 }
 
-/* A fresh database in the scratch cluster; its conninfo into out. */
+/* A fresh (unmigrated) database in the scratch cluster; its conninfo into out. */
 static void fresh_database(const char *name, char *out, size_t outlen)
 {
 	cluster();
-	PGconn *pg = PQconnectdb(conninfo);
-	if (PQstatus(pg) != CONNECTION_OK) {
-		fprintf(stderr, "connect: %s", PQerrorMessage(pg));
-		exit(1);
-	}
-	char sql[128];
-	snprintf(sql, sizeof(sql), "CREATE DATABASE %s", name);
-	PGresult *res = PQexec(pg, sql);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-		fprintf(stderr, "create database: %s", PQerrorMessage(pg));
-		exit(1);
-	}
-	PQclear(res);
-	PQfinish(pg);
-	snprintf(out, outlen, "%s", conninfo);
-	char *d = strstr(out, "dbname=steward");
-	if (!d) {
-		fprintf(stderr, "unexpected conninfo %s\n", conninfo);
-		exit(1);
-	}
-	snprintf(d, outlen - (size_t)(d - out), "dbname=%s user=steward", name);
+	scratch_fresh_database(name, false, out, outlen);
 }
 
 /* The single value of a one-row query, as a long; -1 on error. */
@@ -178,10 +116,7 @@ TEST(an_unreachable_database_is_a_clear_error)
 	char err[512];
 	cluster();
 	char ci[700];
-	snprintf(ci, sizeof(ci), "%s", conninfo);
-	char *d = strstr(ci, "port=5432");
-	REQUIRE(d);
-	memcpy(d, "port=5999", 9);
+	REQUIRE(scratch_unreachable_conninfo(ci, sizeof(ci)));
 	CHECK_INT_EQ(sw_db_migrate(ci, err, sizeof(err)), -ECONNREFUSED);
 	CHECK(strncmp(err, "cannot connect to the database: ", 32) == 0);
 	CHECK(strchr(err, '\n') == NULL);
@@ -320,13 +255,11 @@ TEST(the_embedded_cluster_restarts_on_its_data_directory)
 	sw_db_embedded_stop();
 	CHECK(PQping(ci) != PQPING_OK);
 
-	char dir[128];
-	snprintf(dir, sizeof(dir), "%s/data", scratch);
-	int r = sw_db_embedded_start(dir, again, sizeof(again), err, sizeof(err));
+	int r = sw_db_embedded_start(scratch_db.data_dir, again, sizeof(again), err, sizeof(err));
 	if (r < 0)
 		fprintf(stderr, "  restart: %s\n", err);
 	REQUIRE(r == 0);
-	CHECK_STR_EQ(again, conninfo);
+	CHECK_STR_EQ(again, scratch_db.conninfo);
 	CHECK_INT_EQ(sw_db_migrate(ci, err, sizeof(err)), 0);
 	CHECK_INT_EQ(scalar(ci, "SELECT count(*) FROM users"), 1);
 	CHECK_INT_EQ(scalar(ci, "SELECT count(*) FROM schema_migrations"), (long)sw_db_migration_count);
@@ -358,9 +291,9 @@ TEST(after_stewardd_is_killed_its_server_stops_and_the_next_start_succeeds)
 {
 	cluster();
 	sw_db_embedded_stop(); /* one embedded server per process */
-	started = false;
+	scratch_db.started = false;
 	char dir[128], ci[512], err[1024];
-	snprintf(dir, sizeof(dir), "%s/crash", scratch);
+	snprintf(dir, sizeof(dir), "%s/crash", scratch_db.dir);
 
 	int ready[2];
 	REQUIRE(pipe(ready) == 0);

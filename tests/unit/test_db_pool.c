@@ -4,91 +4,35 @@
  * thread until each test's condition holds. Exits 77 when the PostgreSQL server
  * binaries are not installed. */
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include "steward/db.h"
 #include "steward/io.h"
 #include "steward/limits.h"
 #include "db/statements.h"
+#include "db_scratch.h"
 #include "test_help.h"
 
-static char scratch[64];
-static char data_dir[128];
-static char conninfo[512];
-static bool started;
 static struct sw_loop *loop;
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void teardown(void)
-{
-	sw_db_embedded_stop();
-	/* SW_TEST_KEEP=1 keeps the cluster's directory (and its pg.log). */
-	if (scratch[0] && !getenv("SW_TEST_KEEP"))
-		nftw(scratch, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
+/* The scratch cluster (exits 77 without PostgreSQL), then the loop, once. */
 static void cluster(void)
 {
-	if (started)
+	if (loop)
 		return;
-	snprintf(scratch, sizeof(scratch), "/tmp/sw-pool-XXXXXX");
-	if (!mkdtemp(scratch)) {
-		perror("mkdtemp");
-		exit(1);
-	}
-	atexit(teardown);
-	chmod(scratch, 0711); /* as root the server runs as "postgres" */
-	snprintf(data_dir, sizeof(data_dir), "%s/data", scratch);
-	char err[1024];
-	int r = sw_db_embedded_start(data_dir, conninfo, sizeof(conninfo), err, sizeof(err));
-	if (r == -ENOENT && (strstr(err, "not found") || strstr(err, "apt-get install"))) {
-		printf("skipped: %s\n", err);
-		exit(77);
-	}
-	if (r < 0) {
-		fprintf(stderr, "embedded start failed: %s\n", err);
-		exit(1);
-	}
+	scratch_cluster_start("sw-pool");
 	loop = sw_loop_new(0, 256, 16, 4096);
 	if (!loop) {
 		perror("sw_loop_new");
 		exit(1);
 	}
-	started = true;
 }
 
 /* A fresh migrated database; its conninfo into out. */
 static void fresh_database(const char *name, char *out, size_t outlen)
 {
 	cluster();
-	PGconn *pg = PQconnectdb(conninfo);
-	char sql[128];
-	snprintf(sql, sizeof(sql), "CREATE DATABASE %s", name);
-	PGresult *res = PQexec(pg, sql);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-		fprintf(stderr, "create database: %s", PQerrorMessage(pg));
-		exit(1);
-	}
-	PQclear(res);
-	PQfinish(pg);
-	snprintf(out, outlen, "%s", conninfo);
-	char *d = strstr(out, "dbname=steward");
-	snprintf(d, outlen - (size_t)(d - out), "dbname=%s user=steward", name);
-	char err[512];
-	if (sw_db_migrate(out, err, sizeof(err)) < 0) {
-		fprintf(stderr, "migrate: %s\n", err);
-		exit(1);
-	}
+	scratch_fresh_database(name, true, out, outlen);
 }
 
 /* The migrated database most tests share (they create no rows). */
@@ -259,7 +203,7 @@ TEST(a_database_restart_is_noticed_within_a_second_and_survived)
 	CHECK(sw_now_ms() - t0 < 1000);
 
 	char again[512], err[1024];
-	int r = sw_db_embedded_start(data_dir, again, sizeof(again), err, sizeof(err));
+	int r = sw_db_embedded_start(scratch_db.data_dir, again, sizeof(again), err, sizeof(err));
 	if (r < 0)
 		fprintf(stderr, "  restart: %s\n", err);
 	REQUIRE(r == 0);
@@ -435,10 +379,7 @@ TEST(a_pool_pointed_at_nothing_reports_connection_refused)
 {
 	cluster();
 	char ci[700];
-	snprintf(ci, sizeof(ci), "%s", conninfo);
-	char *d = strstr(ci, "port=5432");
-	REQUIRE(d);
-	memcpy(d, "port=5999", 9);
+	REQUIRE(scratch_unreachable_conninfo(ci, sizeof(ci)));
 	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 1, 1000);
 	REQUIRE(pool);
 	struct answer a;
