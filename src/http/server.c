@@ -105,8 +105,20 @@ struct sw_server {
 	uint64_t ready_deadline;
 };
 
+/* Running loops, for sw_server_request_shutdown() from the main thread.
+ * The lock keeps a post from overlapping the loop's free. */
 static struct sw_loop *loops[MAX_LOOPS];
+static pthread_mutex_t loops_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t rid_prefix;
+static pthread_once_t rid_once = PTHREAD_ONCE_INIT;
+
+/* A random per-process prefix makes request ids unique across restarts
+ * and replicas; the loop index and a counter make them unique within. */
+static void rid_init(void)
+{
+	if (getrandom(&rid_prefix, sizeof(rid_prefix), 0) != sizeof(rid_prefix))
+		rid_prefix = (uint32_t)sw_wall_ms();
+}
 
 static void conn_process(struct sw_conn *c);
 static void conn_close(struct sw_conn *c);
@@ -1268,17 +1280,18 @@ static void ready_check(struct sw_timer *t)
 
 void sw_server_request_shutdown(unsigned index)
 {
-	struct sw_loop *loop = __atomic_load_n(&loops[index], __ATOMIC_ACQUIRE);
+	pthread_mutex_lock(&loops_lock);
+	struct sw_loop *loop = loops[index];
 	if (loop)
 		sw_loop_post(loop, begin_shutdown, sw_loop_data(loop));
+	pthread_mutex_unlock(&loops_lock);
 }
 
 int sw_server_run_thread(struct sw_server_shared *shared, unsigned index)
 {
 	if (index >= MAX_LOOPS)
 		return -EINVAL;
-	if (index == 0 && getrandom(&rid_prefix, sizeof(rid_prefix), 0) < 0)
-		rid_prefix = (uint32_t)sw_wall_ms();
+	pthread_once(&rid_once, rid_init);
 	struct sw_server *srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return -ENOMEM;
@@ -1304,11 +1317,15 @@ int sw_server_run_thread(struct sw_server_shared *shared, unsigned index)
 		goto out_listen;
 	}
 	accept_arm(srv);
-	__atomic_store_n(&loops[index], srv->loop, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&loops_lock);
+	loops[index] = srv->loop;
+	pthread_mutex_unlock(&loops_lock);
 	srv->ready_deadline = sw_loop_now_ms(srv->loop) + READY_WAIT_MS;
 	sw_timer_start(srv->loop, &srv->ready_timer, 0, ready_check);
 	r = sw_loop_run(srv->loop);
-	__atomic_store_n(&loops[index], NULL, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&loops_lock);
+	loops[index] = NULL;
+	pthread_mutex_unlock(&loops_lock);
 	goto out_loop;
 
 out_listen:

@@ -237,8 +237,11 @@ void sw_loop_free(struct sw_loop *loop)
 {
 	if (!loop)
 		return;
+	/* A poster still inside sw_loop_post() finishes before we go on. */
+	pthread_mutex_lock(&loop->post_lock);
 	int efd = loop->efd;
 	loop->efd = -1;
+	pthread_mutex_unlock(&loop->post_lock);
 	io_uring_queue_exit(&loop->ring); /* cancels and reaps what is left */
 	if (efd >= 0)
 		close(efd);
@@ -472,6 +475,16 @@ static void run_timers(struct sw_loop *loop)
 
 /* ---- cross-thread ---- */
 
+/* Wakes the loop. Called with post_lock held: once the loop has drained
+ * what was posted (which takes the lock), no poster touches it again, so
+ * it may be freed. EAGAIN means the counter is already non-zero. */
+static void wake_locked(struct sw_loop *loop)
+{
+	uint64_t one = 1;
+	ssize_t w = write(loop->efd, &one, sizeof(one));
+	(void)w;
+}
+
 int sw_loop_post(struct sw_loop *loop, void (*fn)(void *arg), void *arg)
 {
 	struct post_item *it = malloc(sizeof(*it));
@@ -481,11 +494,10 @@ int sw_loop_post(struct sw_loop *loop, void (*fn)(void *arg), void *arg)
 	it->arg = arg;
 	pthread_mutex_lock(&loop->post_lock);
 	it->next = loop->posted;
-	loop->posted = it;
+	/* Atomic: drain_posted() peeks without the lock. */
+	__atomic_store_n(&loop->posted, it, __ATOMIC_RELEASE);
+	wake_locked(loop);
 	pthread_mutex_unlock(&loop->post_lock);
-	uint64_t one = 1;
-	ssize_t w = write(loop->efd, &one, sizeof(one));
-	(void)w; /* EAGAIN: the counter is already non-zero, the loop wakes anyway */
 	return 0;
 }
 
@@ -493,11 +505,9 @@ void sw_io_loop_job_done(struct sw_loop *loop, struct sw_worker_job *job)
 {
 	pthread_mutex_lock(&loop->post_lock);
 	job->next = loop->jobs_done;
-	loop->jobs_done = job;
+	__atomic_store_n(&loop->jobs_done, job, __ATOMIC_RELEASE);
+	wake_locked(loop);
 	pthread_mutex_unlock(&loop->post_lock);
-	uint64_t one = 1;
-	ssize_t w = write(loop->efd, &one, sizeof(one));
-	(void)w;
 }
 
 static void drain_posted(struct sw_loop *loop)
@@ -508,8 +518,8 @@ static void drain_posted(struct sw_loop *loop)
 	pthread_mutex_lock(&loop->post_lock);
 	struct post_item *items = loop->posted;
 	struct sw_worker_job *jobs = loop->jobs_done;
-	loop->posted = NULL;
-	loop->jobs_done = NULL;
+	__atomic_store_n(&loop->posted, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&loop->jobs_done, NULL, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&loop->post_lock);
 	/* Reverse so work runs in the order it was posted. */
 	struct post_item *rev = NULL;
