@@ -64,6 +64,28 @@ int sw_db_query(struct sw_db_pool *pool, const struct sw_db_stmt *stmt,
  * *ret_reason says why (static or pool-owned string). */
 bool sw_db_pool_healthy(struct sw_db_pool *pool, const char **ret_reason);
 
+/* Notifications on a channel: cb(arg, payload) runs on the pool's loop for
+ * each NOTIFY received; resync(arg) runs whenever the pool (re)starts
+ * listening (first time and after any connection loss), because
+ * notifications sent while nobody listened are lost: the caller must then
+ * drop everything it cached. One channel per pool; 0 or -errno.
+ *
+ * channel must match [a-z_][a-z0-9_]{0,62} and cb and resync be non-NULL
+ * (else -EINVAL); -EALREADY if the pool has a channel, -ECANCELED when
+ * closing. One connection of the pool sends LISTEN (the first to be idle;
+ * when it is lost, another takes over) and still serves queries. Only
+ * committed NOTIFYs arrive, in the server's order; payload is valid during
+ * the call only. resync also runs when notifications had to be dropped
+ * (out of memory, or a flood within one read). Neither callback runs inside a pool function, before the first
+ * resync, or after sw_db_pool_close(); both may query or close the pool.
+ * Until the first resync, and between a listener's loss and the next
+ * resync, nothing is heard. An answer to a query sent before a cb or
+ * resync ran may predate it: a cache should not keep it (e.g. compare a
+ * generation counter taken when the query was sent). */
+int sw_db_pool_listen(struct sw_db_pool *pool, const char *channel,
+		      void (*cb)(void *arg, const char *payload),
+		      void (*resync)(void *arg), void *arg);
+
 /* Applies the migrations compiled in from src/db/migrations/NNNN_name.sql,
  * in order, each in its own transaction, under a session advisory lock, and
  * records them in schema_migrations; applied ones are skipped. Blocking:

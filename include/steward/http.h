@@ -4,8 +4,10 @@
  * handler either responds before returning, or keeps the request and
  * responds later from a database callback or a worker's done() (the
  * connection holds further pipelined requests until then). Exactly one
- * sw_http_respond*() per request; the request and everything in its arena
- * are gone once that call returns. */
+ * sw_http_respond*() per request. After it, the request and its arena stay
+ * readable and writable until the current completion has been handled (so
+ * code unwinding may wipe a secret it kept there), then they are gone: never
+ * keep a pointer to them across an asynchronous call. */
 #ifndef STEWARD_HTTP_H
 #define STEWARD_HTTP_H
 
@@ -19,6 +21,7 @@ struct sw_loop;
 struct sw_conn;
 struct sw_server;
 struct sw_http_request;
+struct sw_db_pool;
 
 typedef void (*sw_http_handler)(struct sw_http_request *req);
 
@@ -35,9 +38,13 @@ const char *sw_access_name(enum sw_access a);
 
 enum sw_role { SW_ROLE_NONE, SW_ROLE_MEMBER, SW_ROLE_ADMIN, SW_ROLE_OWNER };
 
+enum sw_credential { SW_CRED_NONE, SW_CRED_SESSION, SW_CRED_TOKEN };
+
 /* The authenticated-session shape a cookie or an API token resolves to. */
 struct sw_principal {
 	bool authenticated;
+	enum sw_credential credential;
+	char credential_id[37]; /* the session's or the token's id */
 	char user_id[37];
 	char organization_id[37];
 	enum sw_role role;
@@ -137,6 +144,13 @@ const struct sw_config *sw_http_config(const struct sw_http_request *req);
 struct sw_db_pool *sw_http_db(const struct sw_http_request *req);
 const struct sw_router *sw_http_router(const struct sw_http_request *req);
 
+/* Runs the request's route handler: the guard's way to admit a request. */
+void sw_http_run_handler(struct sw_http_request *req);
+
+/* The peer's address as text ("127.0.0.1", "::1"), for audit records and
+ * per-address rate limits. */
+const char *sw_http_peer_address(const struct sw_http_request *req);
+
 /* Adds a response header. Refuses (-EINVAL) names or values with CR, LF or NUL. */
 int sw_http_add_header(struct sw_http_request *req, const char *name, struct sw_str value);
 
@@ -182,8 +196,12 @@ struct sw_server_shared {
 	unsigned cors_count;
 	unsigned connections;     /* atomic: open connections in the process */
 	/* The global guard (src/auth): authenticates req for its route's access
-	 * level; on refusal it has answered (401/403) and returns false. */
-	bool (*guard)(struct sw_http_request *req);
+	 * level. It either runs the handler (sw_http_run_handler), now or after
+	 * a database lookup, or answers the request itself (401/403). */
+	void (*guard)(struct sw_http_request *req);
+	/* Called with each loop's database pool once it exists (the guard
+	 * listens for revocations through it); may be NULL. */
+	void (*pool_created)(struct sw_db_pool *pool);
 	/* Called by each server thread once it listens (start-up barrier). */
 	void (*ready)(struct sw_server_shared *shared, unsigned index);
 };

@@ -75,9 +75,35 @@ static const char components[] = "{"
 	"\"OrganizationMembership\":{\"type\":\"object\",\"required\":[\"id\",\"name\",\"role\",\"createdAt\"],"
 	"\"properties\":{\"id\":{\"type\":\"string\",\"format\":\"uuid\"},\"name\":{\"type\":\"string\"},"
 	"\"role\":{\"enum\":[\"OWNER\",\"ADMIN\",\"MEMBER\"]},\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
-	"\"SetupResult\":{\"type\":\"object\",\"required\":[\"user\",\"organization\"],\"properties\":{"
+	"\"Session\":{\"type\":\"object\",\"required\":[\"id\",\"method\",\"expiresAt\"],\"properties\":{"
+	"\"id\":{\"type\":\"string\",\"format\":\"uuid\"},"
+	"\"method\":{\"enum\":[\"PASSWORD\",\"TWO_FACTOR\",\"PASSKEY\",\"INVITATION\",\"SETUP\",\"SIGNUP\",\"PASSWORD_RESET\"]},"
+	"\"expiresAt\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
+	"\"SessionResult\":{\"type\":\"object\",\"required\":[\"user\",\"organization\",\"session\"],"
+	"\"description\":\"The response also sets the steward_session cookie.\",\"properties\":{"
 	"\"user\":{\"$ref\":\"#/components/schemas/User\"},"
-	"\"organization\":{\"$ref\":\"#/components/schemas/OrganizationMembership\"}}}"
+	"\"organization\":{\"$ref\":\"#/components/schemas/OrganizationMembership\"},"
+	"\"session\":{\"$ref\":\"#/components/schemas/Session\"}}},"
+	"\"CurrentSession\":{\"type\":\"object\",\"required\":[\"user\",\"organization\",\"credential\"],\"properties\":{"
+	"\"user\":{\"$ref\":\"#/components/schemas/User\"},"
+	"\"organization\":{\"$ref\":\"#/components/schemas/OrganizationMembership\"},"
+	"\"credential\":{\"type\":\"object\",\"required\":[\"type\",\"id\"],\"properties\":{"
+	"\"type\":{\"enum\":[\"SESSION\",\"API_TOKEN\"]},\"id\":{\"type\":\"string\",\"format\":\"uuid\"}}}}},"
+	"\"SessionList\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+	"\"required\":[\"id\",\"method\",\"createdAt\",\"lastSeenAt\",\"expiresAt\",\"current\"],\"properties\":{"
+	"\"id\":{\"type\":\"string\",\"format\":\"uuid\"},\"method\":{\"type\":\"string\"},"
+	"\"ip\":{\"type\":[\"string\",\"null\"]},\"userAgent\":{\"type\":[\"string\",\"null\"]},"
+	"\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+	"\"lastSeenAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+	"\"expiresAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+	"\"current\":{\"type\":\"boolean\"}}}},"
+	"\"SignInRequest\":{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"email\",\"password\"],"
+	"\"properties\":{\"email\":{\"type\":\"string\",\"format\":\"email\"},"
+	"\"password\":{\"type\":\"string\",\"writeOnly\":true}}},"
+	"\"PasswordChangeRequest\":{\"type\":\"object\",\"additionalProperties\":false,"
+	"\"required\":[\"currentPassword\",\"newPassword\"],\"properties\":{"
+	"\"currentPassword\":{\"type\":\"string\",\"writeOnly\":true},"
+	"\"newPassword\":{\"type\":\"string\",\"minLength\":10,\"maxLength\":256,\"writeOnly\":true}}}"
 	"},"
 	"\"securitySchemes\":{"
 	"\"sessionCookie\":{\"type\":\"apiKey\",\"in\":\"cookie\",\"name\":\"steward_session\","
@@ -176,6 +202,8 @@ static int add_operation(json_t *paths, const struct sw_route *r)
 				  status_description(atoi(code)), "content", "application/json",
 				  "schema", "type", "object", "required", "data", "properties",
 				  "data", "$ref", ref));
+	} else if (r->doc.success_status == 204) {
+		json_object_set_new(responses, code, json_pack("{s:s}", "description", "No content"));
 	} else {
 		json_object_set_new(responses, code,
 			json_pack("{s:s, s:{s:{s:{s:s}}}}", "description", "OpenAPI 3.1 document",
@@ -213,6 +241,27 @@ int sw_api_docs_build(const struct sw_router *router, char *err, size_t errlen)
 	if (!doc) {
 		snprintf(err, errlen, "OpenAPI document could not be built");
 		return -ENOMEM;
+	}
+	json_t *schemas = json_object_get(comp, "schemas");
+	for (size_t g = 0; sw_api_schema_group(g); g++) {
+		json_t *more = json_loads(sw_api_schema_group(g), JSON_REJECT_DUPLICATES, &je);
+		const char *name;
+		json_t *schema;
+		int bad = !more || !json_is_object(more);
+		if (!bad)
+			json_object_foreach(more, name, schema) {
+				if (json_object_get(schemas, name)) {
+					bad = 1;
+					break;
+				}
+				json_object_set(schemas, name, schema);
+			}
+		json_decref(more);
+		if (bad) {
+			json_decref(doc);
+			snprintf(err, errlen, "OpenAPI schemas of route group %zu do not parse or repeat a name", g);
+			return -EINVAL;
+		}
 	}
 	json_t *paths = json_object_get(doc, "paths");
 	for (size_t i = 0; i < sw_router_count(router); i++) {

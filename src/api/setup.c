@@ -26,25 +26,13 @@ struct account_ctx {
 	size_t password_len;
 };
 
-static void db_unavailable(struct sw_http_request *req, const struct sw_db_error *err)
-{
-	if (err->code == -EIO) {
-		/* The SQLSTATE only: a server message may quote a bound value. */
-		sw_log_error("database error sqlstate=%s rid=%.*s path=%.*s", err->sqlstate,
-			     (int)req->request_id_len, req->request_id, (int)req->path.len, req->path.ptr);
-		sw_http_error(req, 500, "INTERNAL_ERROR", "The server failed to complete the request.");
-		return;
-	}
-	sw_http_error(req, 503, "SERVICE_UNAVAILABLE", "The database is unavailable; try again shortly.");
-}
-
 void sw_api_setup_status(struct sw_http_request *req);
 
 static void setup_status_done(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct sw_http_request *req = arg;
 	if (err->code) {
-		db_unavailable(req, err);
+		sw_api_db_error(req, err);
 		return;
 	}
 	bool required = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "0") == 0;
@@ -56,21 +44,9 @@ static void setup_status_done(void *arg, const PGresult *res, const struct sw_db
 		sw_http_respond_static(req, 200, "application/json", SW_STR(no));
 }
 
-static bool query_or_answer(struct sw_http_request *req, const struct sw_db_stmt *stmt,
-			    const char *const *params, int n, sw_db_cb cb, void *arg)
-{
-	int r = sw_db_query(sw_http_db(req), stmt, params, n, cb, arg);
-	if (r < 0) {
-		struct sw_db_error e = { .code = r };
-		db_unavailable(req, &e);
-		return false;
-	}
-	return true;
-}
-
 void sw_api_setup_status(struct sw_http_request *req)
 {
-	query_or_answer(req, &sw_db_stmt_user_count, NULL, 0, setup_status_done, req);
+	sw_api_query(req, &sw_db_stmt_user_count, NULL, 0, setup_status_done, req);
 }
 
 static void wipe_password(struct account_ctx *ctx)
@@ -107,39 +83,16 @@ static void account_result(void *arg, const PGresult *res, const struct sw_db_er
 		if (!err->code)
 			sw_log_error("setup statement returned an unexpected result");
 		struct sw_db_error e = err->code ? *err : (struct sw_db_error){ .code = -EIO };
-		db_unavailable(req, &e);
+		sw_api_db_error(req, &e);
 		return;
 	}
-	struct sw_buf buf = { 0 };
-	struct sw_json j;
-	sw_http_json_begin(req, &buf, &j);
-	sw_json_object_begin(&j);
-	sw_json_key(&j, "user");
-	sw_json_object_begin(&j);
-	sw_json_key(&j, "id");
-	sw_json_cstr(&j, PQgetvalue(res, 0, SW_DB_ACCOUNT_USER_ID));
-	sw_json_key(&j, "email");
-	sw_json_cstr(&j, PQgetvalue(res, 0, SW_DB_ACCOUNT_USER_EMAIL));
-	sw_json_key(&j, "name");
-	sw_json_cstr(&j, PQgetvalue(res, 0, SW_DB_ACCOUNT_USER_NAME));
-	sw_json_key(&j, "isOperator");
-	sw_json_bool(&j, PQgetvalue(res, 0, SW_DB_ACCOUNT_USER_IS_OPERATOR)[0] == 't');
-	sw_json_key(&j, "createdAt");
-	sw_json_cstr(&j, PQgetvalue(res, 0, SW_DB_ACCOUNT_USER_CREATED_AT));
-	sw_json_object_end(&j);
-	sw_json_key(&j, "organization");
-	sw_json_object_begin(&j);
-	sw_json_key(&j, "id");
-	sw_json_cstr(&j, PQgetvalue(res, 0, SW_DB_ACCOUNT_ORG_ID));
-	sw_json_key(&j, "name");
-	sw_json_cstr(&j, PQgetvalue(res, 0, SW_DB_ACCOUNT_ORG_NAME));
-	sw_json_key(&j, "role");
-	sw_json_cstr(&j, PQgetvalue(res, 0, SW_DB_ACCOUNT_ROLE));
-	sw_json_key(&j, "createdAt");
-	sw_json_cstr(&j, PQgetvalue(res, 0, SW_DB_ACCOUNT_ORG_CREATED_AT));
-	sw_json_object_end(&j);
-	sw_json_object_end(&j);
-	sw_http_json_end(req, 201, &buf, &j);
+	sw_api_audit(req, PQgetvalue(res, 0, SW_DB_ACCOUNT_ORG_ID), PQgetvalue(res, 0, SW_DB_ACCOUNT_USER_ID),
+		     ctx->signup ? "auth.signup.succeeded" : "auth.setup.succeeded", "user",
+		     PQgetvalue(res, 0, SW_DB_ACCOUNT_USER_ID), NULL);
+	/* Signed in at once: the response carries the session cookie. (Last:
+	 * the request may be answered, and gone, when this returns.) */
+	sw_api_issue_session(req, PQgetvalue(res, 0, SW_DB_ACCOUNT_USER_ID),
+			     PQgetvalue(res, 0, SW_DB_ACCOUNT_ORG_ID), ctx->signup ? "SIGNUP" : "SETUP", 201);
 }
 
 static void account_hashed(void *arg, int herr, const char *encoded)
@@ -152,7 +105,7 @@ static void account_hashed(void *arg, int herr, const char *encoded)
 		return;
 	}
 	const char *params[4] = { ctx->email, ctx->name, encoded, ctx->org };
-	query_or_answer(req, ctx->signup ? &sw_db_stmt_signup : &sw_db_stmt_setup, params, 4,
+	sw_api_query(req, ctx->signup ? &sw_db_stmt_signup : &sw_db_stmt_setup, params, 4,
 			account_result, ctx);
 }
 
@@ -162,7 +115,7 @@ static void account_precheck(void *arg, const PGresult *res, const struct sw_db_
 	struct sw_http_request *req = ctx->req;
 	if (err->code) {
 		wipe_password(ctx);
-		db_unavailable(req, err);
+		sw_api_db_error(req, err);
 		return;
 	}
 	bool no_users = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "0") == 0;
@@ -184,28 +137,6 @@ static void account_precheck(void *arg, const PGresult *res, const struct sw_db_
 		sw_http_error(req, 503, "SERVICE_UNAVAILABLE", "The server is busy; try again shortly.");
 }
 
-/* A string member of body: absent -> SW_STR_NULL with *present false. */
-static bool string_field(json_t *body, const char *key, struct sw_str *ret,
-			 struct sw_field_errors *fe, bool required)
-{
-	json_t *v = json_object_get(body, key);
-	if (!v) {
-		if (required)
-			sw_field_error(fe, key, "is required");
-		return false;
-	}
-	if (!json_is_string(v)) {
-		sw_field_error(fe, key, "must be a string");
-		return false;
-	}
-	*ret = sw_str_from(json_string_value(v), json_string_length(v));
-	if (memchr(ret->ptr, '\0', ret->len)) {
-		sw_field_error(fe, key, "must not contain NUL characters");
-		return false;
-	}
-	return true;
-}
-
 static void account_begin(struct sw_http_request *req, bool signup)
 {
 	json_t *body = sw_http_json_body(req);
@@ -224,25 +155,20 @@ static void account_begin(struct sw_http_request *req, bool signup)
 	ctx->signup = signup;
 
 	struct sw_field_errors fe = { 0 };
-	const char *key;
-	json_t *value;
-	json_object_foreach(body, key, value) {
-		if (strcmp(key, "email") && strcmp(key, "password") && strcmp(key, "name") &&
-		    strcmp(key, "organizationName"))
-			sw_field_error(&fe, key, "is not a known field");
-	}
+	static const char *const known[] = { "email", "password", "name", "organizationName", NULL };
+	sw_api_known_fields(body, known, &fe);
 	struct sw_str email, password, name, org = SW_STR_NULL;
 	const char *msg;
-	if (string_field(body, "email", &email, &fe, true) &&
+	if (sw_api_string_field(body, "email", &email, &fe, true) &&
 	    !sw_valid_email(email, ctx->email, sizeof(ctx->email), &msg))
 		sw_field_error(&fe, "email", msg);
-	if (string_field(body, "password", &password, &fe, true) &&
+	if (sw_api_string_field(body, "password", &password, &fe, true) &&
 	    !sw_password_acceptable(password, &msg))
 		sw_field_error(&fe, "password", msg);
-	if (string_field(body, "name", &name, &fe, true) &&
+	if (sw_api_string_field(body, "name", &name, &fe, true) &&
 	    !sw_valid_display_name(name, SW_NAME_MAX_LEN, &name, &msg))
 		sw_field_error(&fe, "name", msg);
-	bool has_org = string_field(body, "organizationName", &org, &fe, !signup);
+	bool has_org = sw_api_string_field(body, "organizationName", &org, &fe, !signup);
 	if (has_org && !sw_valid_display_name(org, SW_NAME_MAX_LEN, &org, &msg)) {
 		sw_field_error(&fe, "organizationName", msg);
 		has_org = false;
@@ -264,7 +190,7 @@ static void account_begin(struct sw_http_request *req, bool signup)
 		sw_http_error(req, 500, "INTERNAL_ERROR", "Out of memory.");
 		return;
 	}
-	if (!query_or_answer(req, &sw_db_stmt_user_count, NULL, 0, account_precheck, ctx))
+	if (!sw_api_query(req, &sw_db_stmt_user_count, NULL, 0, account_precheck, ctx))
 		wipe_password(ctx);
 }
 

@@ -2,6 +2,8 @@
  * costs tens of milliseconds and 19 MiB). */
 #include <argon2.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
@@ -98,6 +100,79 @@ int sw_password_hash_async(struct sw_loop *loop, struct sw_str pw,
 		OPENSSL_cleanse(h->password, h->len);
 		free(h->password);
 		free(h);
+	}
+	return r;
+}
+
+struct verify_job {
+	struct sw_worker_job job;
+	void (*done)(void *arg, bool ok);
+	void *arg;
+	char *password;
+	size_t len;
+	char encoded[SW_PASSWORD_HASH_MAX];
+	bool ok;
+};
+
+/* A well-formed hash of a random password: verifying against it costs what
+ * a real verification costs, so an unknown e-mail address answers as slowly
+ * as a wrong password. */
+static char dummy_hash[SW_PASSWORD_HASH_MAX];
+static pthread_once_t dummy_once = PTHREAD_ONCE_INIT;
+
+static void dummy_init(void)
+{
+	unsigned char pw[32];
+	RAND_bytes(pw, sizeof(pw));
+	if (sw_password_hash(sw_str_from((const char *)pw, sizeof(pw)), dummy_hash) < 0)
+		dummy_hash[0] = '\0';
+}
+
+static void verify_run(struct sw_worker_job *job)
+{
+	struct verify_job *v = SW_CONTAINER_OF(job, struct verify_job, job);
+	if (!v->encoded[0]) {
+		pthread_once(&dummy_once, dummy_init);
+		(void)sw_password_verify(dummy_hash, sw_str_from(v->password, v->len));
+		v->ok = false;
+	} else {
+		v->ok = sw_password_verify(v->encoded, sw_str_from(v->password, v->len));
+	}
+	OPENSSL_cleanse(v->password, v->len);
+}
+
+static void verify_done(struct sw_worker_job *job)
+{
+	struct verify_job *v = SW_CONTAINER_OF(job, struct verify_job, job);
+	v->done(v->arg, v->ok);
+	free(v->password);
+	free(v);
+}
+
+int sw_password_verify_async(struct sw_loop *loop, const char *encoded, struct sw_str pw,
+			     void (*done)(void *arg, bool ok), void *arg)
+{
+	struct verify_job *v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->password = malloc(pw.len ? pw.len : 1);
+	if (!v->password) {
+		free(v);
+		return -ENOMEM;
+	}
+	memcpy(v->password, pw.ptr, pw.len);
+	v->len = pw.len;
+	if (encoded)
+		snprintf(v->encoded, sizeof(v->encoded), "%s", encoded);
+	v->done = done;
+	v->arg = arg;
+	v->job.run = verify_run;
+	v->job.done = verify_done;
+	int r = sw_worker_submit(loop, &v->job);
+	if (r < 0) {
+		OPENSSL_cleanse(v->password, v->len);
+		free(v->password);
+		free(v);
 	}
 	return r;
 }

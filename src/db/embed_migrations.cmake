@@ -1,5 +1,6 @@
 # Writes a C file with every migration as a string: {version, name, sql}.
-# Called by the build with -DOUT=... -DFILES=a.sql;b.sql
+# Called by the build with -DOUT=... -DFILES=a.sql|b.sql
+string(REPLACE "|" ";" FILES "${FILES}")
 set(body "/* Generated from src/db/migrations by embed_migrations.cmake. */\n#include <stddef.h>\n#include \"db/migrations.h\"\n\nconst struct sw_db_migration sw_db_migrations[] = {\n")
 set(count 0)
 foreach(f ${FILES})

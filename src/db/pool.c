@@ -8,13 +8,39 @@
  *     |                    every registered statement prepared      |
  *     |                    in one pipeline round trip               v
  *     +----(failure, loss, query timeout)------------------ IDLE <--> BUSY
+ *                                                            ^ |
+ *                                    LISTEN answered         | | the pool needs
+ *                                                            | v a listener
+ *                                                         LISTENING
  *
  * libpq says which readiness it needs (PQconnectPoll's READING/WRITING,
  * PQflush's 1); we arm a one-shot sw_io_poll on PQsocket() for it. An idle
- * connection keeps POLLIN armed: readability there means a notice or a
- * server going away, so a restart of the database is noticed at once, not
- * at the next query. When a query is sent on an idle connection the same
- * POLLIN poll keeps serving it.
+ * connection keeps POLLIN armed: readability there means a notification, a
+ * notice or a server going away, so a restart of the database is noticed
+ * at once, not at the next query. When a query is sent on an idle
+ * connection the same POLLIN poll keeps serving it.
+ *
+ * Listening (sw_db_pool_listen): exactly one connection, pool->listener,
+ * holds the LISTEN. Once a channel is set and no connection listens, the
+ * first connection to be IDLE (just prepared, just done with a query, or
+ * already idle when the channel is set or the listener is lost) sends
+ * LISTEN "<channel>" before taking queries: LISTENING counts as up but is
+ * not dispatched to, and has the query timeout as its deadline. When it is
+ * answered, a resync is due (whatever was sent while nobody listened is
+ * lost) and the connection serves queries like any other. When the
+ * listener is lost, another idle connection takes over at once, else the
+ * next one to become idle. A LISTEN the server refuses with an SQL error
+ * (a hot standby) keeps the connection in service and is retried after
+ * SW_DB_RECONNECT_MAX_MS rather than cycling connections.
+ *
+ * After every PQconsumeInput (idle, query, prepare and LISTEN steps) the
+ * notifications libpq parsed are moved, copied, into the pool's queue;
+ * the queue is delivered (a due resync first, then the payloads in
+ * arrival order) at the end of on_poll, once the step is over and the
+ * connection is in a consistent state, so a callback may query or close
+ * the pool. A queue beyond MAX_QUEUED_NOTIFICATIONS, or an allocation
+ * failure, drops the queued payloads for one resync. Nothing is delivered
+ * once the pool is closing.
  *
  * At most one poll is in flight per connection, and its op lives in the
  * connection, which lives as long as the pool. Abandoning a poll (the
@@ -61,6 +87,16 @@ enum conn_state {
 	CONN_PREPARING,  /* the prepare pipeline is in flight */
 	CONN_IDLE,       /* ready, POLLIN armed */
 	CONN_BUSY,       /* one query in flight */
+	CONN_LISTENING,  /* up; its LISTEN is in flight (pool->listener) */
+};
+
+/* Notifications read but not yet delivered; beyond this many (in one
+ * step), they are dropped for a resync. */
+#define MAX_QUEUED_NOTIFICATIONS 1024u
+
+struct note {
+	struct note *next;
+	char payload[];
 };
 
 struct query {
@@ -87,10 +123,11 @@ struct conn {
 	unsigned want_mask;  /* to arm once the stale poll has completed */
 	bool flushing;       /* PQflush returned 1: output waits for POLLOUT */
 	unsigned prepared;   /* PREPARING: statements confirmed so far */
-	struct sw_timer timer; /* reconnect backoff (DOWN), deadline (CONNECTING, PREPARING) */
+	struct sw_timer timer; /* reconnect backoff (DOWN), deadline (CONNECTING,
+				  PREPARING, LISTENING) */
 	unsigned backoff_ms;
 	struct query *query;
-	PGresult *result;
+	PGresult *result;      /* BUSY, LISTENING: the first result */
 	const char *notice_reason; /* set by a FATAL notice (server shutting down) */
 	const char *break_reason;  /* conn_break(): why, for the deferred conn_lost() */
 	char break_detail[256];
@@ -120,6 +157,18 @@ struct sw_db_pool {
 	const char *reason;    /* why not up: a static phrase */
 	char logged[256];      /* the last connection failure logged */
 
+	/* listening */
+	char channel[64];      /* empty: not listening */
+	char listen_sql[80];   /* LISTEN "<channel>" */
+	void (*listen_cb)(void *arg, const char *payload);
+	void (*listen_resync)(void *arg);
+	void *listen_arg;
+	struct conn *listener; /* LISTENING, or listens; NULL: none */
+	struct sw_timer listen_timer; /* retry after the server refused LISTEN */
+	bool resync_due;
+	struct note *notes_head, *notes_tail;
+	unsigned nnotes;
+
 	/* closing */
 	bool closing;
 	void (*done)(void *arg);
@@ -133,6 +182,7 @@ static void conn_lost(struct conn *c, int code, const char *reason, const char *
 static void dispatch(struct sw_db_pool *pool);
 static void check_closed(struct sw_db_pool *pool);
 static void start_connect(struct conn *c);
+static void claim_listener(struct sw_db_pool *pool, struct conn *prefer);
 
 /* ---- small helpers ---- */
 
@@ -430,6 +480,235 @@ int sw_db_query(struct sw_db_pool *pool, const struct sw_db_stmt *stmt,
 	return 0;
 }
 
+/* ---- notifications ---- */
+
+static void drop_notes(struct sw_db_pool *pool)
+{
+	while (pool->notes_head) {
+		struct note *n = pool->notes_head;
+		pool->notes_head = n->next;
+		free(n);
+	}
+	pool->notes_tail = NULL;
+	pool->nnotes = 0;
+}
+
+/* Whatever the caller cached may be stale: one resync supersedes the
+ * payloads still queued. */
+static void need_resync(struct sw_db_pool *pool)
+{
+	drop_notes(pool);
+	pool->resync_due = true;
+}
+
+static void queue_note(struct sw_db_pool *pool, const char *payload)
+{
+	size_t len = strlen(payload) + 1;
+	struct note *n = pool->nnotes < MAX_QUEUED_NOTIFICATIONS ? malloc(sizeof(*n) + len) : NULL;
+	if (!n) {
+		need_resync(pool); /* it covers this payload too */
+		return;
+	}
+	memcpy(n->payload, payload, len);
+	n->next = NULL;
+	if (pool->notes_tail)
+		pool->notes_tail->next = n;
+	else
+		pool->notes_head = n;
+	pool->notes_tail = n;
+	pool->nnotes++;
+}
+
+/* Moves the notifications libpq has parsed on c into the pool's queue;
+ * deliver_notes() hands them out once the current step is over. */
+static void drain_notifies(struct conn *c)
+{
+	struct sw_db_pool *pool = c->pool;
+	PGnotify *n;
+	while ((n = PQnotifies(c->pg))) {
+		if (pool->channel[0] && !pool->closing && strcmp(n->relname, pool->channel) == 0)
+			queue_note(pool, n->extra ? n->extra : "");
+		PQfreemem(n);
+	}
+}
+
+/* The due resync, then each queued payload in arrival order. Called only
+ * at the end of on_poll, when no step is under way: the callbacks may
+ * query, or close the pool (the rest is then dropped). */
+static void deliver_notes(struct sw_db_pool *pool)
+{
+	while (!pool->closing) {
+		if (pool->resync_due) {
+			pool->resync_due = false;
+			pool->listen_resync(pool->listen_arg);
+			continue;
+		}
+		struct note *n = pool->notes_head;
+		if (!n)
+			return;
+		pool->notes_head = n->next;
+		if (!pool->notes_head)
+			pool->notes_tail = NULL;
+		pool->nnotes--;
+		pool->listen_cb(pool->listen_arg, n->payload);
+		free(n);
+	}
+	pool->resync_due = false;
+	drop_notes(pool);
+}
+
+static void listen_deadline(struct sw_timer *t)
+{
+	struct conn *c = SW_CONTAINER_OF(t, struct conn, timer);
+	struct sw_db_pool *pool = c->pool;
+	pool->last_ok_ms = 0;
+	conn_lost(c, -ETIMEDOUT, "database did not answer in time", "LISTEN timed out");
+	check_closed(pool);
+}
+
+/* Sends LISTEN on c, which is IDLE; it takes no query until the answer.
+ * Runs no callback: a failure is a conn_break(). */
+static void start_listen(struct conn *c)
+{
+	struct sw_db_pool *pool = c->pool;
+	pool->listener = c;
+	c->state = CONN_LISTENING;
+	if (!PQsendQuery(c->pg, pool->listen_sql)) {
+		conn_break(c, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+		return;
+	}
+	int f = PQflush(c->pg);
+	if (f < 0) {
+		conn_break(c, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+		return;
+	}
+	c->flushing = f == 1;
+	if (sw_timer_start(pool->loop, &c->timer, pool->query_timeout_ms, listen_deadline) < 0) {
+		conn_break(c, "cannot listen for notifications", "out of memory");
+		return;
+	}
+	conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
+}
+
+/* Gives the pool its listener if it needs one: prefer when it is IDLE,
+ * else any IDLE connection; none: the next to become IDLE. */
+static void claim_listener(struct sw_db_pool *pool, struct conn *prefer)
+{
+	if (!pool->channel[0] || pool->listener || pool->closing ||
+	    sw_timer_armed(&pool->listen_timer))
+		return;
+	struct conn *c = prefer && prefer->state == CONN_IDLE ? prefer : idle_conn(pool);
+	if (c)
+		start_listen(c);
+}
+
+static void listen_retry(struct sw_timer *t)
+{
+	claim_listener(SW_CONTAINER_OF(t, struct sw_db_pool, listen_timer), NULL);
+}
+
+/* LISTEN is answered: c listens from now on (a resync is due), or the
+ * server refused it with an SQL error and c serves queries while the
+ * listen is retried later. Either way c goes back to IDLE. */
+static void listen_done(struct conn *c)
+{
+	struct sw_db_pool *pool = c->pool;
+	PGresult *r = c->result;
+	c->result = NULL;
+	sw_timer_stop(pool->loop, &c->timer);
+	ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+	if (st == PGRES_COMMAND_OK) {
+		need_resync(pool);
+	} else {
+		char detail[256];
+		const char *m = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+		const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+		snprintf(detail, sizeof(detail), "LISTEN failed: %s", m ? m : PQresStatus(st));
+		if (PQstatus(c->pg) == CONNECTION_BAD || !state || strncmp(state, "57", 2) == 0 ||
+		    strncmp(state, "08", 2) == 0) {
+			PQclear(r);
+			conn_lost(c, -ECONNRESET, classify(detail), detail);
+			return;
+		}
+		log_failure(pool, detail);
+		pool->listener = NULL;
+		if (!pool->closing && sw_timer_start(pool->loop, &pool->listen_timer,
+						     SW_DB_RECONNECT_MAX_MS, listen_retry) < 0)
+			sw_log_error("database pool: cannot arm the listen timer (out of memory)");
+	}
+	PQclear(r);
+	pool->verified_up = true;
+	pool->last_ok_ms = now_ms(pool);
+	c->state = CONN_IDLE;
+	drain_notifies(c);
+	dispatch(pool);
+	if (c->state == CONN_IDLE)
+		conn_watch(c, POLLIN);
+}
+
+static void conn_listen_step(struct conn *c)
+{
+	if (c->flushing) {
+		int f = PQflush(c->pg);
+		if (f < 0)
+			goto lost;
+		c->flushing = f == 1;
+	}
+	if (!PQconsumeInput(c->pg))
+		goto lost;
+	while (!PQisBusy(c->pg)) {
+		PGresult *r = PQgetResult(c->pg);
+		if (!r) {
+			listen_done(c);
+			return;
+		}
+		if (!c->result)
+			c->result = r;
+		else
+			PQclear(r);
+	}
+	if (PQstatus(c->pg) == CONNECTION_BAD)
+		goto lost;
+	drain_notifies(c);
+	conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
+	return;
+lost:
+	conn_lost(c, -ECONNRESET, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+}
+
+/* The channel as an identifier needing no escape: [a-z_][a-z0-9_]{0,62}. */
+static bool channel_valid(const char *s)
+{
+	if (!s || !(*s == '_' || (*s >= 'a' && *s <= 'z')))
+		return false;
+	size_t n = 0;
+	for (; s[n]; n++)
+		if (!(s[n] == '_' || (s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9')))
+			return false;
+	return n <= 63;
+}
+
+int sw_db_pool_listen(struct sw_db_pool *pool, const char *channel,
+		      void (*cb)(void *arg, const char *payload),
+		      void (*resync)(void *arg), void *arg)
+{
+	if (pool->closing)
+		return -ECANCELED;
+	if (!channel_valid(channel) || !cb || !resync)
+		return -EINVAL;
+	if (pool->channel[0])
+		return -EALREADY;
+	snprintf(pool->channel, sizeof(pool->channel), "%s", channel);
+	/* Quoted although it needs no quoting: the name stays exactly as
+	 * given, and relname of each notification is compared with it. */
+	snprintf(pool->listen_sql, sizeof(pool->listen_sql), "LISTEN \"%s\"", pool->channel);
+	pool->listen_cb = cb;
+	pool->listen_resync = resync;
+	pool->listen_arg = arg;
+	claim_listener(pool, NULL);
+	return 0;
+}
+
 /* ---- connections ---- */
 
 static void reconnect_timer(struct sw_timer *t)
@@ -490,12 +769,16 @@ static void schedule_reconnect(struct conn *c)
 static void conn_lost(struct conn *c, int code, const char *reason, const char *detail)
 {
 	struct sw_db_pool *pool = c->pool;
-	bool was_up = c->state == CONN_IDLE || c->state == CONN_BUSY;
+	bool was_up = c->state == CONN_IDLE || c->state == CONN_BUSY ||
+		      c->state == CONN_LISTENING;
 	bool was_connecting = c->state == CONN_CONNECTING || c->state == CONN_PREPARING;
 	if (c->notice_reason && code == -ECONNRESET)
 		reason = c->notice_reason;
 	if (c->state == CONN_DOWN)
 		return;
+	bool was_listener = pool->listener == c;
+	if (was_listener)
+		pool->listener = NULL;
 
 	struct query *q = c->query;
 	c->query = NULL;
@@ -520,6 +803,11 @@ static void conn_lost(struct conn *c, int code, const char *reason, const char *
 		pool->reason = reason;
 	}
 	schedule_reconnect(c);
+	/* Another connection takes over at once if one is idle: while
+	 * nobody listens, revocations go unheard (the resync comes when
+	 * listening resumes). */
+	if (was_listener)
+		claim_listener(pool, NULL);
 
 	if (q)
 		query_finish(q, NULL, code == -ETIMEDOUT ? -ETIMEDOUT : -ECONNRESET, NULL, reason);
@@ -607,6 +895,7 @@ static void conn_ready(struct conn *c)
 	pool->last_ok_ms = now_ms(pool);
 	pool->reason = NULL;
 	pool->logged[0] = '\0';
+	claim_listener(pool, c);
 	dispatch(pool);
 	if (c->state == CONN_IDLE)
 		conn_watch(c, POLLIN);
@@ -636,6 +925,7 @@ static void conn_prepare_step(struct conn *c)
 			PQclear(r);
 			if (!PQexitPipelineMode(c->pg))
 				goto lost;
+			drain_notifies(c);
 			conn_ready(c);
 			return;
 		}
@@ -659,6 +949,7 @@ static void conn_prepare_step(struct conn *c)
 		c->prepared++;
 		PQclear(r);
 	}
+	drain_notifies(c);
 	conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
 	return;
 lost:
@@ -671,9 +962,7 @@ static void conn_idle_step(struct conn *c)
 		conn_lost(c, -ECONNRESET, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
 		return;
 	}
-	PGnotify *n;
-	while ((n = PQnotifies(c->pg)))
-		PQfreemem(n);
+	drain_notifies(c);
 	conn_watch(c, POLLIN);
 }
 
@@ -731,6 +1020,7 @@ static void conn_query_done(struct conn *c)
 		conn_lost(c, -ECANCELED, "the pool is closing", NULL);
 		return;
 	}
+	claim_listener(pool, c);
 	dispatch(pool);
 	if (c->state == CONN_IDLE)
 		conn_watch(c, POLLIN);
@@ -749,6 +1039,7 @@ static void conn_query_step(struct conn *c)
 	while (!PQisBusy(c->pg)) {
 		PGresult *r = PQgetResult(c->pg);
 		if (!r) {
+			drain_notifies(c);
 			conn_query_done(c);
 			return;
 		}
@@ -760,6 +1051,7 @@ static void conn_query_step(struct conn *c)
 	}
 	if (PQstatus(c->pg) == CONNECTION_BAD)
 		goto lost;
+	drain_notifies(c);
 	conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
 	return;
 lost:
@@ -804,10 +1096,14 @@ static void on_poll(struct sw_io_op *op, int res, uint32_t flags)
 	case CONN_BUSY:
 		conn_query_step(c);
 		break;
+	case CONN_LISTENING:
+		conn_listen_step(c);
+		break;
 	case CONN_DOWN:
 		(void)SW_NEVER(true);
 		break;
 	}
+	deliver_notes(pool);
 	check_closed(pool);
 }
 
@@ -925,6 +1221,7 @@ out:
 
 static void pool_free(struct sw_db_pool *pool)
 {
+	drop_notes(pool);
 	free(pool->conns);
 	free(pool->keywords);
 	free(pool->values);
@@ -1005,6 +1302,9 @@ void sw_db_pool_close(struct sw_db_pool *pool, void (*done)(void *arg), void *ar
 		return;
 	pool->closing = true;
 	sw_timer_stop(pool->loop, &pool->fail_timer);
+	sw_timer_stop(pool->loop, &pool->listen_timer);
+	pool->resync_due = false;
+	drop_notes(pool);
 	pool->done = done;
 	pool->done_arg = arg;
 	fail_queued(pool, -ECANCELED, "the database pool is closing");

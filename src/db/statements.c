@@ -15,6 +15,7 @@
  *          case-insensitively; a concurrent duplicate also gets SW003).
  * Other errors are PostgreSQL's, e.g. 23514 when a CHECK constraint
  * (length of name or organization name) is violated. */
+#include <pthread.h>
 #include "db/statements.h"
 
 /* () -> one row, "1". */
@@ -79,7 +80,7 @@ const struct sw_db_stmt sw_db_stmt_test_echo = {
 	.nparams = 1,
 };
 
-static const struct sw_db_stmt *const registry[] = {
+static const struct sw_db_stmt *const core[] = {
 	&sw_db_stmt_ping,
 	&sw_db_stmt_user_count,
 	&sw_db_stmt_setup,
@@ -89,16 +90,47 @@ static const struct sw_db_stmt *const registry[] = {
 	&sw_db_stmt_test_echo,
 };
 
+/* Each feature keeps its statements in its own file (statements_<feature>.c)
+ * as a group; the registry is their concatenation, built once. */
+static const struct sw_db_stmt_group *const groups[] = {
+	&sw_db_auth_statements,
+	&sw_db_two_factor_statements,
+	&sw_db_passkeys_statements,
+	&sw_db_password_reset_statements,
+	&sw_db_tokens_statements,
+	&sw_db_organizations_statements,
+};
+
+static const struct sw_db_stmt *registry[SW_DB_MAX_STATEMENTS];
+static size_t registry_count;
+static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
+
+static void add(const struct sw_db_stmt *const *list, size_t n)
+{
+	for (size_t i = 0; i < n && registry_count < SW_DB_MAX_STATEMENTS; i++)
+		registry[registry_count++] = list[i];
+}
+
+static void build_registry(void)
+{
+	add(core, SW_ARRAY_SIZE(core));
+	for (size_t g = 0; g < SW_ARRAY_SIZE(groups); g++)
+		add(groups[g]->list, groups[g]->count);
+}
+
 const struct sw_db_stmt *const *sw_db_statements(size_t *ret_count)
 {
-	*ret_count = SW_ARRAY_SIZE(registry);
+	pthread_once(&registry_once, build_registry);
+	*ret_count = registry_count;
 	return registry;
 }
 
 bool sw_db_statement_known(const struct sw_db_stmt *stmt)
 {
-	for (size_t i = 0; i < SW_ARRAY_SIZE(registry); i++)
-		if (registry[i] == stmt)
+	size_t n;
+	const struct sw_db_stmt *const *all = sw_db_statements(&n);
+	for (size_t i = 0; i < n; i++)
+		if (all[i] == stmt)
 			return true;
 	return false;
 }

@@ -46,6 +46,33 @@ enum sw_db_user_col {
 extern const struct sw_db_stmt sw_db_stmt_test_sleep;
 extern const struct sw_db_stmt sw_db_stmt_test_echo;
 
+/* A feature's statements, defined beside them in statements_<feature>.c. */
+struct sw_db_stmt_group {
+	const struct sw_db_stmt *const *list;
+	size_t count;
+};
+#define SW_DB_MAX_STATEMENTS 256
+extern const struct sw_db_stmt_group sw_db_auth_statements;
+extern const struct sw_db_stmt_group sw_db_two_factor_statements;
+extern const struct sw_db_stmt_group sw_db_passkeys_statements;
+extern const struct sw_db_stmt_group sw_db_password_reset_statements;
+extern const struct sw_db_stmt_group sw_db_tokens_statements;
+extern const struct sw_db_stmt_group sw_db_organizations_statements;
+
+/* Sessions, tokens, audit (statements_auth.c; columns documented there). */
+extern const struct sw_db_stmt sw_db_stmt_session_create;
+extern const struct sw_db_stmt sw_db_stmt_session_resolve;
+extern const struct sw_db_stmt sw_db_stmt_session_renew;
+extern const struct sw_db_stmt sw_db_stmt_session_revoke;
+extern const struct sw_db_stmt sw_db_stmt_sessions_revoke_others;
+extern const struct sw_db_stmt sw_db_stmt_sessions_list;
+extern const struct sw_db_stmt sw_db_stmt_account;
+extern const struct sw_db_stmt sw_db_stmt_user_password_hash;
+extern const struct sw_db_stmt sw_db_stmt_password_change;
+extern const struct sw_db_stmt sw_db_stmt_token_resolve;
+extern const struct sw_db_stmt sw_db_stmt_token_touch;
+extern const struct sw_db_stmt sw_db_stmt_audit_insert;
+
 /* Every registered statement, in preparation order; *ret_count is set. */
 const struct sw_db_stmt *const *sw_db_statements(size_t *ret_count);
 /* Whether stmt is in the registry (only those are prepared). */

@@ -76,6 +76,7 @@ struct sw_conn {
 	size_t body_out;      /* chunked: decoded bytes so far */
 	struct sw_http_request *req;
 	struct sw_timer timer;
+	char peer[46];        /* INET6_ADDRSTRLEN */
 	struct outgen gen[2]; /* gen[wi] is being written */
 	unsigned wi;
 	struct iovec iov[OUT_MAX_PIECES];
@@ -103,6 +104,10 @@ struct sw_server {
 	struct sw_timer shutdown_timer;
 	struct sw_timer ready_timer;
 	uint64_t ready_deadline;
+	/* Answered requests, released once the current completion has been
+	 * handled (see request_release_later()). */
+	struct sw_http_request *answered;
+	struct sw_timer reap_timer;
 };
 
 /* Running loops, for sw_server_request_shutdown() from the main thread.
@@ -323,6 +328,29 @@ static void request_free(struct sw_http_request *req)
 	}
 }
 
+static void reap_answered(struct sw_timer *t)
+{
+	struct sw_server *srv = SW_CONTAINER_OF(t, struct sw_server, reap_timer);
+	while (srv->answered) {
+		struct sw_http_request *req = srv->answered;
+		srv->answered = req->next_free;
+		request_free(req);
+	}
+}
+
+/* A handler's code may still run after it answered (a callback chain
+ * unwinding, wiping a secret it held in the request's arena), so the
+ * request is released after the current batch of completions, not inside
+ * the answer: Valkey's freeClientAsync, for requests. */
+static void request_release_later(struct sw_http_request *req)
+{
+	struct sw_server *srv = req->server;
+	req->next_free = srv->answered;
+	srv->answered = req;
+	if (!sw_timer_armed(&srv->reap_timer))
+		sw_timer_start(srv->loop, &srv->reap_timer, 0, reap_answered);
+}
+
 static bool request_id_char(char ch)
 {
 	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
@@ -457,7 +485,7 @@ static void finish_request(struct sw_http_request *req, size_t body_len)
 	if (req->server->config->access_log)
 		sw_log_access(sw_str_from(req->request_id, req->request_id_len), req->method_str,
 			      req->path, req->status, body_len, sw_now_us() - req->start_us);
-	request_free(req);
+	request_release_later(req);
 	if (c->closing || c->close_after_write) {
 		conn_flush(c);
 		if (!c->write_active)
@@ -829,9 +857,18 @@ static void dispatch(struct sw_conn *c)
 		sw_http_error(req, 405, "METHOD_NOT_ALLOWED", "The resource does not support this method.");
 		return;
 	}
-	if (req->route->access != SW_ACCESS_PUBLIC && !srv->shared->guard(req))
-		return; /* the guard answered 401/403 */
+	/* Every route passes the guard; it admits public ones at once. */
+	srv->shared->guard(req);
+}
+
+void sw_http_run_handler(struct sw_http_request *req)
+{
 	req->route->handler(req);
+}
+
+const char *sw_http_peer_address(const struct sw_http_request *req)
+{
+	return req->conn->peer;
 }
 
 /* Reads the body of c->req out of the input buffer. true when complete. */
@@ -1047,6 +1084,19 @@ static void conn_maybe_free(struct sw_conn *c)
 
 static void accept_arm(struct sw_server *srv);
 
+static void peer_address(int fd, char *out, size_t outlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	snprintf(out, outlen, "unknown");
+	if (getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
+		return;
+	if (ss.ss_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, out, (socklen_t)outlen);
+	else if (ss.ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, out, (socklen_t)outlen);
+}
+
 static void accept_retry(struct sw_timer *t)
 {
 	struct sw_server *srv = SW_CONTAINER_OF(t, struct sw_server, accept_retry);
@@ -1126,6 +1176,7 @@ static void accept_done(struct sw_io_op *op, int res, uint32_t flags)
 			} else {
 				int one = 1;
 				setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+				peer_address(fd, c->peer, sizeof(c->peer));
 				c->fd = fd;
 				c->srv = srv;
 				c->state = CONN_HEAD;
@@ -1316,6 +1367,8 @@ int sw_server_run_thread(struct sw_server_shared *shared, unsigned index)
 		r = -ENOMEM;
 		goto out_listen;
 	}
+	if (shared->pool_created)
+		shared->pool_created(srv->db);
 	accept_arm(srv);
 	pthread_mutex_lock(&loops_lock);
 	loops[index] = srv->loop;
@@ -1331,6 +1384,7 @@ int sw_server_run_thread(struct sw_server_shared *shared, unsigned index)
 out_listen:
 	close(srv->listen_fd);
 out_loop:
+	reap_answered(&srv->reap_timer);
 	while (srv->free_reqs) {
 		struct sw_http_request *req = srv->free_reqs;
 		srv->free_reqs = req->next_free;

@@ -15,6 +15,7 @@
 #include "steward/http.h"
 #include "steward/io.h"
 #include "steward/log.h"
+#include "steward/mail.h"
 #include "steward/signals.h"
 
 struct thread_arg {
@@ -87,13 +88,15 @@ int main(void)
 		sw_log_error("configuration: %s", err);
 		return 2;
 	}
+	sw_mail_log_configuration();
 	if (sw_io_probe(err, sizeof(err)) < 0) {
 		sw_log_error("%s", err);
 		return 1;
 	}
 	raise_fd_limit();
 
-	struct sw_server_shared shared = { .config = &config, .guard = sw_guard_admit, .ready = on_ready };
+	struct sw_server_shared shared = { .config = &config, .guard = sw_guard,
+					  .pool_created = sw_auth_listen, .ready = on_ready };
 	if (split_origins(&shared, config.cors_origins) < 0) {
 		sw_log_error("configuration: CORS_ALLOWED_ORIGINS lists more than %zu origins",
 			     SW_ARRAY_SIZE(shared.cors));

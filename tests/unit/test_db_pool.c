@@ -4,8 +4,10 @@
  * thread until each test's condition holds. Exits 77 when the PostgreSQL server
  * binaries are not installed. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include "steward/db.h"
 #include "steward/io.h"
 #include "steward/limits.h"
@@ -413,6 +415,326 @@ TEST(closing_cancels_queued_queries_finishes_the_running_one_and_calls_done)
 	CHECK(a[0].done);
 	CHECK_INT_EQ(a[0].code, 0);
 	CHECK_INT_EQ(outstanding, 0);
+}
+
+/* ---- notifications (sw_db_pool_listen) ---- */
+
+struct heard {
+	int resyncs;
+	int n;               /* notifications, even those not kept below */
+	char payloads[8][64];
+	struct sw_db_pool *close_on_first; /* closes this pool from the callback */
+};
+
+static struct heard heard;
+static int want_notes, want_resyncs;
+
+static void on_note(void *arg, const char *payload)
+{
+	struct heard *h = arg;
+	if (h->n < (int)SW_ARRAY_SIZE(h->payloads))
+		snprintf(h->payloads[h->n], sizeof(h->payloads[0]), "%s", payload);
+	h->n++;
+	if (h->close_on_first) {
+		struct sw_db_pool *pool = h->close_on_first;
+		h->close_on_first = NULL;
+		closed = false;
+		sw_db_pool_close(pool, on_closed, NULL);
+	}
+}
+
+static void on_resync(void *arg)
+{
+	struct heard *h = arg;
+	h->resyncs++;
+}
+
+static bool heard_enough(void)
+{
+	return heard.n >= want_notes;
+}
+
+static bool resynced_enough(void)
+{
+	return heard.resyncs >= want_resyncs;
+}
+
+static int listen_auth(struct sw_db_pool *pool)
+{
+	memset(&heard, 0, sizeof(heard));
+	return sw_db_pool_listen(pool, "steward_auth", on_note, on_resync, &heard);
+}
+
+/* Runs sqls (NULL-terminated) in order on a blocking connection of its
+ * own, as another stewardd process would; false on any error. The first
+ * value of the last statement's first row goes into out, if given. */
+static bool run_sql(const char *ci, const char *const *sqls, char *out, size_t outlen)
+{
+	PGconn *pg = PQconnectdb(ci);
+	bool ok = PQstatus(pg) == CONNECTION_OK;
+	if (!ok)
+		fprintf(stderr, "  connect: %s", PQerrorMessage(pg));
+	for (; ok && *sqls; sqls++) {
+		PGresult *r = PQexec(pg, *sqls);
+		ExecStatusType st = PQresultStatus(r);
+		ok = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+		if (!ok)
+			fprintf(stderr, "  %s: %s", *sqls, PQerrorMessage(pg));
+		else if (out && PQntuples(r) > 0 && PQnfields(r) > 0)
+			snprintf(out, outlen, "%s", PQgetvalue(r, 0, 0));
+		PQclear(r);
+	}
+	PQfinish(pg);
+	return ok;
+}
+
+static bool notify(const char *ci, const char *payload)
+{
+	char sql[160];
+	snprintf(sql, sizeof(sql), "SELECT pg_notify('steward_auth', '%s')", payload);
+	const char *sqls[] = { sql, NULL };
+	return run_sql(ci, sqls, NULL, 0);
+}
+
+/* Backends of this database (but the asking one) matching cond, or -1. */
+static int count_backends(const char *ci, const char *cond)
+{
+	char sql[300], out[32] = "";
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+		 "AND pid <> pg_backend_pid() AND %s", cond);
+	const char *sqls[] = { sql, NULL };
+	return run_sql(ci, sqls, out, sizeof(out)) ? atoi(out) : -1;
+}
+
+struct late_notify {
+	const char *ci;
+	const char *payload;
+	bool ok;
+};
+
+static void *late_notify_main(void *arg)
+{
+	struct late_notify *ln = arg;
+	nanosleep(&(struct timespec){ .tv_nsec = 100 * 1000 * 1000 }, NULL);
+	ln->ok = notify(ln->ci, ln->payload);
+	return NULL;
+}
+
+TEST(a_notify_from_another_session_reaches_the_callback_with_its_payload)
+{
+	char ci[600];
+	shared_database(ci, sizeof(ci));
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 2, 5000);
+	REQUIRE(pool);
+	cur_pool = pool;
+	REQUIRE(run_until(pool_up, 5000));
+	/* Connections already idle: one of them starts listening. */
+	REQUIRE(listen_auth(pool) == 0);
+	want_resyncs = 1;
+	REQUIRE(run_until(resynced_enough, 5000));
+
+	/* Sent from another thread while this one runs the loop. */
+	struct late_notify ln = { ci, "session:abc", false };
+	pthread_t th;
+	REQUIRE(pthread_create(&th, NULL, late_notify_main, &ln) == 0);
+	want_notes = 1;
+	CHECK(run_until(heard_enough, 5000));
+	pthread_join(th, NULL);
+	CHECK(ln.ok);
+	CHECK_INT_EQ(heard.n, 1);
+	CHECK_STR_EQ(heard.payloads[0], "session:abc");
+	close_pool(pool);
+}
+
+TEST(resync_runs_once_at_start_and_exactly_one_connection_listens)
+{
+	char ci[600];
+	fresh_database("p_listen_one", ci, sizeof(ci));
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 3, 5000);
+	REQUIRE(pool);
+	/* Before any connection is up: the first to be ready listens. */
+	REQUIRE(listen_auth(pool) == 0);
+	CHECK_INT_EQ(heard.resyncs, 0); /* never inside the call */
+	want_resyncs = 1;
+	REQUIRE(run_until(resynced_enough, 5000));
+	run_until(NULL, 500); /* the other two are up by now */
+	CHECK_INT_EQ(heard.resyncs, 1);
+	CHECK_INT_EQ(count_backends(ci, "application_name = 'stewardd'"), 3);
+	CHECK_INT_EQ(count_backends(ci, "query LIKE 'LISTEN%'"), 1);
+	close_pool(pool);
+}
+
+TEST(listening_resumes_after_a_database_restart_with_a_resync)
+{
+	char ci[600];
+	shared_database(ci, sizeof(ci));
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 2, 10000);
+	REQUIRE(pool);
+	cur_pool = pool;
+	REQUIRE(listen_auth(pool) == 0);
+	want_resyncs = 1;
+	REQUIRE(run_until(resynced_enough, 5000));
+	REQUIRE(notify(ci, "session:before"));
+	want_notes = 1;
+	CHECK(run_until(heard_enough, 5000));
+
+	sw_db_embedded_stop();
+	CHECK(run_until(pool_down, 2000));
+	run_until(NULL, 200);
+	int before = heard.resyncs;
+	char again[512], err[1024];
+	int r = sw_db_embedded_start(scratch_db.data_dir, again, sizeof(again), err, sizeof(err));
+	if (r < 0)
+		fprintf(stderr, "  restart: %s\n", err);
+	REQUIRE(r == 0);
+	want_resyncs = before + 1;
+	CHECK(run_until(resynced_enough, 10000));
+	REQUIRE(notify(ci, "token:after"));
+	want_notes = 2;
+	CHECK(run_until(heard_enough, 5000));
+	CHECK_INT_EQ(heard.n, 2);
+	CHECK_STR_EQ(heard.payloads[0], "session:before");
+	CHECK_STR_EQ(heard.payloads[1], "token:after");
+	close_pool(pool);
+}
+
+TEST(a_rolled_back_notify_is_not_delivered_and_a_committed_one_is)
+{
+	char ci[600];
+	shared_database(ci, sizeof(ci));
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 1, 5000);
+	REQUIRE(pool);
+	REQUIRE(listen_auth(pool) == 0);
+	want_resyncs = 1;
+	REQUIRE(run_until(resynced_enough, 5000));
+	const char *rolled[] = { "BEGIN", "SELECT pg_notify('steward_auth', 'token:rolled-back')",
+				 "ROLLBACK", NULL };
+	const char *committed[] = { "BEGIN", "SELECT pg_notify('steward_auth', 'token:committed')",
+				    "COMMIT", NULL };
+	REQUIRE(run_sql(ci, rolled, NULL, 0));
+	REQUIRE(run_sql(ci, committed, NULL, 0));
+	want_notes = 1;
+	CHECK(run_until(heard_enough, 5000));
+	run_until(NULL, 100);
+	/* Delivered in commit order: a rolled-back one would come first. */
+	CHECK_INT_EQ(heard.n, 1);
+	CHECK_STR_EQ(heard.payloads[0], "token:committed");
+	close_pool(pool);
+}
+
+TEST(queries_keep_working_on_the_listening_connection)
+{
+	char ci[600];
+	shared_database(ci, sizeof(ci));
+	/* One connection: it is the listener and serves every query. */
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 1, 5000);
+	REQUIRE(pool);
+	REQUIRE(listen_auth(pool) == 0);
+	want_resyncs = 1;
+	REQUIRE(run_until(resynced_enough, 5000));
+	struct answer a, b, c;
+	REQUIRE(query(pool, &sw_db_stmt_ping, NULL, &a) == 0);
+	CHECK(run_until(none_outstanding, 5000));
+	CHECK_INT_EQ(a.code, 0);
+	CHECK_STR_EQ(a.value, "1");
+
+	/* A NOTIFY committed while a query runs on the listener arrives with
+	 * its answer; the query after it runs on the same connection. */
+	const char *fifth[] = { "0.2" };
+	const char *after[] = { "after" };
+	REQUIRE(query(pool, &sw_db_stmt_test_sleep, fifth, &b) == 0);
+	REQUIRE(query(pool, &sw_db_stmt_test_echo, after, &c) == 0);
+	REQUIRE(notify(ci, "user:during-query"));
+	want_notes = 1;
+	CHECK(run_until(none_outstanding, 5000));
+	CHECK(run_until(heard_enough, 5000));
+	CHECK_INT_EQ(b.code, 0);
+	CHECK_INT_EQ(c.code, 0);
+	CHECK_STR_EQ(c.value, "after");
+	CHECK_STR_EQ(heard.payloads[0], "user:during-query");
+	CHECK_INT_EQ(heard.resyncs, 1); /* the listener was never lost */
+	close_pool(pool);
+}
+
+TEST(a_lost_listener_is_replaced_and_listening_resyncs)
+{
+	char ci[600];
+	fresh_database("p_listen_lost", ci, sizeof(ci));
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 2, 5000);
+	REQUIRE(pool);
+	REQUIRE(listen_auth(pool) == 0);
+	want_resyncs = 1;
+	REQUIRE(run_until(resynced_enough, 5000));
+	run_until(NULL, 300);
+	char out[32] = "";
+	const char *kill[] = { "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+			       "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+			       "AND query LIKE 'LISTEN%'", NULL };
+	REQUIRE(run_sql(ci, kill, out, sizeof(out)));
+	CHECK_STR_EQ(out, "1");
+	want_resyncs = 2;
+	CHECK(run_until(resynced_enough, 5000));
+	REQUIRE(notify(ci, "session:after-loss"));
+	want_notes = 1;
+	CHECK(run_until(heard_enough, 5000));
+	CHECK_STR_EQ(heard.payloads[0], "session:after-loss");
+	close_pool(pool);
+}
+
+TEST(a_callback_may_close_the_pool_and_nothing_is_delivered_after)
+{
+	char ci[600];
+	shared_database(ci, sizeof(ci));
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 2, 5000);
+	REQUIRE(pool);
+	REQUIRE(listen_auth(pool) == 0);
+	heard.close_on_first = pool;
+	closed = false; /* set again only by the close from the callback */
+	want_resyncs = 1;
+	REQUIRE(run_until(resynced_enough, 5000));
+	const char *two[] = { "BEGIN", "SELECT pg_notify('steward_auth', 'user:1')",
+			      "SELECT pg_notify('steward_auth', 'user:2')", "COMMIT", NULL };
+	REQUIRE(run_sql(ci, two, NULL, 0));
+	CHECK(run_until(is_closed, 5000));
+	CHECK_INT_EQ(heard.n, 1);
+	CHECK_STR_EQ(heard.payloads[0], "user:1");
+}
+
+TEST(listen_refuses_bad_channels_a_second_channel_and_a_closing_pool)
+{
+	char ci[600];
+	shared_database(ci, sizeof(ci));
+	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 1, 5000);
+	REQUIRE(pool);
+	memset(&heard, 0, sizeof(heard));
+	char c64[65], c63[64];
+	memset(c64, 'a', 64);
+	c64[64] = '\0';
+	memset(c63, 'a', 63);
+	c63[63] = '\0';
+	const char *bad[] = { "Steward_auth", "1auth", "steward-auth", "a\"b", "", NULL, c64 };
+	for (size_t i = 0; i < SW_ARRAY_SIZE(bad); i++)
+		CHECK_INT_EQ(sw_db_pool_listen(pool, bad[i], on_note, on_resync, &heard), -EINVAL);
+	CHECK_INT_EQ(sw_db_pool_listen(pool, "steward_auth", NULL, on_resync, &heard), -EINVAL);
+	CHECK_INT_EQ(sw_db_pool_listen(pool, "steward_auth", on_note, NULL, &heard), -EINVAL);
+	/* The longest name PostgreSQL keeps whole is accepted and listened on. */
+	CHECK_INT_EQ(sw_db_pool_listen(pool, c63, on_note, on_resync, &heard), 0);
+	CHECK_INT_EQ(sw_db_pool_listen(pool, "steward_auth", on_note, on_resync, &heard), -EALREADY);
+	want_resyncs = 1;
+	CHECK(run_until(resynced_enough, 5000));
+	char sql[160];
+	snprintf(sql, sizeof(sql), "SELECT pg_notify('%s', 'x')", c63);
+	const char *sqls[] = { sql, NULL };
+	REQUIRE(run_sql(ci, sqls, NULL, 0));
+	want_notes = 1;
+	CHECK(run_until(heard_enough, 5000));
+	CHECK_STR_EQ(heard.payloads[0], "x");
+
+	closed = false;
+	sw_db_pool_close(pool, on_closed, NULL);
+	CHECK_INT_EQ(sw_db_pool_listen(pool, "other", on_note, on_resync, &heard), -ECANCELED);
+	CHECK(run_until(is_closed, 5000));
 }
 
 TEST_MAIN()

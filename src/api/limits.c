@@ -1,0 +1,40 @@
+/* Rate limits of the public routes that check a secret, on the shared
+ * limiter (steward/ratelimit.h). Values are documented in the OpenAPI
+ * document; the webhook route will use the same code with a tighter bucket.
+ *
+ *   sign-in             per address 30 / 5 min, per account 10 / 15 min
+ *   two-factor verify   per address 30 / 5 min, per account  5 / 5 min
+ *   passkey verify      per address 30 / 5 min
+ *
+ * A successful sign-in refills the account's bucket, so a person who
+ * mistyped a few times is not locked out after getting it right. The
+ * buckets are per process: with several replicas an attacker gets each
+ * replica's allowance, which the per-account Argon2id cost still bounds. */
+#include <stdio.h>
+#include "steward/ratelimit.h"
+#include "api/internal.h"
+
+const struct sw_ratelimit sw_api_limit_sign_in_address = { "sign_in_address", 30, 300 };
+const struct sw_ratelimit sw_api_limit_sign_in_account = { "sign_in_account", 10, 900 };
+const struct sw_ratelimit sw_api_limit_two_factor_address = { "two_factor_address", 30, 300 };
+const struct sw_ratelimit sw_api_limit_two_factor_account = { "two_factor_account", 5, 300 };
+const struct sw_ratelimit sw_api_limit_passkey_address = { "passkey_address", 30, 300 };
+
+bool sw_api_rate_limit(struct sw_http_request *req, const struct sw_ratelimit *rl, struct sw_str key)
+{
+	unsigned retry = 0;
+	if (sw_ratelimit_take(rl, key, sw_now_ms(), &retry))
+		return true;
+	char value[16];
+	snprintf(value, sizeof(value), "%u", retry ? retry : 1);
+	sw_http_add_header(req, "Retry-After", sw_str_cstr(value));
+	sw_http_error(req, 429, "RATE_LIMITED", "Too many attempts; wait before trying again.");
+	return false;
+}
+
+bool sw_api_rate_limit_sign_in(struct sw_http_request *req, const char *account)
+{
+	return sw_api_rate_limit(req, &sw_api_limit_sign_in_address,
+				 sw_str_cstr(sw_http_peer_address(req))) &&
+	       sw_api_rate_limit(req, &sw_api_limit_sign_in_account, sw_str_cstr(account));
+}

@@ -1,0 +1,289 @@
+/* API tokens: issue, list, revoke.
+ *
+ * A token is "st_" and 43 base64url characters (256 random bits). Only its
+ * SHA-256 is stored, with the first 11 characters ("st_" + 8) as a prefix
+ * a person can recognise it by; the value itself appears once, in the
+ * answer to POST /api-tokens. The guard resolves "Authorization: Bearer
+ * st_..." to the same principal a session cookie gives (user, organization,
+ * role), so a token can do what its owner can do in that organization.
+ *
+ * Decisions (also in the OpenAPI document):
+ * - A token belongs to a user and to the organization of the session that
+ *   issued it; the list and the revoke see only the caller's tokens of the
+ *   current organization (anything else is 404).
+ * - Tokens are issued from a session only: a token cannot mint tokens
+ *   (403 SESSION_REQUIRED), so revoking a leaked token is final.
+ * - Expiry is optional: expiresInDays 1..365, or none.
+ * - At most SW_API_TOKENS_LIVE_MAX live tokens per user and organization
+ *   (409 TOKEN_LIMIT_REACHED); the list shows every live token and the most
+ *   recent revoked or expired ones, SW_API_TOKENS_LIST_MAX records in all.
+ * - DELETE revokes: the record stays with revokedAt, the token fails on the
+ *   next request in every process (the statement notifies "token:<id>" and
+ *   this process forgets it at once). Revoking a revoked token is 204 again
+ *   (the state asked for holds), with no second audit record.
+ * - lastUsedAt is recorded at most once a minute (the guard's touch). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <openssl/crypto.h>
+#include "steward/auth.h"
+#include "steward/secret.h"
+#include "steward/validate.h"
+#include "api/internal.h"
+#include "db/statements_tokens.h"
+
+#define EXPIRES_IN_DAYS_MAX 365
+
+/* Columns of the token statements (statements_tokens.c, TOKEN_COLUMNS). */
+enum { COL_ID, COL_NAME, COL_PREFIX, COL_CREATED, COL_EXPIRES, COL_LAST_USED, COL_REVOKED };
+
+static const char *nullable(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
+}
+
+/* One token record; secret is the value (only when just issued) or NULL. */
+static void write_token(struct sw_json *j, const PGresult *res, int row, const char *secret)
+{
+	sw_json_object_begin(j);
+	sw_json_key(j, "id");
+	sw_json_cstr(j, PQgetvalue(res, row, COL_ID));
+	sw_json_key(j, "name");
+	sw_json_cstr(j, PQgetvalue(res, row, COL_NAME));
+	sw_json_key(j, "prefix");
+	sw_json_cstr(j, PQgetvalue(res, row, COL_PREFIX));
+	if (secret) {
+		sw_json_key(j, "token");
+		sw_json_cstr(j, secret);
+	}
+	sw_json_key(j, "createdAt");
+	sw_json_cstr(j, PQgetvalue(res, row, COL_CREATED));
+	sw_json_key(j, "expiresAt");
+	sw_json_cstr(j, nullable(res, row, COL_EXPIRES));
+	sw_json_key(j, "lastUsedAt");
+	sw_json_cstr(j, nullable(res, row, COL_LAST_USED));
+	sw_json_key(j, "revokedAt");
+	sw_json_cstr(j, nullable(res, row, COL_REVOKED));
+	sw_json_object_end(j);
+}
+
+/* {"name": name} for the audit record (a name is not a secret). NULL when
+ * out of memory; the caller frees. */
+static char *name_metadata(const char *name)
+{
+	json_t *m = json_pack("{s:s}", "name", name);
+	char *s = m ? json_dumps(m, JSON_COMPACT) : NULL;
+	json_decref(m);
+	return s;
+}
+
+/* ---- POST /api-tokens ---- */
+
+struct issue {
+	struct sw_http_request *req;
+	char token[SW_API_TOKEN_LEN + 1];
+};
+
+static void issued(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct issue *is = arg;
+	struct sw_http_request *req = is->req;
+	if (err->code || PQntuples(res) != 1) {
+		OPENSSL_cleanse(is->token, sizeof(is->token));
+		if (err->code)
+			sw_api_db_error(req, err);
+		else
+			sw_http_error(req, 409, "TOKEN_LIMIT_REACHED",
+				      "You hold the most live API tokens allowed; revoke one first.");
+		return;
+	}
+	char *meta = name_metadata(PQgetvalue(res, 0, COL_NAME));
+	sw_api_audit(req, req->principal.organization_id, req->principal.user_id, "api_token.issued",
+		     "api_token", PQgetvalue(res, 0, COL_ID), meta);
+	free(meta);
+	struct sw_buf buf = { 0 };
+	struct sw_json j;
+	sw_http_json_begin(req, &buf, &j);
+	write_token(&j, res, 0, is->token);
+	OPENSSL_cleanse(is->token, sizeof(is->token));
+	sw_http_json_end(req, 201, &buf, &j);
+}
+
+/* expiresInDays: absent or null (no expiry), or an integer 1..365. *ret
+ * is the number as text, or NULL. */
+static void expiry_field(json_t *body, char ret[8], bool *ret_set, struct sw_field_errors *fe)
+{
+	json_t *v = json_object_get(body, "expiresInDays");
+	*ret_set = false;
+	if (!v || json_is_null(v))
+		return;
+	if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+	    json_integer_value(v) > EXPIRES_IN_DAYS_MAX) {
+		sw_field_error(fe, "expiresInDays", "must be a whole number of days from 1 to 365");
+		return;
+	}
+	snprintf(ret, 8, "%d", (int)json_integer_value(v));
+	*ret_set = true;
+}
+
+static void tokens_create(struct sw_http_request *req)
+{
+	if (req->principal.credential != SW_CRED_SESSION) {
+		sw_http_error(req, 403, "SESSION_REQUIRED",
+			      "API tokens are issued from a signed-in session, not with another token.");
+		return;
+	}
+	json_t *body = sw_http_json_body(req);
+	if (!body)
+		return;
+	struct sw_field_errors fe = { 0 };
+	static const char *const known[] = { "name", "expiresInDays", NULL };
+	sw_api_known_fields(body, known, &fe);
+	struct sw_str name;
+	const char *msg;
+	if (sw_api_string_field(body, "name", &name, &fe, true) &&
+	    !sw_valid_display_name(name, SW_NAME_MAX_LEN, &name, &msg))
+		sw_field_error(&fe, "name", msg);
+	char days[8];
+	bool has_days;
+	expiry_field(body, days, &has_days, &fe);
+	char *name_copy = fe.count ? NULL : sw_arena_strndup(&req->arena, name.ptr, name.len);
+	json_decref(body);
+	if (fe.count) {
+		sw_http_validation_error(req, &fe);
+		return;
+	}
+	struct issue *is = sw_arena_alloc(&req->arena, sizeof(*is));
+	char prefix[SW_API_TOKEN_PREFIX_LEN + 1];
+	if (!is || !name_copy || sw_api_token_new(is->token, prefix) < 0) {
+		sw_http_error(req, 500, "INTERNAL_ERROR", "The token could not be created.");
+		return;
+	}
+	is->req = req;
+	char hex[65];
+	sw_sha256_hex(is->token, strlen(is->token), hex);
+	const char *params[6] = { req->principal.user_id, req->principal.organization_id, name_copy,
+				  prefix, hex, has_days ? days : NULL };
+	if (!sw_api_query(req, &sw_db_stmt_token_create, params, 6, issued, is))
+		OPENSSL_cleanse(is->token, sizeof(is->token));
+}
+
+/* ---- GET /api-tokens ---- */
+
+static void listed(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct sw_http_request *req = arg;
+	if (err->code) {
+		sw_api_db_error(req, err);
+		return;
+	}
+	struct sw_buf buf = { 0 };
+	struct sw_json j;
+	sw_http_json_begin(req, &buf, &j);
+	sw_json_array_begin(&j);
+	for (int i = 0; i < PQntuples(res); i++)
+		write_token(&j, res, i, NULL);
+	sw_json_array_end(&j);
+	sw_http_json_end(req, 200, &buf, &j);
+}
+
+static void tokens_list(struct sw_http_request *req)
+{
+	const char *params[2] = { req->principal.user_id, req->principal.organization_id };
+	sw_api_query(req, &sw_db_stmt_tokens_list, params, 2, listed, req);
+}
+
+/* ---- DELETE /api-tokens/:id ---- */
+
+static void revoked(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct sw_http_request *req = arg;
+	if (err->code) {
+		sw_api_db_error(req, err);
+		return;
+	}
+	if (PQntuples(res) != 1) {
+		sw_http_error(req, 404, "NOT_FOUND", "The requested resource does not exist.");
+		return;
+	}
+	if (PQgetvalue(res, 0, 2)[0] == 't') {
+		const char *id = PQgetvalue(res, 0, 0);
+		sw_auth_cache_forget_token(id);
+		char *meta = name_metadata(PQgetvalue(res, 0, 1));
+		sw_api_audit(req, req->principal.organization_id, req->principal.user_id,
+			     "api_token.revoked", "api_token", id, meta);
+		free(meta);
+	}
+	sw_http_respond(req, 204, NULL, SW_STR_NULL);
+}
+
+static void tokens_revoke(struct sw_http_request *req)
+{
+	struct sw_str id = req->params.value[0];
+	if (!sw_is_uuid(id)) {
+		sw_http_error(req, 404, "NOT_FOUND", "The requested resource does not exist.");
+		return;
+	}
+	char idz[37];
+	snprintf(idz, sizeof(idz), "%.*s", (int)id.len, id.ptr);
+	const char *params[3] = { idz, req->principal.user_id, req->principal.organization_id };
+	sw_api_query(req, &sw_db_stmt_token_revoke, params, 3, revoked, req);
+}
+
+/* ---- routes and schemas ---- */
+
+static const int err_create[] = { 400, 409, 413, 415, 422, 503, 0 };
+static const int err_read[] = { 503, 0 };
+static const int err_delete[] = { 404, 503, 0 };
+
+static const struct sw_route routes[] = {
+	{ SW_HTTP_POST, "/api-tokens", SW_ACCESS_SESSION, tokens_create, 4096, 0,
+	  { "Issue an API token",
+	    "Returns the token (st_...) once, in `token`; only its SHA-256 is stored, with `prefix` "
+	    "(st_ and 8 characters) to recognise it by. Present it as `Authorization: Bearer st_...`; "
+	    "it acts as its owner in the current organization, with the owner's role, and is exempt "
+	    "from the CSRF origin check. Issued from a signed-in session only: with a token as the "
+	    "credential the answer is 403 SESSION_REQUIRED. `expiresInDays` (1 to 365) sets an expiry; "
+	    "without it the token lives until revoked. At most 100 live tokens per user and "
+	    "organization (409 TOKEN_LIMIT_REACHED). Audited as api_token.issued.",
+	    "API tokens", "ApiTokenCreateRequest", "ApiTokenCreated", 201, err_create } },
+	{ SW_HTTP_GET, "/api-tokens", SW_ACCESS_SESSION, tokens_list, 0, 0,
+	  { "The caller's API tokens in the current organization",
+	    "Never the token values. Live tokens first, then revoked or expired ones, newest first "
+	    "within each; at most 200 records. `lastUsedAt` is recorded at most once a minute.",
+	    "API tokens", NULL, "ApiTokenList", 200, err_read } },
+	{ SW_HTTP_DELETE, "/api-tokens/:id", SW_ACCESS_SESSION, tokens_revoke, 0, 0,
+	  { "Revoke one of the caller's API tokens",
+	    "The record stays, with `revokedAt`; the token fails with 401 from its next request on, "
+	    "in every process. Revoking a token already revoked answers 204 again. 404 for a token "
+	    "that is not the caller's in the current organization. A token may revoke itself. "
+	    "Audited as api_token.revoked.",
+	    "API tokens", NULL, NULL, 204, err_delete } },
+};
+
+#define TS "{\"type\":\"string\",\"format\":\"date-time\"}"
+#define TS_OR_NULL "{\"type\":[\"string\",\"null\"],\"format\":\"date-time\"}"
+#define TOKEN_PROPERTIES                                                                        \
+	"\"id\":{\"type\":\"string\",\"format\":\"uuid\"},"                                     \
+	"\"name\":{\"type\":\"string\"},"                                                         \
+	"\"prefix\":{\"type\":\"string\",\"pattern\":\"^st_[A-Za-z0-9_-]{8}$\","                   \
+	"\"description\":\"The first characters of the token, to recognise it by.\"},"          \
+	"\"createdAt\":" TS ",\"expiresAt\":" TS_OR_NULL ",\"lastUsedAt\":" TS_OR_NULL ","        \
+	"\"revokedAt\":" TS_OR_NULL
+#define TOKEN_REQUIRED "\"id\",\"name\",\"prefix\",\"createdAt\",\"expiresAt\",\"lastUsedAt\",\"revokedAt\""
+
+static const char schemas[] = "{"
+	"\"ApiTokenCreateRequest\":{\"type\":\"object\",\"additionalProperties\":false,"
+	"\"required\":[\"name\"],\"properties\":{"
+	"\"name\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100},"
+	"\"expiresInDays\":{\"type\":[\"integer\",\"null\"],\"minimum\":1,\"maximum\":365,"
+	"\"description\":\"Absent or null: the token does not expire.\"}}},"
+	"\"ApiToken\":{\"type\":\"object\",\"required\":[" TOKEN_REQUIRED "],\"properties\":{"
+	TOKEN_PROPERTIES "}},"
+	"\"ApiTokenCreated\":{\"type\":\"object\",\"required\":[" TOKEN_REQUIRED ",\"token\"],"
+	"\"properties\":{" TOKEN_PROPERTIES ","
+	"\"token\":{\"type\":\"string\",\"pattern\":\"^st_[A-Za-z0-9_-]{43}$\","
+	"\"description\":\"The token itself; shown only in this response.\"}}},"
+	"\"ApiTokenList\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ApiToken\"}}"
+	"}";
+
+const struct sw_api_route_group sw_api_tokens_group = { routes, SW_ARRAY_SIZE(routes), schemas };

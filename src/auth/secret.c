@@ -1,0 +1,121 @@
+/* Random tokens, digests and the bearer-secret formats (secret.h).
+ *
+ * Tokens are base64url without padding (RFC 4648 section 5) so that they
+ * travel unquoted in cookies, headers and URLs. A well-formedness check
+ * refuses anything sw_*_new() could not have produced, including
+ * non-canonical final characters, so two spellings never name one token. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include "steward/secret.h"
+#include "steward/webauthn.h" /* sw_base64url_*: see the report on moving them */
+
+int sw_random_token(char *out, size_t outlen, size_t nbytes)
+{
+	if (nbytes > (SIZE_MAX - 3) / 4 || outlen < SW_BASE64URL_LEN(nbytes) + 1)
+		return -EINVAL;
+	/* Chunks of a multiple of 3 bytes encode to whole groups, so their
+	 * encodings concatenate to the encoding of the whole. */
+	uint8_t chunk[48];
+	size_t o = 0;
+	int r = 0;
+	for (size_t done = 0; done < nbytes;) {
+		size_t n = SW_MIN(sizeof(chunk), nbytes - done);
+		if (RAND_bytes(chunk, (int)n) != 1) {
+			r = -EIO;
+			o = 0;
+			break;
+		}
+		int w = sw_base64url_encode(chunk, n, out + o, outlen - o);
+		if (SW_NEVER(w < 0)) {
+			r = -EINVAL;
+			o = 0;
+			break;
+		}
+		o += (size_t)w;
+		done += n;
+	}
+	OPENSSL_cleanse(chunk, sizeof(chunk));
+	if (r < 0)
+		OPENSSL_cleanse(out, SW_BASE64URL_LEN(nbytes));
+	out[o] = '\0';
+	return r;
+}
+
+void sw_sha256(const void *p, size_t n, uint8_t out[32])
+{
+	static const uint8_t empty;
+	if (EVP_Digest(n ? p : &empty, n, out, NULL, EVP_sha256(), NULL) != 1)
+		abort();
+}
+
+void sw_sha256_hex(const void *p, size_t n, char out[65])
+{
+	static const char hex[] = "0123456789abcdef";
+	uint8_t d[32];
+	sw_sha256(p, n, d);
+	for (size_t i = 0; i < sizeof(d); i++) {
+		out[2 * i] = hex[d[i] >> 4];
+		out[2 * i + 1] = hex[d[i] & 15];
+	}
+	out[64] = '\0';
+}
+
+int sw_hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen, uint8_t out[32])
+{
+	static const uint8_t empty;
+	unsigned int len = 0;
+	if (klen > INT_MAX ||
+	    !HMAC(EVP_sha256(), klen ? key : &empty, (int)klen, mlen ? msg : &empty, mlen, out,
+		  &len) ||
+	    len != 32) {
+		memset(out, 0, 32);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* n characters of canonical base64url encoding 32 bytes. */
+static bool b64url_canonical_32(struct sw_str s)
+{
+	uint8_t raw[SW_TOKEN_RANDOM_BYTES];
+	size_t n = 0;
+	bool ok = s.len == SW_BASE64URL_LEN(SW_TOKEN_RANDOM_BYTES) &&
+		  sw_base64url_decode(s, raw, sizeof(raw), &n) == 0 && n == sizeof(raw);
+	OPENSSL_cleanse(raw, sizeof(raw));
+	return ok;
+}
+
+int sw_api_token_new(char out[SW_API_TOKEN_LEN + 1], char prefix_out[SW_API_TOKEN_PREFIX_LEN + 1])
+{
+	memcpy(out, SW_API_TOKEN_TAG, 3);
+	int r = sw_random_token(out + 3, SW_API_TOKEN_LEN + 1 - 3, SW_TOKEN_RANDOM_BYTES);
+	if (r < 0) {
+		out[0] = '\0';
+		prefix_out[0] = '\0';
+		return r;
+	}
+	memcpy(prefix_out, out, SW_API_TOKEN_PREFIX_LEN);
+	prefix_out[SW_API_TOKEN_PREFIX_LEN] = '\0';
+	return 0;
+}
+
+bool sw_api_token_well_formed(struct sw_str s)
+{
+	return s.len == SW_API_TOKEN_LEN && memcmp(s.ptr, SW_API_TOKEN_TAG, 3) == 0 &&
+	       b64url_canonical_32(sw_str_from(s.ptr + 3, s.len - 3));
+}
+
+int sw_session_token_new(char out[SW_SESSION_TOKEN_LEN + 1])
+{
+	return sw_random_token(out, SW_SESSION_TOKEN_LEN + 1, SW_TOKEN_RANDOM_BYTES);
+}
+
+bool sw_session_token_well_formed(struct sw_str s)
+{
+	return b64url_canonical_32(s);
+}

@@ -1,0 +1,44 @@
+/* Statements of two-factor authentication (statements_two_factor.c,
+ * migration 0004_two_factor.sql). Keys, codes and challenges arrive as the
+ * hex of their bytes or of their SHA-256; identifiers are checked to be
+ * UUIDs (or come from the database) before they reach these statements. */
+#ifndef STEWARD_DB_STATEMENTS_TWO_FACTOR_H
+#define STEWARD_DB_STATEMENTS_TWO_FACTOR_H
+
+#include "db/statements.h"
+
+/* Columns of sw_db_stmt_two_factor_state (one row; none: no such user). */
+enum sw_db_two_factor_state_col {
+	SW_DB_TWO_FACTOR_PASSWORD_HASH,
+	SW_DB_TWO_FACTOR_EMAIL,
+	SW_DB_TWO_FACTOR_STATE,          /* "NONE", "PENDING" or "ENABLED" */
+	SW_DB_TWO_FACTOR_RECOVERY_LEFT,  /* unused recovery codes */
+	SW_DB_TWO_FACTOR_ENABLED_AT,     /* RFC 3339, NULL unless ENABLED */
+	SW_DB_TWO_FACTOR_SECRET_HEX,     /* NULL when NONE */
+	SW_DB_TWO_FACTOR_LAST_USED_STEP, /* NULL when NONE */
+};
+
+/* Columns of sw_db_stmt_two_factor_challenge_resolve (zero or one row). */
+enum sw_db_two_factor_challenge_col {
+	SW_DB_TWO_FACTOR_CHALLENGE_ID,
+	SW_DB_TWO_FACTOR_CHALLENGE_USER_ID,
+	SW_DB_TWO_FACTOR_CHALLENGE_SECRET_HEX,
+	SW_DB_TWO_FACTOR_CHALLENGE_LAST_USED_STEP,
+};
+
+/* Columns of sw_db_stmt_two_factor_attempt (one row). */
+enum sw_db_two_factor_attempt_col {
+	SW_DB_TWO_FACTOR_ATTEMPT_OUTCOME,   /* "ACCEPTED", "REJECTED", "CHALLENGE_INVALID" */
+	SW_DB_TWO_FACTOR_ATTEMPT_REMAINING, /* recovery codes left, or attempts left */
+	SW_DB_TWO_FACTOR_ATTEMPT_USER_ID,
+};
+
+extern const struct sw_db_stmt sw_db_stmt_two_factor_state;
+extern const struct sw_db_stmt sw_db_stmt_two_factor_enrol;
+extern const struct sw_db_stmt sw_db_stmt_two_factor_enable;
+extern const struct sw_db_stmt sw_db_stmt_two_factor_disable;
+extern const struct sw_db_stmt sw_db_stmt_two_factor_challenge_create;
+extern const struct sw_db_stmt sw_db_stmt_two_factor_challenge_resolve;
+extern const struct sw_db_stmt sw_db_stmt_two_factor_attempt;
+
+#endif
