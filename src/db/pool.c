@@ -153,7 +153,6 @@ struct sw_db_pool {
 	bool verified_up;
 	uint64_t last_ok_ms;   /* 0: must be verified again */
 	bool ping_inflight;
-	uint64_t ping_started_ms;
 	const char *reason;    /* why not up: a static phrase */
 	char logged[256];      /* the last connection failure logged */
 
@@ -1132,12 +1131,11 @@ bool sw_db_pool_healthy(struct sw_db_pool *pool, const char **ret_reason)
 	if (!pool->ping_inflight && !pool->closing) {
 		if (sw_db_query(pool, &sw_db_stmt_ping, NULL, 0, ping_done, pool) == 0) {
 			pool->ping_inflight = true;
-			pool->ping_started_ms = now;
 		}
-	} else if (pool->ping_inflight && now - pool->ping_started_ms > SW_DB_HEALTH_MAX_AGE_MS) {
-		pool->verified_up = false;
-		pool->reason = "database did not answer in time";
 	}
+	/* A ping still in flight leaves the last state standing: a slow answer
+	 * is not a down database. The ping's own deadline (the query timeout)
+	 * decides that, in ping_done(). */
 	if (!pool->verified_up) {
 		*ret_reason = pool->reason ? pool->reason : "database did not answer in time";
 		return false;
