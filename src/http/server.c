@@ -68,6 +68,7 @@ struct sw_conn {
 	bool closing;         /* no more requests; free once quiet */
 	bool close_after_write;
 	bool processing;      /* inside conn_process() */
+	unsigned holds;       /* entry points on the stack; freed only at 0 */
 	bool head_started;    /* header timer running for a request */
 	struct sw_buf in;
 	size_t prev_len;
@@ -129,6 +130,8 @@ static void conn_process(struct sw_conn *c);
 static void conn_close(struct sw_conn *c);
 static void conn_flush(struct sw_conn *c);
 static void conn_maybe_free(struct sw_conn *c);
+static void conn_hold(struct sw_conn *c);
+static void conn_release(struct sw_conn *c);
 static void server_check_done(struct sw_server *srv);
 static void ready_check(struct sw_timer *t);
 
@@ -214,11 +217,20 @@ static void gen_reset(struct outgen *g)
 		sw_buf_release(&g->buf);
 }
 
+static void write_done_held(struct sw_conn *c, int res);
+
 static void write_done(struct sw_io_op *op, int res, uint32_t flags)
 {
 	struct sw_conn *c = SW_CONTAINER_OF(op, struct sw_conn, write_op);
-	struct outgen *g = &c->gen[c->wi];
 	(void)flags;
+	conn_hold(c);
+	write_done_held(c, res);
+	conn_release(c);
+}
+
+static void write_done_held(struct sw_conn *c, int res)
+{
+	struct outgen *g = &c->gen[c->wi];
 	c->write_active = false;
 	if (res < 0) {
 		if (res == -EAGAIN || res == -EINTR) {
@@ -477,7 +489,17 @@ static struct sw_str allowed_origin(const struct sw_http_request *req)
 	return SW_STR_NULL;
 }
 
+static void finish_request_held(struct sw_http_request *req, size_t body_len);
+
 static void finish_request(struct sw_http_request *req, size_t body_len)
+{
+	struct sw_conn *c = req->conn;
+	conn_hold(c);
+	finish_request_held(req, body_len);
+	conn_release(c);
+}
+
+static void finish_request_held(struct sw_http_request *req, size_t body_len)
 {
 	struct sw_conn *c = req->conn;
 	c->state = CONN_HEAD;
@@ -488,9 +510,10 @@ static void finish_request(struct sw_http_request *req, size_t body_len)
 	request_release_later(req);
 	if (c->closing || c->close_after_write) {
 		conn_flush(c);
+		/* With a write in flight, its completion closes; conn_close() may
+		 * free c, so nothing follows it. */
 		if (!c->write_active)
 			conn_close(c);
-		conn_maybe_free(c);
 		return;
 	}
 	if (!c->processing)
@@ -709,9 +732,32 @@ static void conn_refuse(struct sw_conn *c, int status, const char *code, const c
 	sw_http_error(req, status, code, message);
 }
 
+/* Every way into a connection's code (a completion, its timer, a handler's
+ * answer) holds it for the duration, so nothing called from there can free
+ * it under the caller's feet; the last release frees a closed connection. */
+static void conn_hold(struct sw_conn *c)
+{
+	c->holds++;
+}
+
+static void conn_release(struct sw_conn *c)
+{
+	if (--c->holds == 0)
+		conn_maybe_free(c);
+}
+
+static void conn_timeout_held(struct sw_conn *c);
+
 static void conn_timeout(struct sw_timer *t)
 {
 	struct sw_conn *c = SW_CONTAINER_OF(t, struct sw_conn, timer);
+	conn_hold(c);
+	conn_timeout_held(c);
+	conn_release(c);
+}
+
+static void conn_timeout_held(struct sw_conn *c)
+{
 	if (c->closing) {
 		/* Lingering close or a stuck write: give up now. */
 		if (c->recv_active)
@@ -972,9 +1018,18 @@ static void conn_process(struct sw_conn *c)
 	conn_flush(c);
 }
 
+static void recv_done_held(struct sw_conn *c, int res, uint32_t flags);
+
 static void recv_done(struct sw_io_op *op, int res, uint32_t flags)
 {
 	struct sw_conn *c = SW_CONTAINER_OF(op, struct sw_conn, recv_op);
+	conn_hold(c);
+	recv_done_held(c, res, flags);
+	conn_release(c);
+}
+
+static void recv_done_held(struct sw_conn *c, int res, uint32_t flags)
+{
 	struct sw_server *srv = c->srv;
 	if (!(flags & SW_IO_MORE))
 		c->recv_active = false;
@@ -1005,9 +1060,8 @@ static void recv_done(struct sw_io_op *op, int res, uint32_t flags)
 	} else if (res != -ENOBUFS) {
 		if (res != -ECANCELED)
 			c->closing = true;
-		conn_maybe_free(c);
-		if (res == -ECANCELED || c->closing)
-			return;
+		conn_maybe_free(c); /* may free c */
+		return;
 	} else if (flags & SW_IO_BUFFER) {
 		sw_loop_buffer_recycle(srv->loop, flags);
 	}
@@ -1050,7 +1104,8 @@ static void conn_close(struct sw_conn *c)
 
 static void conn_maybe_free(struct sw_conn *c)
 {
-	if (!c->closing)
+	/* Never while an entry point still uses c: conn_release() frees then. */
+	if (!c->closing || c->holds)
 		return;
 	if (c->req && c->state != CONN_HANDLER) {
 		/* Mid-head or mid-body: no handler holds it, nobody will answer. */

@@ -463,11 +463,19 @@ export async function startStewardd({ env = {}, db = null, healthTimeoutMs = 200
 		const deadline = Date.now() + healthTimeoutMs;
 		let exited = null;
 		exitP.then((r) => (exited = r));
+		// Healthy means every loop thread's pool is connected: on a loaded
+		// machine that can take longer than the server's own start-up
+		// bound, so wait for a run of 200s (new connections spread over
+		// the threads). waitHealth: 'any' accepts any answer instead.
+		let healthy = 0;
 		for (;;) {
 			if (exited) break;
 			try {
 				const r = await request(port, 'GET', '/health', { timeoutMs: 2000 });
-				if (r && r.status) return server;
+				if (r && r.status && waitHealth === 'any') return server;
+				healthy = r && r.status === 200 ? healthy + 1 : 0;
+				if (healthy >= 4) return server;
+				if (healthy) continue;
 			} catch {}
 			if (Date.now() > deadline) {
 				server.kill();
