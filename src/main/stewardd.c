@@ -127,7 +127,9 @@ int main(void)
 		goto out_db;
 	}
 	shared.router = router;
-	if (sw_api_docs_build(router, err, sizeof(err)) < 0) {
+	/* The document exists only where GET /docs does (not in production),
+	 * so a production server never pays for building it. */
+	if (config.env != SW_ENV_PRODUCTION && sw_api_docs_build(router, err, sizeof(err)) < 0) {
 		sw_log_error("%s", err);
 		goto out_router;
 	}
