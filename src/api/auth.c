@@ -27,19 +27,10 @@
 struct sign_in {
 	struct sw_http_request *req;
 	char email[SW_EMAIL_MAX_LEN + 1];
-	char *password;
-	size_t password_len;
+	struct sw_api_secret password;
 	char user_id[37];
 	bool found;
 };
-
-static void wipe(struct sign_in *s)
-{
-	if (s->password) {
-		OPENSSL_cleanse(s->password, s->password_len);
-		s->password = NULL;
-	}
-}
 
 static void sign_in_verified(void *arg, bool ok)
 {
@@ -68,7 +59,7 @@ static void sign_in_user(void *arg, const PGresult *res, const struct sw_db_erro
 	struct sign_in *s = arg;
 	struct sw_http_request *req = s->req;
 	if (err->code) {
-		wipe(s);
+		sw_api_secret_wipe(&s->password);
 		sw_api_db_error(req, err);
 		return;
 	}
@@ -78,35 +69,23 @@ static void sign_in_user(void *arg, const PGresult *res, const struct sw_db_erro
 		snprintf(s->user_id, sizeof(s->user_id), "%s", PQgetvalue(res, 0, SW_DB_USER_ID));
 		hash = PQgetvalue(res, 0, SW_DB_USER_PASSWORD_HASH);
 	}
-	int r = sw_password_verify_async(req->loop, hash, sw_str_from(s->password, s->password_len),
+	int r = sw_password_verify_async(req->loop, hash, sw_api_secret_str(&s->password),
 					 sign_in_verified, s);
-	wipe(s);
+	sw_api_secret_wipe(&s->password);
 	if (r < 0)
-		sw_http_error(req, 503, "SERVICE_UNAVAILABLE", "The server is busy; try again shortly.");
+		sw_api_busy(req);
 }
 
 void sw_api_sign_in(struct sw_http_request *req)
 {
-	json_t *body = sw_http_json_body(req);
-	OPENSSL_cleanse((void *)req->body.ptr, req->body.len);
-	if (!body)
-		return;
-	struct sign_in *s = sw_arena_alloc(&req->arena, sizeof(*s));
-	if (!s) {
-		json_decref(body);
-		sw_http_error(req, 500, "INTERNAL_ERROR", "Out of memory.");
-		return;
-	}
-	memset(s, 0, sizeof(*s));
-	s->req = req;
-	struct sw_field_errors fe = { 0 };
 	static const char *const known[] = { "email", "password", NULL };
-	sw_api_known_fields(body, known, &fe);
-	struct sw_str email, password;
-	const char *msg;
-	if (sw_api_string_field(body, "email", &email, &fe, true) &&
-	    !sw_valid_email(email, s->email, sizeof(s->email), &msg))
-		sw_field_error(&fe, "email", msg);
+	struct sw_field_errors fe = { 0 };
+	json_t *body;
+	struct sign_in *s = sw_api_state_with_body(req, sizeof(*s), known, true, &fe, &body);
+	if (!s)
+		return;
+	struct sw_str password;
+	sw_api_email_field(body, "email", s->email, &fe);
 	if (sw_api_string_field(body, "password", &password, &fe, true) &&
 	    (password.len == 0 || password.len > 4 * SW_PASSWORD_MAX_LEN))
 		sw_field_error(&fe, "password", "must be given");
@@ -119,17 +98,15 @@ void sw_api_sign_in(struct sw_http_request *req)
 		json_decref(body);
 		return;
 	}
-	s->password = sw_arena_strndup(&req->arena, password.ptr, password.len);
-	s->password_len = password.len;
-	OPENSSL_cleanse((void *)password.ptr, password.len);
+	bool kept = sw_api_secret_keep(req, password, &s->password);
 	json_decref(body);
-	if (!s->password) {
+	if (!kept) {
 		sw_http_error(req, 500, "INTERNAL_ERROR", "Out of memory.");
 		return;
 	}
 	const char *params[1] = { s->email };
 	if (!sw_api_query(req, &sw_db_stmt_user_by_email, params, 1, sign_in_user, s))
-		wipe(s);
+		sw_api_secret_wipe(&s->password);
 }
 
 /* ---- the current session ---- */
@@ -172,14 +149,8 @@ void sw_api_sign_out(struct sw_http_request *req)
 static void session_done(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct sw_http_request *req = arg;
-	if (err->code) {
-		sw_api_db_error(req, err);
+	if (!sw_api_one_row(req, res, err, 401, "UNAUTHENTICATED", "The session has ended."))
 		return;
-	}
-	if (PQntuples(res) != 1) {
-		sw_http_error(req, 401, "UNAUTHENTICATED", "The session has ended.");
-		return;
-	}
 	const char *pairs[] = { "type", req->principal.credential == SW_CRED_SESSION ? "SESSION" : "API_TOKEN",
 				"id", req->principal.credential_id };
 	sw_api_answer_account(req, 200, res, "credential", pairs, 2);
@@ -193,45 +164,38 @@ void sw_api_session(struct sw_http_request *req)
 
 /* ---- the user's sessions ---- */
 
-void sw_api_write_sessions(struct sw_http_request *req, const PGresult *res, const char *current_id)
+static const struct sw_api_column session_columns[] = {
+	{ "id", 0, SW_API_COL_TEXT },
+	{ "method", 1, SW_API_COL_TEXT },
+	{ "ip", 2, SW_API_COL_NULLABLE },
+	{ "userAgent", 3, SW_API_COL_NULLABLE },
+	{ "createdAt", 4, SW_API_COL_TEXT },
+	{ "lastSeenAt", 5, SW_API_COL_TEXT },
+	{ "expiresAt", 6, SW_API_COL_TEXT },
+};
+
+/* ctx: the id of the session in use, or NULL. */
+static void write_session(struct sw_json *j, const PGresult *res, int row, const void *ctx)
 {
-	struct sw_buf buf = { 0 };
-	struct sw_json j;
-	sw_http_json_begin(req, &buf, &j);
-	sw_json_array_begin(&j);
-	for (int i = 0; i < PQntuples(res); i++) {
-		sw_json_object_begin(&j);
-		sw_json_key(&j, "id");
-		sw_json_cstr(&j, PQgetvalue(res, i, 0));
-		sw_json_key(&j, "method");
-		sw_json_cstr(&j, PQgetvalue(res, i, 1));
-		sw_json_key(&j, "ip");
-		sw_json_cstr(&j, PQgetisnull(res, i, 2) ? NULL : PQgetvalue(res, i, 2));
-		sw_json_key(&j, "userAgent");
-		sw_json_cstr(&j, PQgetisnull(res, i, 3) ? NULL : PQgetvalue(res, i, 3));
-		sw_json_key(&j, "createdAt");
-		sw_json_cstr(&j, PQgetvalue(res, i, 4));
-		sw_json_key(&j, "lastSeenAt");
-		sw_json_cstr(&j, PQgetvalue(res, i, 5));
-		sw_json_key(&j, "expiresAt");
-		sw_json_cstr(&j, PQgetvalue(res, i, 6));
-		sw_json_key(&j, "current");
-		sw_json_bool(&j, current_id && strcmp(current_id, PQgetvalue(res, i, 0)) == 0);
-		sw_json_object_end(&j);
-	}
-	sw_json_array_end(&j);
-	sw_http_json_end(req, 200, &buf, &j);
+	const char *current_id = ctx;
+	sw_json_object_begin(j);
+	sw_api_write_columns(j, res, row, 0, session_columns, SW_ARRAY_SIZE(session_columns));
+	sw_json_key(j, "current");
+	sw_json_bool(j, current_id && strcmp(current_id, PQgetvalue(res, row, 0)) == 0);
+	sw_json_object_end(j);
+}
+
+void sw_api_answer_sessions(struct sw_http_request *req, const PGresult *res,
+			    const struct sw_db_error *err, const char *current_id)
+{
+	sw_api_answer_rows(req, res, err, write_session, current_id);
 }
 
 static void sessions_listed(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct sw_http_request *req = arg;
-	if (err->code) {
-		sw_api_db_error(req, err);
-		return;
-	}
-	sw_api_write_sessions(req, res,
-			      req->principal.credential == SW_CRED_SESSION ? req->principal.credential_id : NULL);
+	sw_api_answer_sessions(req, res, err,
+			       req->principal.credential == SW_CRED_SESSION ? req->principal.credential_id : NULL);
 }
 
 void sw_api_sessions_list(struct sw_http_request *req)
@@ -243,14 +207,8 @@ void sw_api_sessions_list(struct sw_http_request *req)
 static void session_revoked(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct sw_http_request *req = arg;
-	if (err->code) {
-		sw_api_db_error(req, err);
+	if (!sw_api_found(req, res, err))
 		return;
-	}
-	if (PQntuples(res) != 1) {
-		sw_http_error(req, 404, "NOT_FOUND", "The requested resource does not exist.");
-		return;
-	}
 	char id[37];
 	snprintf(id, sizeof(id), "%s", PQgetvalue(res, 0, 0));
 	sw_auth_cache_forget_session(id);
@@ -263,12 +221,9 @@ static void session_revoked(void *arg, const PGresult *res, const struct sw_db_e
  * sessions given, DELETE /users/:id/sessions/:sessionId. */
 void sw_api_revoke_session_of(struct sw_http_request *req, const char *user_id, struct sw_str session_id)
 {
-	if (!sw_is_uuid(session_id)) {
-		sw_http_error(req, 404, "NOT_FOUND", "The requested resource does not exist.");
-		return;
-	}
 	char id[37];
-	snprintf(id, sizeof(id), "%.*s", (int)session_id.len, session_id.ptr);
+	if (!sw_api_uuid_param(req, session_id, id))
+		return;
 	const char *params[2] = { id, user_id };
 	sw_api_query(req, &sw_db_stmt_session_revoke, params, 2, session_revoked, req);
 }
@@ -282,32 +237,16 @@ void sw_api_sessions_revoke(struct sw_http_request *req)
 
 struct pw_change {
 	struct sw_http_request *req;
-	char *current;
-	size_t current_len;
-	char *next;
-	size_t next_len;
+	struct sw_api_secret current;
+	struct sw_api_secret next;
 };
-
-static void pw_wipe(struct pw_change *p)
-{
-	if (p->current)
-		OPENSSL_cleanse(p->current, p->current_len);
-	if (p->next)
-		OPENSSL_cleanse(p->next, p->next_len);
-	p->current = p->next = NULL;
-}
 
 static void pw_changed(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct pw_change *p = arg;
 	struct sw_http_request *req = p->req;
-	if (err->code || PQntuples(res) != 1) {
-		if (err->code)
-			sw_api_db_error(req, err);
-		else
-			sw_http_error(req, 404, "NOT_FOUND", "The requested resource does not exist.");
+	if (!sw_api_found(req, res, err))
 		return;
-	}
 	sw_auth_cache_forget_user(req->principal.user_id);
 	char meta[64];
 	snprintf(meta, sizeof(meta), "{\"sessionsRevoked\":%s}", PQgetvalue(res, 0, 0));
@@ -321,7 +260,7 @@ static void pw_hashed(void *arg, int herr, const char *encoded)
 	struct pw_change *p = arg;
 	struct sw_http_request *req = p->req;
 	if (herr < 0) {
-		sw_http_error(req, 500, "INTERNAL_ERROR", "The server failed to complete the request.");
+		sw_api_internal_error(req);
 		return;
 	}
 	const char *keep = req->principal.credential == SW_CRED_SESSION ? req->principal.credential_id : NULL;
@@ -329,87 +268,47 @@ static void pw_hashed(void *arg, int herr, const char *encoded)
 	sw_api_query(req, &sw_db_stmt_password_change, params, 3, pw_changed, p);
 }
 
-static void pw_verified(void *arg, bool ok)
+static void pw_reauthed(void *arg, bool ok)
 {
 	struct pw_change *p = arg;
-	struct sw_http_request *req = p->req;
-	if (!ok) {
-		pw_wipe(p);
-		sw_api_audit(req, req->principal.organization_id, req->principal.user_id,
-			     "auth.password.change_failed", "user", req->principal.user_id, NULL);
-		struct sw_field_errors fe = { 0 };
-		sw_field_error(&fe, "currentPassword", "is not the current password");
-		sw_http_validation_error(req, &fe);
-		return;
-	}
-	int r = sw_password_hash_async(req->loop, sw_str_from(p->next, p->next_len), pw_hashed, p);
-	pw_wipe(p);
-	if (r < 0)
-		sw_http_error(req, 503, "SERVICE_UNAVAILABLE", "The server is busy; try again shortly.");
-}
-
-static void pw_current_hash(void *arg, const PGresult *res, const struct sw_db_error *err)
-{
-	struct pw_change *p = arg;
-	struct sw_http_request *req = p->req;
-	if (err->code || PQntuples(res) != 1) {
-		pw_wipe(p);
-		if (err->code)
-			sw_api_db_error(req, err);
-		else
-			sw_http_error(req, 401, "UNAUTHENTICATED", "The account no longer exists.");
-		return;
-	}
-	int r = sw_password_verify_async(req->loop, PQgetvalue(res, 0, 0),
-					 sw_str_from(p->current, p->current_len), pw_verified, p);
-	if (r < 0) {
-		pw_wipe(p);
-		sw_http_error(req, 503, "SERVICE_UNAVAILABLE", "The server is busy; try again shortly.");
-	}
+	if (ok)
+		sw_api_secret_hash(p->req, &p->next, pw_hashed, p);
+	else
+		sw_api_secret_wipe(&p->next);
 }
 
 void sw_api_password_change(struct sw_http_request *req)
 {
-	json_t *body = sw_http_json_body(req);
-	OPENSSL_cleanse((void *)req->body.ptr, req->body.len);
-	if (!body)
-		return;
-	struct pw_change *p = sw_arena_alloc(&req->arena, sizeof(*p));
-	if (!p) {
-		json_decref(body);
-		sw_http_error(req, 500, "INTERNAL_ERROR", "Out of memory.");
-		return;
-	}
-	memset(p, 0, sizeof(*p));
-	p->req = req;
-	struct sw_field_errors fe = { 0 };
 	static const char *const known[] = { "currentPassword", "newPassword", NULL };
-	sw_api_known_fields(body, known, &fe);
-	struct sw_str cur, next;
-	const char *msg;
+	struct sw_field_errors fe = { 0 };
+	json_t *body;
+	struct pw_change *p = sw_api_state_with_body(req, sizeof(*p), known, true, &fe, &body);
+	if (!p)
+		return;
+	struct sw_str cur = SW_STR_NULL, next = SW_STR_NULL;
 	bool have_cur = sw_api_string_field(body, "currentPassword", &cur, &fe, true);
-	if (sw_api_string_field(body, "newPassword", &next, &fe, true) &&
-	    !sw_password_acceptable(next, &msg))
-		sw_field_error(&fe, "newPassword", msg);
-	if (!fe.count && have_cur) {
-		p->current = sw_arena_strndup(&req->arena, cur.ptr, cur.len);
-		p->current_len = cur.len;
-		p->next = sw_arena_strndup(&req->arena, next.ptr, next.len);
-		p->next_len = next.len;
-	}
-	if (have_cur)
-		OPENSSL_cleanse((void *)cur.ptr, cur.len);
+	sw_api_password_field(body, "newPassword", &next, &fe);
+	bool kept = !fe.count && have_cur && sw_api_secret_keep(req, cur, &p->current) &&
+		    sw_api_secret_keep(req, next, &p->next);
+	/* jansson's copy of the body holds both. */
+	sw_api_wipe_view(cur);
+	sw_api_wipe_view(next);
 	json_decref(body);
 	if (fe.count) {
 		sw_http_validation_error(req, &fe);
 		return;
 	}
-	if (!p->current || !p->next) {
-		pw_wipe(p);
+	if (!kept) {
+		sw_api_secret_wipe(&p->current);
+		sw_api_secret_wipe(&p->next);
 		sw_http_error(req, 500, "INTERNAL_ERROR", "Out of memory.");
 		return;
 	}
-	const char *params[1] = { req->principal.user_id };
-	if (!sw_api_query(req, &sw_db_stmt_user_password_hash, params, 1, pw_current_hash, p))
-		pw_wipe(p);
+	sw_api_reauthenticate(req, &p->current, &(struct sw_api_reauth){
+		.field = "currentPassword",
+		.message = "is not the current password",
+		.audit_action = "auth.password.change_failed",
+		.done = pw_reauthed,
+		.arg = p,
+	});
 }

@@ -1,6 +1,8 @@
 /* What every handler shares: database calls that answer the request on
- * failure, sessions issued with their cookie, the account body, audit
- * records, and reading JSON fields with field errors. */
+ * failure, the common answers, rows written as JSON (one, a list, a page),
+ * sessions issued with their cookie, the account body, audit records,
+ * reading JSON fields with field errors, passwords held and wiped, and
+ * re-authentication with the password. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include "steward/http_auth.h"
 #include "steward/log.h"
 #include "steward/secret.h"
+#include "steward/validate.h"
 #include "api/internal.h"
 #include "db/statements.h"
 
@@ -19,7 +22,7 @@ void sw_api_db_error(struct sw_http_request *req, const struct sw_db_error *err)
 		/* The SQLSTATE only: a server message may quote a bound value. */
 		sw_log_error("database error sqlstate=%s rid=%.*s path=%.*s", err->sqlstate,
 			     (int)req->request_id_len, req->request_id, (int)req->path.len, req->path.ptr);
-		sw_http_error(req, 500, "INTERNAL_ERROR", "The server failed to complete the request.");
+		sw_api_internal_error(req);
 		return;
 	}
 	sw_http_error(req, 503, "SERVICE_UNAVAILABLE", "The database is unavailable; try again shortly.");
@@ -37,6 +40,66 @@ bool sw_api_query(struct sw_http_request *req, const struct sw_db_stmt *stmt,
 	return true;
 }
 
+/* ---- common answers ---- */
+
+void sw_api_not_found(struct sw_http_request *req)
+{
+	sw_http_error(req, 404, "NOT_FOUND", "The requested resource does not exist.");
+}
+
+void sw_api_internal_error(struct sw_http_request *req)
+{
+	sw_http_error(req, 500, "INTERNAL_ERROR", "The server failed to complete the request.");
+}
+
+void sw_api_busy(struct sw_http_request *req)
+{
+	sw_http_error(req, 503, "SERVICE_UNAVAILABLE", "The server is busy; try again shortly.");
+}
+
+void *sw_api_state_new(struct sw_http_request *req, size_t size)
+{
+	struct sw_http_request **s = sw_arena_alloc(&req->arena, size);
+	if (!s) {
+		sw_http_error(req, 500, "INTERNAL_ERROR", "Out of memory.");
+		return NULL;
+	}
+	memset(s, 0, size);
+	*s = req;
+	return s;
+}
+
+bool sw_api_one_row(struct sw_http_request *req, const PGresult *res, const struct sw_db_error *err,
+		    int status, const char *code, const char *message)
+{
+	if (err->code) {
+		sw_api_db_error(req, err);
+		return false;
+	}
+	if (PQntuples(res) != 1) {
+		sw_http_error(req, status, code, message);
+		return false;
+	}
+	return true;
+}
+
+bool sw_api_found(struct sw_http_request *req, const PGresult *res, const struct sw_db_error *err)
+{
+	return sw_api_one_row(req, res, err, 404, "NOT_FOUND", "The requested resource does not exist.");
+}
+
+bool sw_api_uuid_param(struct sw_http_request *req, struct sw_str value, char out[37])
+{
+	if (!sw_is_uuid(value)) {
+		sw_api_not_found(req);
+		return false;
+	}
+	snprintf(out, 37, "%.*s", (int)value.len, value.ptr);
+	return true;
+}
+
+/* ---- audit ---- */
+
 static void audit_done(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	(void)arg;
@@ -45,45 +108,159 @@ static void audit_done(void *arg, const PGresult *res, const struct sw_db_error 
 		sw_log_error("audit record not written (code %d, sqlstate %s)", err->code, err->sqlstate);
 }
 
+void sw_api_audit_detached(struct sw_db_pool *db, const char *ip, const char *organization_id,
+			   const char *actor_user_id, const char *action, const char *target_type,
+			   const char *target_id, const char *metadata_json)
+{
+	const char *params[7] = { organization_id && *organization_id ? organization_id : NULL,
+				  actor_user_id && *actor_user_id ? actor_user_id : NULL, action,
+				  target_type, target_id, ip, metadata_json };
+	if (sw_db_query(db, &sw_db_stmt_audit_insert, params, 7, audit_done, NULL) < 0)
+		sw_log_error("audit record not written: %s (queue full)", action);
+}
+
 void sw_api_audit(struct sw_http_request *req, const char *organization_id, const char *actor_user_id,
 		  const char *action, const char *target_type, const char *target_id,
 		  const char *metadata_json)
 {
-	const char *params[7] = { organization_id && *organization_id ? organization_id : NULL,
-				  actor_user_id && *actor_user_id ? actor_user_id : NULL, action,
-				  target_type, target_id, sw_http_peer_address(req), metadata_json };
-	if (sw_db_query(sw_http_db(req), &sw_db_stmt_audit_insert, params, 7, audit_done, NULL) < 0)
-		sw_log_error("audit record not written: %s (queue full)", action);
+	sw_api_audit_detached(sw_http_db(req), sw_http_peer_address(req), organization_id, actor_user_id,
+			      action, target_type, target_id, metadata_json);
 }
+
+void sw_api_audit_json(struct sw_http_request *req, const char *organization_id,
+		       const char *actor_user_id, const char *action, const char *target_type,
+		       const char *target_id, json_t *metadata)
+{
+	char *m = metadata ? json_dumps(metadata, JSON_COMPACT) : NULL;
+	json_decref(metadata);
+	sw_api_audit(req, organization_id, actor_user_id, action, target_type, target_id, m);
+	free(m);
+}
+
+/* ---- writing rows ---- */
+
+const char *sw_api_nullable(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
+}
+
+void sw_api_write_columns(struct sw_json *j, const PGresult *res, int row, int first_col,
+			  const struct sw_api_column *cols, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int col = first_col + cols[i].col;
+		sw_json_key(j, cols[i].key);
+		switch (cols[i].kind) {
+		case SW_API_COL_TEXT:
+			sw_json_cstr(j, PQgetvalue(res, row, col));
+			break;
+		case SW_API_COL_NULLABLE:
+			sw_json_cstr(j, sw_api_nullable(res, row, col));
+			break;
+		case SW_API_COL_BOOL:
+			sw_json_bool(j, PQgetvalue(res, row, col)[0] == 't');
+			break;
+		case SW_API_COL_JSON:
+			sw_json_raw(j, sw_str_cstr(PQgetvalue(res, row, col)));
+			break;
+		}
+	}
+}
+
+void sw_api_write_object(struct sw_json *j, const PGresult *res, int row, const void *ctx)
+{
+	const struct sw_api_object *o = ctx;
+	sw_json_object_begin(j);
+	sw_api_write_columns(j, res, row, o->first_col, o->cols, o->n);
+	sw_json_object_end(j);
+}
+
+void sw_api_answer_row(struct sw_http_request *req, int status, const PGresult *res, int row,
+		       sw_api_row_writer w, const void *ctx)
+{
+	struct sw_buf buf = { 0 };
+	struct sw_json j;
+	sw_http_json_begin(req, &buf, &j);
+	w(&j, res, row, ctx);
+	sw_http_json_end(req, status, &buf, &j);
+}
+
+/* The data array of rows, and with a page its pagination member. */
+static void answer_list(struct sw_http_request *req, const PGresult *res, const struct sw_db_error *err,
+			sw_api_row_writer w, const void *ctx, const struct sw_query_page *page,
+			int us_col, int id_col)
+{
+	if (err->code) {
+		sw_api_db_error(req, err);
+		return;
+	}
+	int rows = PQntuples(res);
+	int n = page ? SW_MIN(rows, page->limit) : rows;
+	char next[SW_QUERY_CURSOR_MAX] = "";
+	if (page && rows > n && n > 0 &&
+	    SW_NEVER(sw_query_cursor_format(PQgetvalue(res, n - 1, us_col), PQgetvalue(res, n - 1, id_col),
+					    next, sizeof(next)) < 0)) {
+		sw_api_internal_error(req);
+		return;
+	}
+	struct sw_buf buf = { 0 };
+	struct sw_json j;
+	sw_http_json_begin(req, &buf, &j);
+	sw_json_array_begin(&j);
+	for (int i = 0; i < n; i++)
+		w(&j, res, i, ctx);
+	sw_json_array_end(&j);
+	if (page) {
+		sw_json_key(&j, "pagination");
+		sw_json_object_begin(&j);
+		sw_json_key(&j, "nextCursor");
+		sw_json_cstr(&j, next[0] ? next : NULL);
+		sw_json_object_end(&j);
+	}
+	sw_http_json_end(req, 200, &buf, &j);
+}
+
+void sw_api_answer_rows(struct sw_http_request *req, const PGresult *res, const struct sw_db_error *err,
+			sw_api_row_writer w, const void *ctx)
+{
+	answer_list(req, res, err, w, ctx, NULL, 0, 0);
+}
+
+void sw_api_answer_page(struct sw_http_request *req, const PGresult *res, const struct sw_db_error *err,
+			sw_api_row_writer w, const void *ctx, const struct sw_query_page *page,
+			int us_col, int id_col)
+{
+	answer_list(req, res, err, w, ctx, page, us_col, id_col);
+}
+
+/* ---- accounts and sessions ---- */
+
+static const struct sw_api_column user_columns[] = {
+	{ "id", SW_DB_ACCOUNT_USER_ID, SW_API_COL_TEXT },
+	{ "email", SW_DB_ACCOUNT_USER_EMAIL, SW_API_COL_TEXT },
+	{ "name", SW_DB_ACCOUNT_USER_NAME, SW_API_COL_TEXT },
+	{ "isOperator", SW_DB_ACCOUNT_USER_IS_OPERATOR, SW_API_COL_BOOL },
+	{ "createdAt", SW_DB_ACCOUNT_USER_CREATED_AT, SW_API_COL_TEXT },
+};
+
+static const struct sw_api_column organization_columns[] = {
+	{ "id", SW_DB_ACCOUNT_ORG_ID, SW_API_COL_TEXT },
+	{ "name", SW_DB_ACCOUNT_ORG_NAME, SW_API_COL_TEXT },
+	{ "role", SW_DB_ACCOUNT_ROLE, SW_API_COL_TEXT },
+	{ "createdAt", SW_DB_ACCOUNT_ORG_CREATED_AT, SW_API_COL_TEXT },
+};
 
 void sw_api_write_account(struct sw_json *j, const PGresult *res, int row)
 {
 	sw_json_key(j, "user");
 	sw_json_object_begin(j);
-	sw_json_key(j, "id");
-	sw_json_cstr(j, PQgetvalue(res, row, SW_DB_ACCOUNT_USER_ID));
-	sw_json_key(j, "email");
-	sw_json_cstr(j, PQgetvalue(res, row, SW_DB_ACCOUNT_USER_EMAIL));
-	sw_json_key(j, "name");
-	sw_json_cstr(j, PQgetvalue(res, row, SW_DB_ACCOUNT_USER_NAME));
-	sw_json_key(j, "isOperator");
-	sw_json_bool(j, PQgetvalue(res, row, SW_DB_ACCOUNT_USER_IS_OPERATOR)[0] == 't');
-	sw_json_key(j, "createdAt");
-	sw_json_cstr(j, PQgetvalue(res, row, SW_DB_ACCOUNT_USER_CREATED_AT));
+	sw_api_write_columns(j, res, row, 0, user_columns, SW_ARRAY_SIZE(user_columns));
 	sw_json_object_end(j);
 	sw_json_key(j, "organization");
 	sw_json_object_begin(j);
-	sw_json_key(j, "id");
-	sw_json_cstr(j, PQgetvalue(res, row, SW_DB_ACCOUNT_ORG_ID));
-	sw_json_key(j, "name");
-	sw_json_cstr(j, PQgetvalue(res, row, SW_DB_ACCOUNT_ORG_NAME));
-	sw_json_key(j, "role");
-	sw_json_cstr(j, PQgetvalue(res, row, SW_DB_ACCOUNT_ROLE));
-	sw_json_key(j, "createdAt");
-	sw_json_cstr(j, PQgetvalue(res, row, SW_DB_ACCOUNT_ORG_CREATED_AT));
+	sw_api_write_columns(j, res, row, 0, organization_columns, SW_ARRAY_SIZE(organization_columns));
 	sw_json_object_end(j);
 }
-
 /* ---- issuing a session ---- */
 
 struct issue {
@@ -119,13 +296,8 @@ static void issue_account(void *arg, const PGresult *res, const struct sw_db_err
 {
 	struct issue *is = arg;
 	struct sw_http_request *req = is->req;
-	if (err->code || PQntuples(res) != 1) {
-		if (err->code)
-			sw_api_db_error(req, err);
-		else
-			sw_http_error(req, 500, "INTERNAL_ERROR", "The new session has no account.");
+	if (!sw_api_one_row(req, res, err, 500, "INTERNAL_ERROR", "The new session has no account."))
 		return;
-	}
 	const char *pairs[] = { "id", is->session_id, "method", is->method, "expiresAt", is->expires_at };
 	sw_api_answer_account(req, is->status, res, "session", pairs, 3);
 }
@@ -134,14 +306,8 @@ static void issue_created(void *arg, const PGresult *res, const struct sw_db_err
 {
 	struct issue *is = arg;
 	struct sw_http_request *req = is->req;
-	if (err->code) {
-		sw_api_db_error(req, err);
+	if (!sw_api_one_row(req, res, err, 403, "NO_ORGANIZATION", "The account belongs to no organization."))
 		return;
-	}
-	if (PQntuples(res) != 1) {
-		sw_http_error(req, 403, "NO_ORGANIZATION", "The account belongs to no organization.");
-		return;
-	}
 	snprintf(is->session_id, sizeof(is->session_id), "%s", PQgetvalue(res, 0, 0));
 	snprintf(is->organization_id, sizeof(is->organization_id), "%s", PQgetvalue(res, 0, 1));
 	snprintf(is->expires_at, sizeof(is->expires_at), "%s", PQgetvalue(res, 0, 4));
@@ -189,7 +355,36 @@ void sw_api_issue_session(struct sw_http_request *req, const char *user_id,
 	sw_api_query(req, &sw_db_stmt_session_create, params, 6, issue_created, is);
 }
 
-/* ---- JSON fields ---- */
+/* ---- reading JSON bodies ---- */
+
+json_t *sw_api_body(struct sw_http_request *req, const char *const *known, bool wipe_raw,
+		    struct sw_field_errors *fe)
+{
+	json_t *body = sw_http_json_body(req);
+	if (wipe_raw)
+		OPENSSL_cleanse((void *)req->body.ptr, req->body.len);
+	if (body)
+		sw_api_known_fields(body, known, fe);
+	return body;
+}
+
+void *sw_api_state_with_body(struct sw_http_request *req, size_t state_size,
+			     const char *const *known, bool wipe_raw, struct sw_field_errors *fe,
+			     json_t **ret_body)
+{
+	json_t *body = sw_api_body(req, known, wipe_raw, fe);
+	if (!body)
+		return NULL;
+	void *state = sw_api_state_new(req, state_size);
+	if (!state) {
+		json_decref(body);
+		sw_buf_release(&fe->buf); /* unknown fields noted, never to be answered */
+		*fe = (struct sw_field_errors){ 0 };
+		return NULL;
+	}
+	*ret_body = body;
+	return state;
+}
 
 bool sw_api_known_fields(json_t *body, const char *const *known, struct sw_field_errors *fe)
 {
@@ -227,4 +422,168 @@ bool sw_api_string_field(json_t *body, const char *key, struct sw_str *ret,
 		return false;
 	}
 	return true;
+}
+
+bool sw_api_email_field(json_t *body, const char *key, char out[SW_EMAIL_MAX_LEN + 1],
+			struct sw_field_errors *fe)
+{
+	struct sw_str v;
+	const char *msg;
+	if (!sw_api_string_field(body, key, &v, fe, true))
+		return false;
+	if (!sw_valid_email(v, out, SW_EMAIL_MAX_LEN + 1, &msg)) {
+		sw_field_error(fe, key, msg);
+		return false;
+	}
+	return true;
+}
+
+bool sw_api_name_field(json_t *body, const char *key, bool required, struct sw_str *ret,
+		       struct sw_field_errors *fe)
+{
+	const char *msg;
+	if (!sw_api_string_field(body, key, ret, fe, required))
+		return false;
+	if (!sw_valid_display_name(*ret, SW_NAME_MAX_LEN, ret, &msg)) {
+		sw_field_error(fe, key, msg);
+		return false;
+	}
+	return true;
+}
+
+bool sw_api_password_field(json_t *body, const char *key, struct sw_str *ret,
+			   struct sw_field_errors *fe)
+{
+	const char *msg;
+	json_t *v = json_object_get(body, key);
+	if (json_is_string(v)) /* the view to wipe, whatever the checks say */
+		*ret = sw_str_from(json_string_value(v), json_string_length(v));
+	struct sw_str checked;
+	if (!sw_api_string_field(body, key, &checked, fe, true))
+		return false;
+	if (!sw_password_acceptable(checked, &msg)) {
+		sw_field_error(fe, key, msg);
+		return false;
+	}
+	return true;
+}
+
+bool sw_api_token_hash_field(json_t *body, const char *key, char hex[65], const char *bad_form,
+			     struct sw_field_errors *fe)
+{
+	struct sw_str v;
+	if (!sw_api_string_field(body, key, &v, fe, true))
+		return false;
+	bool ok = sw_session_token_well_formed(v);
+	if (ok)
+		sw_sha256_hex(v.ptr, v.len, hex);
+	else if (bad_form)
+		sw_field_error(fe, key, bad_form);
+	sw_api_wipe_view(v);
+	return ok;
+}
+
+/* ---- secrets ---- */
+
+void sw_api_wipe_view(struct sw_str v)
+{
+	if (v.ptr)
+		OPENSSL_cleanse((void *)v.ptr, v.len);
+}
+
+bool sw_api_secret_keep(struct sw_http_request *req, struct sw_str v, struct sw_api_secret *ret)
+{
+	ret->ptr = sw_arena_strndup(&req->arena, v.ptr, v.len);
+	ret->len = ret->ptr ? v.len : 0;
+	sw_api_wipe_view(v);
+	return ret->ptr != NULL;
+}
+
+void sw_api_secret_wipe(struct sw_api_secret *s)
+{
+	if (s->ptr)
+		OPENSSL_cleanse(s->ptr, s->len);
+	s->ptr = NULL;
+	s->len = 0;
+}
+
+bool sw_api_secret_hash(struct sw_http_request *req, struct sw_api_secret *s,
+			void (*done)(void *arg, int err, const char *encoded), void *arg)
+{
+	int r = sw_password_hash_async(req->loop, sw_api_secret_str(s), done, arg);
+	sw_api_secret_wipe(s);
+	if (r < 0)
+		sw_api_busy(req);
+	return r == 0;
+}
+
+/* ---- re-authentication ---- */
+
+struct reauth {
+	struct sw_http_request *req;
+	struct sw_api_secret password;
+	struct sw_api_reauth ra;
+};
+
+/* Lets the caller release its state, then answers with the refusal. */
+static void reauth_refused(struct reauth *r)
+{
+	sw_api_secret_wipe(&r->password);
+	r->ra.done(r->ra.arg, false);
+}
+
+static void reauth_verified(void *arg, bool ok)
+{
+	struct reauth *r = arg;
+	struct sw_http_request *req = r->req;
+	if (ok) {
+		r->ra.done(r->ra.arg, true);
+		return;
+	}
+	reauth_refused(r);
+	sw_api_audit(req, req->principal.organization_id, req->principal.user_id, r->ra.audit_action,
+		     "user", req->principal.user_id, r->ra.audit_metadata);
+	struct sw_field_errors fe = { 0 };
+	sw_field_error(&fe, r->ra.field, r->ra.message);
+	sw_http_validation_error(req, &fe);
+}
+
+static void reauth_hash_read(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct reauth *r = arg;
+	struct sw_http_request *req = r->req;
+	if (err->code || PQntuples(res) != 1) {
+		reauth_refused(r);
+		sw_api_one_row(req, res, err, 401, "UNAUTHENTICATED", "The account no longer exists.");
+		return;
+	}
+	int rc = sw_password_verify_async(req->loop, PQgetvalue(res, 0, 0),
+					  sw_api_secret_str(&r->password), reauth_verified, r);
+	sw_api_secret_wipe(&r->password);
+	if (rc < 0) {
+		reauth_refused(r);
+		sw_api_busy(req);
+	}
+}
+
+void sw_api_reauthenticate(struct sw_http_request *req, struct sw_api_secret *password,
+			   const struct sw_api_reauth *ra)
+{
+	struct reauth *r = sw_arena_alloc(&req->arena, sizeof(*r));
+	if (!r) {
+		sw_api_secret_wipe(password);
+		ra->done(ra->arg, false);
+		sw_http_error(req, 500, "INTERNAL_ERROR", "Out of memory.");
+		return;
+	}
+	*r = (struct reauth){ .req = req, .password = *password, .ra = *ra };
+	*password = (struct sw_api_secret){ 0 };
+	const char *params[1] = { req->principal.user_id };
+	/* Not sw_api_query(): the caller releases its state before the answer. */
+	int rc = sw_db_query(sw_http_db(req), &sw_db_stmt_user_password_hash, params, 1,
+			     reauth_hash_read, r);
+	if (rc < 0) {
+		reauth_refused(r);
+		sw_api_db_error(req, &(struct sw_db_error){ .code = rc });
+	}
 }

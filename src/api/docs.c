@@ -36,7 +36,11 @@ static const char description[] =
 	"matches `[A-Za-z0-9._:-]{1,64}`, else one generated; error bodies repeat it.\n"
 	"* **Access.** Each operation states `x-steward-access`: Public, Session (a session cookie "
 	"or an API token `Authorization: Bearer st_...`), Owner, Owner/Admin or Operator. One "
-	"global guard authenticates every non-public route.\n"
+	"global guard authenticates every non-public route before its handler runs: 401 "
+	"UNAUTHENTICATED without a valid credential; 403 FORBIDDEN when the role is below the "
+	"route's level; 403 CSRF_REJECTED for a cookie-authenticated POST, PUT, PATCH or DELETE "
+	"whose `Origin` (or `Referer`) is neither the server's own origin nor listed in "
+	"AUTH_TRUSTED_ORIGINS (API tokens are exempt). Every non-public operation documents these.\n"
 	"* **HTTP.** HTTP/1.1 with keep-alive and pipelining; `HEAD` on every GET route; `OPTIONS` "
 	"answers 204 with `Allow` (and CORS headers for origins in CORS_ALLOWED_ORIGINS).";
 
@@ -126,9 +130,57 @@ static const char *status_description(int status)
 	case 415: return "Body is not application/json";
 	case 422: return "Validation failed; see error.fields";
 	case 429: return "Too many requests";
+	case 500: return "Internal error";
 	case 503: return "A dependency (the database) is unavailable";
 	}
 	return "Error";
+}
+
+/* The methods the guard's CSRF check applies to (src/auth/guard.c). */
+static bool is_unsafe(enum sw_http_method m)
+{
+	return m == SW_HTTP_POST || m == SW_HTTP_PUT || m == SW_HTTP_PATCH || m == SW_HTTP_DELETE;
+}
+
+static void add_error(json_t *responses, int status, const char *what)
+{
+	char code[8];
+	snprintf(code, sizeof(code), "%d", status);
+	json_object_set_new(responses, code,
+		json_pack("{s:s, s:{s:{s:{s:s}}}}", "description", what, "content",
+			  "application/json", "schema", "$ref", "#/components/schemas/Error"));
+}
+
+/* The error responses of a route: its own (error_statuses), then the
+ * guard's on every non-public route: 401, and 403 for the reasons that
+ * apply (the role below the route's level, CSRF on an unsafe method), with
+ * the route's own 403 kept beside them. */
+static void add_errors(json_t *responses, const struct sw_route *r)
+{
+	bool own_403 = false;
+	for (const int *e = r->doc.error_statuses; e && *e; e++) {
+		own_403 |= *e == 403;
+		add_error(responses, *e, status_description(*e));
+	}
+	if (r->access == SW_ACCESS_PUBLIC)
+		return;
+	add_error(responses, 401, "UNAUTHENTICATED: no valid session cookie or API token");
+	const char *why[3];
+	size_t n = 0;
+	if (r->access != SW_ACCESS_SESSION)
+		why[n++] = "FORBIDDEN: the caller's role is below the route's access level";
+	if (is_unsafe(r->method))
+		why[n++] = "CSRF_REJECTED: a cookie-authenticated request whose Origin (or Referer) is "
+			   "neither this server's own origin nor in AUTH_TRUSTED_ORIGINS";
+	if (own_403)
+		why[n++] = "the route's own refusal, as its description says";
+	if (!n)
+		return;
+	char text[512];
+	size_t o = 0;
+	for (size_t i = 0; i < n && o < sizeof(text); i++)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%s", i ? "; or " : "", why[i]);
+	add_error(responses, 403, text);
 }
 
 static int add_operation(json_t *paths, const struct sw_route *r)
@@ -209,20 +261,7 @@ static int add_operation(json_t *paths, const struct sw_route *r)
 			json_pack("{s:s, s:{s:{s:{s:s}}}}", "description", "OpenAPI 3.1 document",
 				  "content", "application/json", "schema", "type", "object"));
 	}
-	const int *errs = r->doc.error_statuses;
-	int guard_errs[] = { 401, 403, 0 };
-	for (int pass = 0; pass < 2; pass++) {
-		const int *list = pass == 0 ? errs : (r->access == SW_ACCESS_PUBLIC ? NULL : guard_errs);
-		for (; list && *list; list++) {
-			if (r->access == SW_ACCESS_SESSION && *list == 403)
-				continue;
-			snprintf(code, sizeof(code), "%d", *list);
-			json_object_set_new(responses, code,
-				json_pack("{s:s, s:{s:{s:{s:s}}}}", "description",
-					  status_description(*list), "content", "application/json",
-					  "schema", "$ref", "#/components/schemas/Error"));
-		}
-	}
+	add_errors(responses, r);
 	json_object_set_new(op, "responses", responses);
 	return json_object_set_new(item, method, op) == 0 ? 0 : -ENOMEM;
 }

@@ -36,54 +36,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
-#include <time.h>
 #include <openssl/crypto.h>
 #include "steward/auth.h"
 #include "steward/limits.h"
 #include "steward/secret.h"
-#include "steward/validate.h"
+#include "steward/timeparse.h"
 #include "api/internal.h"
 #include "db/statements_organizations.h"
 
-#define PAGE_DEFAULT 50
-#define PAGE_MAX 200
 #define INVITATION_TOKEN_BYTES 32
 #define AUDIT_ACTION_MAX 100
-
-static void not_found(struct sw_http_request *req)
-{
-	sw_http_error(req, 404, "NOT_FOUND", "The requested resource does not exist.");
-}
-
-/* Answers a failed query, or 404 when res has not exactly one row; true
- * when there is the row to use. */
-static bool found(struct sw_http_request *req, const PGresult *res, const struct sw_db_error *err)
-{
-	if (err->code)
-		sw_api_db_error(req, err);
-	else if (PQntuples(res) != 1)
-		not_found(req);
-	return !err->code && PQntuples(res) == 1;
-}
-
-/* A handler's state in the request's arena, zeroed, its first member the
- * request; NULL when out of memory (answered). */
-static void *state_new(struct sw_http_request *req, size_t size)
-{
-	struct sw_http_request **s = sw_arena_alloc(&req->arena, size);
-	if (!s) {
-		sw_http_error(req, 500, "INTERNAL_ERROR", "Out of memory.");
-		return NULL;
-	}
-	memset(s, 0, size);
-	*s = req;
-	return s;
-}
-
-static const char *nullable(const PGresult *res, int row, int col)
-{
-	return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
-}
 
 /* The :id of /organizations/:id must be the caller's organization; any
  * other (existing or not) answers 404. */
@@ -91,21 +53,9 @@ static bool own_organization(struct sw_http_request *req)
 {
 	struct sw_str id = req->params.value[0];
 	if (!sw_is_uuid(id) || !sw_str_case_eq(id, sw_str_cstr(req->principal.organization_id))) {
-		not_found(req);
+		sw_api_not_found(req);
 		return false;
 	}
-	return true;
-}
-
-/* Copies a path parameter that must be a UUID into out; 404 otherwise. */
-static bool uuid_param(struct sw_http_request *req, unsigned i, char out[37])
-{
-	struct sw_str v = req->params.value[i];
-	if (!sw_is_uuid(v)) {
-		not_found(req);
-		return false;
-	}
-	snprintf(out, 37, "%.*s", (int)v.len, v.ptr);
 	return true;
 }
 
@@ -114,11 +64,8 @@ static bool uuid_param(struct sw_http_request *req, unsigned i, char out[37])
 static void audit(struct sw_http_request *req, const char *action, const char *target_type,
 		  const char *target_id, json_t *meta)
 {
-	char *m = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
-	json_decref(meta);
-	sw_api_audit(req, req->principal.organization_id, req->principal.user_id, action, target_type,
-		     target_id, m);
-	free(m);
+	sw_api_audit_json(req, req->principal.organization_id, req->principal.user_id, action,
+			  target_type, target_id, meta);
 }
 
 static bool valid_role(struct sw_str s)
@@ -139,260 +86,27 @@ static void role_field(json_t *body, char out[8], struct sw_field_errors *fe)
 	}
 }
 
-/* ---- query strings and pages ---- */
-
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Percent-decodes s ('+' is a space) into the arena; NULL when it does not
- * decode or holds a control character. */
-static char *query_decode(struct sw_arena *a, struct sw_str s)
-{
-	char *out = sw_arena_alloc(a, s.len + 1);
-	if (!out)
-		return NULL;
-	size_t o = 0;
-	for (size_t i = 0; i < s.len; i++) {
-		int c = (unsigned char)s.ptr[i];
-		if (c == '+') {
-			c = ' ';
-		} else if (c == '%') {
-			if (i + 2 >= s.len)
-				return NULL;
-			int h = hex_value(s.ptr[i + 1]), l = hex_value(s.ptr[i + 2]);
-			if (h < 0 || l < 0)
-				return NULL;
-			c = h * 16 + l;
-			i += 2;
-		}
-		if (c < 0x20 || c == 0x7f)
-			return NULL;
-		out[o++] = (char)c;
-	}
-	out[o] = '\0';
-	return out;
-}
-
-/* Reads req->query: values[i] is the decoded value of names[i] or NULL when
- * absent. An unknown or repeated parameter, or a value that does not
- * decode, is a field error under the parameter's name; false then. */
-static bool read_query(struct sw_http_request *req, const char *const *names, const char **values,
-		       struct sw_field_errors *fe)
-{
-	for (size_t i = 0; names[i]; i++)
-		values[i] = NULL;
-	if (!req->query.len)
-		return true;
-	const char *p = req->query.ptr, *end = p + req->query.len;
-	while (p < end) {
-		const char *amp = memchr(p, '&', (size_t)(end - p));
-		const char *stop = amp ? amp : end;
-		const char *eq = memchr(p, '=', (size_t)(stop - p));
-		struct sw_str key = sw_str_from(p, (size_t)((eq ? eq : stop) - p));
-		struct sw_str raw = eq ? sw_str_from(eq + 1, (size_t)(stop - eq - 1)) : SW_STR_NULL;
-		p = amp ? amp + 1 : end;
-		if (!key.len && !raw.len)
-			continue;
-		size_t i = 0;
-		while (names[i] && !sw_str_eq(sw_str_cstr(names[i]), key))
-			i++;
-		if (!names[i]) {
-			char *k = sw_arena_strndup(&req->arena, key.ptr, SW_MIN(key.len, 64));
-			sw_field_error(fe, k ? k : "query", "is not a known parameter");
-		} else if (values[i]) {
-			sw_field_error(fe, names[i], "must be given once");
-		} else if (!(values[i] = query_decode(&req->arena, raw))) {
-			sw_field_error(fe, names[i], "is not validly encoded");
-			values[i] = "";
-		}
-	}
-	return fe->count == 0;
-}
-
-static bool all_digits(const char *s, size_t min, size_t max)
-{
-	size_t n = strlen(s);
-	if (n < min || n > max)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-	return true;
-}
-
-/* A page request: limit rows after the cursor (both as SQL text). */
-struct page {
-	int limit;
-	char limit_plus_one[12]; /* one more row says whether a next page exists */
-	const char *after_us;   /* NULL: the first page */
-	const char *after_id;
-};
-
-/* Reads ?limit= and ?cursor=. A cursor is "<microseconds>_<id>", the id a
- * UUID or (uuid_ids false) a number. */
-static void read_page(struct sw_arena *a, const char *limit, const char *cursor, bool uuid_ids,
-		      struct page *pg, struct sw_field_errors *fe)
-{
-	memset(pg, 0, sizeof(*pg));
-	pg->limit = PAGE_DEFAULT;
-	if (limit) {
-		if (!all_digits(limit, 1, 3) || atoi(limit) < 1 || atoi(limit) > PAGE_MAX)
-			sw_field_error(fe, "limit", "must be a whole number from 1 to 200");
-		else
-			pg->limit = atoi(limit);
-	}
-	snprintf(pg->limit_plus_one, sizeof(pg->limit_plus_one), "%d", pg->limit + 1);
-	if (!cursor)
-		return;
-	const char *sep = strchr(cursor, '_');
-	char *us = sep ? sw_arena_strndup(a, cursor, (size_t)(sep - cursor)) : NULL;
-	const char *id = sep ? sep + 1 : "";
-	bool id_ok = uuid_ids ? sw_is_uuid(sw_str_cstr(id)) : all_digits(id, 1, 19);
-	if (!us || !all_digits(us, 1, 18) || !id_ok) {
-		sw_field_error(fe, "cursor", "is not a cursor from a previous page");
-		return;
-	}
-	pg->after_us = us;
-	pg->after_id = id;
-}
-
-typedef void (*row_writer)(struct sw_json *j, const PGresult *res, int row);
-
-/* Answers 200 with the rows of res as the data array, each written by w;
- * or the query's failure. With a page, the rows past pg->limit only say
- * that another page exists, and the body has its pagination, the cursor
- * made of the last row's columns us_col and id_col. */
-static void answer_rows(struct sw_http_request *req, const PGresult *res, const struct sw_db_error *err,
-			row_writer w, const struct page *pg, int us_col, int id_col)
-{
-	if (err->code) {
-		sw_api_db_error(req, err);
-		return;
-	}
-	int n = pg ? SW_MIN(PQntuples(res), pg->limit) : PQntuples(res);
-	struct sw_buf buf = { 0 };
-	struct sw_json j;
-	sw_http_json_begin(req, &buf, &j);
-	sw_json_array_begin(&j);
-	for (int i = 0; i < n; i++)
-		w(&j, res, i);
-	sw_json_array_end(&j);
-	if (pg) {
-		sw_json_key(&j, "pagination");
-		sw_json_object_begin(&j);
-		sw_json_key(&j, "nextCursor");
-		char next[96];
-		snprintf(next, sizeof(next), "%s_%s", n ? PQgetvalue(res, n - 1, us_col) : "",
-			 n ? PQgetvalue(res, n - 1, id_col) : "");
-		sw_json_cstr(&j, PQntuples(res) > pg->limit ? next : NULL);
-		sw_json_object_end(&j);
-	}
-	sw_http_json_end(req, 200, &buf, &j);
-}
-
-/* ---- RFC 3339 ---- */
-
-static bool two_or_four_digits(const char *s, int n, int *ret)
-{
-	int v = 0;
-	for (int i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		v = v * 10 + (s[i] - '0');
-	}
-	*ret = v;
-	return true;
-}
-
-static int days_in_month(int y, int m)
-{
-	static const int days[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
-	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-	return m == 2 && leap ? 29 : days[m - 1];
-}
-
-/* "2026-11-21T16:22:35.123Z" or with an offset ("+01:00"), a fraction of
- * up to 9 digits (kept to the microsecond), years 1970 to 9999; microseconds
- * since the epoch. */
-static bool parse_rfc3339_us(const char *s, long long *ret)
-{
-	int Y, M, D, h, mi, sec;
-	if (!two_or_four_digits(s, 4, &Y) || s[4] != '-' || !two_or_four_digits(s + 5, 2, &M) ||
-	    s[7] != '-' || !two_or_four_digits(s + 8, 2, &D) || (s[10] != 'T' && s[10] != 't') ||
-	    !two_or_four_digits(s + 11, 2, &h) || s[13] != ':' || !two_or_four_digits(s + 14, 2, &mi) ||
-	    s[16] != ':' || !two_or_four_digits(s + 17, 2, &sec))
-		return false;
-	const char *p = s + 19;
-	long long frac = 0;
-	if (*p == '.') {
-		int n = 0;
-		long long scale = 100000;
-		for (p++; *p >= '0' && *p <= '9'; p++, n++) {
-			frac += (*p - '0') * scale;
-			scale /= 10;
-		}
-		if (n < 1 || n > 9)
-			return false;
-	}
-	int offset_s = 0;
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if (*p == '+' || *p == '-') {
-		int oh, om;
-		if (!two_or_four_digits(p + 1, 2, &oh) || p[3] != ':' || !two_or_four_digits(p + 4, 2, &om) ||
-		    oh > 23 || om > 59)
-			return false;
-		offset_s = (oh * 3600 + om * 60) * (*p == '-' ? -1 : 1);
-		p += 6;
-	} else {
-		return false;
-	}
-	if (*p || Y < 1970 || M < 1 || M > 12 || D < 1 || D > days_in_month(Y, M) || h > 23 ||
-	    mi > 59 || sec > 59)
-		return false;
-	struct tm tm = { .tm_year = Y - 1900, .tm_mon = M - 1, .tm_mday = D, .tm_hour = h,
-			 .tm_min = mi, .tm_sec = sec };
-	*ret = ((long long)timegm(&tm) - offset_s) * 1000000LL + frac;
-	return true;
-}
-
 /* ---- organizations ---- */
 
-static void write_organization(struct sw_json *j, const PGresult *res)
-{
-	sw_json_object_begin(j);
-	sw_json_key(j, "id");
-	sw_json_cstr(j, PQgetvalue(res, 0, 0));
-	sw_json_key(j, "name");
-	sw_json_cstr(j, PQgetvalue(res, 0, 1));
-	sw_json_key(j, "createdAt");
-	sw_json_cstr(j, PQgetvalue(res, 0, 2));
-	sw_json_key(j, "updatedAt");
-	sw_json_cstr(j, PQgetvalue(res, 0, 3));
-	sw_json_object_end(j);
-}
+static const struct sw_api_column organization_columns[] = {
+	{ "id", 0, SW_API_COL_TEXT },
+	{ "name", 1, SW_API_COL_TEXT },
+	{ "createdAt", 2, SW_API_COL_TEXT },
+	{ "updatedAt", 3, SW_API_COL_TEXT },
+};
+static const struct sw_api_object organization_object = {
+	organization_columns, SW_ARRAY_SIZE(organization_columns), 0
+};
 
 static void organization_done(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct sw_http_request *req = arg;
-	if (!found(req, res, err))
+	if (!sw_api_found(req, res, err))
 		return;
 	if (req->method == SW_HTTP_PATCH)
 		audit(req, "organization.renamed", "organization", PQgetvalue(res, 0, 0),
 		      json_pack("{s:s, s:s}", "from", PQgetvalue(res, 0, 4), "to", PQgetvalue(res, 0, 1)));
-	struct sw_buf buf = { 0 };
-	struct sw_json j;
-	sw_http_json_begin(req, &buf, &j);
-	write_organization(&j, res);
-	sw_http_json_end(req, 200, &buf, &j);
+	sw_api_answer_row(req, 200, res, 0, sw_api_write_object, &organization_object);
 }
 
 static void organization_get(struct sw_http_request *req)
@@ -407,17 +121,13 @@ static void organization_rename(struct sw_http_request *req)
 {
 	if (!own_organization(req))
 		return;
-	json_t *body = sw_http_json_body(req);
+	static const char *const known[] = { "name", NULL };
+	struct sw_field_errors fe = { 0 };
+	json_t *body = sw_api_body(req, known, false, &fe);
 	if (!body)
 		return;
-	struct sw_field_errors fe = { 0 };
-	static const char *const known[] = { "name", NULL };
-	sw_api_known_fields(body, known, &fe);
 	struct sw_str name;
-	const char *msg;
-	if (sw_api_string_field(body, "name", &name, &fe, true) &&
-	    !sw_valid_display_name(name, SW_NAME_MAX_LEN, &name, &msg))
-		sw_field_error(&fe, "name", msg);
+	sw_api_name_field(body, "name", true, &name, &fe);
 	char *copy = fe.count ? NULL : sw_arena_strndup(&req->arena, name.ptr, name.len);
 	json_decref(body);
 	if (fe.count) {
@@ -434,60 +144,58 @@ static void organization_rename(struct sw_http_request *req)
 
 /* ---- members and users ---- */
 
-/* A member from columns base.. in enum sw_db_member_col order: as a member
- * ({userId, ..., joinedAt}) or as a user of GET /users ({id, ...,
- * createdAt}, which needs SW_DB_MEMBER_USER_CREATED_AT). */
-static void write_member_as(struct sw_json *j, const PGresult *res, int row, int base, bool as_user)
-{
-	sw_json_object_begin(j);
-	sw_json_key(j, as_user ? "id" : "userId");
-	sw_json_cstr(j, PQgetvalue(res, row, base + SW_DB_MEMBER_USER_ID));
-	sw_json_key(j, "email");
-	sw_json_cstr(j, PQgetvalue(res, row, base + SW_DB_MEMBER_EMAIL));
-	sw_json_key(j, "name");
-	sw_json_cstr(j, PQgetvalue(res, row, base + SW_DB_MEMBER_NAME));
-	sw_json_key(j, "role");
-	sw_json_cstr(j, PQgetvalue(res, row, base + SW_DB_MEMBER_ROLE));
-	sw_json_key(j, as_user ? "createdAt" : "joinedAt");
-	sw_json_cstr(j, PQgetvalue(res, row, base + (as_user ? SW_DB_MEMBER_USER_CREATED_AT :
-							    SW_DB_MEMBER_JOINED_AT)));
-	sw_json_object_end(j);
-}
-
-static void write_member(struct sw_json *j, const PGresult *res, int row)
-{
-	write_member_as(j, res, row, 0, false);
-}
-
-static void write_user(struct sw_json *j, const PGresult *res, int row)
-{
-	write_member_as(j, res, row, 0, true);
-}
+/* A member ({userId, ..., joinedAt}), and the same row as a user of GET
+ * /users ({id, ..., createdAt}), in enum sw_db_member_col order. */
+static const struct sw_api_column member_columns[] = {
+	{ "userId", SW_DB_MEMBER_USER_ID, SW_API_COL_TEXT },
+	{ "email", SW_DB_MEMBER_EMAIL, SW_API_COL_TEXT },
+	{ "name", SW_DB_MEMBER_NAME, SW_API_COL_TEXT },
+	{ "role", SW_DB_MEMBER_ROLE, SW_API_COL_TEXT },
+	{ "joinedAt", SW_DB_MEMBER_JOINED_AT, SW_API_COL_TEXT },
+};
+static const struct sw_api_column user_columns[] = {
+	{ "id", SW_DB_MEMBER_USER_ID, SW_API_COL_TEXT },
+	{ "email", SW_DB_MEMBER_EMAIL, SW_API_COL_TEXT },
+	{ "name", SW_DB_MEMBER_NAME, SW_API_COL_TEXT },
+	{ "role", SW_DB_MEMBER_ROLE, SW_API_COL_TEXT },
+	{ "createdAt", SW_DB_MEMBER_USER_CREATED_AT, SW_API_COL_TEXT },
+};
+static const struct sw_api_object member_object = { member_columns, SW_ARRAY_SIZE(member_columns), 0 };
+static const struct sw_api_object user_object = { user_columns, SW_ARRAY_SIZE(user_columns), 0 };
+/* member_set_role's row: the role before, then a member. */
+static const struct sw_api_object changed_member_object = {
+	member_columns, SW_ARRAY_SIZE(member_columns), 1
+};
 
 struct members {
 	struct sw_http_request *req;
-	struct page page;
-	bool as_users;
+	struct sw_query_page page;
+	const struct sw_api_object *shape;
 };
 
 static void members_done(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct members *m = arg;
-	answer_rows(m->req, res, err, m->as_users ? write_user : write_member, &m->page,
-		    SW_DB_MEMBER_CURSOR_US, SW_DB_MEMBER_USER_ID);
+	sw_api_answer_page(m->req, res, err, sw_api_write_object, m->shape, &m->page,
+			   SW_DB_MEMBER_CURSOR_US, SW_DB_MEMBER_USER_ID);
 }
 
-static void members_page(struct sw_http_request *req, bool as_users)
+static bool uuid_id(struct sw_str id)
+{
+	return sw_is_uuid(id);
+}
+
+static void members_page(struct sw_http_request *req, const struct sw_api_object *shape)
 {
 	static const char *const names[] = { "limit", "cursor", NULL };
 	const char *values[2];
 	struct sw_field_errors fe = { 0 };
-	struct members *m = state_new(req, sizeof(*m));
+	struct members *m = sw_api_state_new(req, sizeof(*m));
 	if (!m)
 		return;
-	m->as_users = as_users;
-	if (read_query(req, names, values, &fe))
-		read_page(&req->arena, values[0], values[1], true, &m->page, &fe);
+	m->shape = shape;
+	if (sw_query_read(&req->arena, req->query, names, values, &fe))
+		sw_query_page_read(&req->arena, values[0], values[1], uuid_id, &m->page, &fe);
 	if (fe.count) {
 		sw_http_validation_error(req, &fe);
 		return;
@@ -500,12 +208,12 @@ static void members_page(struct sw_http_request *req, bool as_users)
 static void members_list(struct sw_http_request *req)
 {
 	if (own_organization(req))
-		members_page(req, false);
+		members_page(req, &member_object);
 }
 
 static void users_list(struct sw_http_request *req)
 {
-	members_page(req, true);
+	members_page(req, &user_object);
 }
 
 /* A membership change answered: false when it failed (409 LAST_OWNER for
@@ -518,7 +226,7 @@ static bool membership_changed(struct sw_http_request *req, const PGresult *res,
 			      "The organization must keep at least one OWNER; make another member OWNER first.");
 		return false;
 	}
-	return found(req, res, err);
+	return sw_api_found(req, res, err);
 }
 
 static void role_changed(void *arg, const PGresult *res, const struct sw_db_error *err)
@@ -533,24 +241,19 @@ static void role_changed(void *arg, const PGresult *res, const struct sw_db_erro
 		audit(req, "membership.role_changed", "user", user,
 		      json_pack("{s:s, s:s}", "from", before, "to", after));
 	}
-	struct sw_buf buf = { 0 };
-	struct sw_json j;
-	sw_http_json_begin(req, &buf, &j);
-	write_member_as(&j, res, 0, 1, false);
-	sw_http_json_end(req, 200, &buf, &j);
+	sw_api_answer_row(req, 200, res, 0, sw_api_write_object, &changed_member_object);
 }
 
 static void member_set_role(struct sw_http_request *req)
 {
 	char user[37];
-	if (!own_organization(req) || !uuid_param(req, 1, user))
+	if (!own_organization(req) || !sw_api_uuid_param(req, req->params.value[1], user))
 		return;
-	json_t *body = sw_http_json_body(req);
+	static const char *const known[] = { "role", NULL };
+	struct sw_field_errors fe = { 0 };
+	json_t *body = sw_api_body(req, known, false, &fe);
 	if (!body)
 		return;
-	struct sw_field_errors fe = { 0 };
-	static const char *const known[] = { "role", NULL };
-	sw_api_known_fields(body, known, &fe);
 	char role[8] = "";
 	role_field(body, role, &fe);
 	json_decref(body);
@@ -586,8 +289,8 @@ static void member_removed(void *arg, const PGresult *res, const struct sw_db_er
  * organization and a UUID, else answered (404). */
 static struct target *org_target(struct sw_http_request *req)
 {
-	struct target *t = state_new(req, sizeof(*t));
-	return t && own_organization(req) && uuid_param(req, 1, t->id) ? t : NULL;
+	struct target *t = sw_api_state_new(req, sizeof(*t));
+	return t && own_organization(req) && sw_api_uuid_param(req, req->params.value[1], t->id) ? t : NULL;
 }
 
 static void member_remove(struct sw_http_request *req)
@@ -610,18 +313,14 @@ struct member_sessions {
 
 static void member_sessions_listed(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
-	struct sw_http_request *req = arg;
-	if (err->code)
-		sw_api_db_error(req, err);
-	else
-		sw_api_write_sessions(req, res, NULL);
+	sw_api_answer_sessions(arg, res, err, NULL);
 }
 
 static void member_checked(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct member_sessions *ms = arg;
 	struct sw_http_request *req = ms->req;
-	if (!found(req, res, err))
+	if (!sw_api_found(req, res, err))
 		return;
 	if (!sw_access_allows(SW_ACCESS_OWNER_ADMIN, &req->principal)) {
 		sw_http_error(req, 403, "FORBIDDEN",
@@ -632,7 +331,7 @@ static void member_checked(void *arg, const PGresult *res, const struct sw_db_er
 		const char *params[2] = { ms->user_id, req->principal.organization_id };
 		sw_api_query(req, &sw_db_stmt_member_sessions_list, params, 2, member_sessions_listed, req);
 	} else if (PQgetvalue(res, 0, 1)[0] != 't') {
-		not_found(req);
+		sw_api_not_found(req);
 	} else {
 		sw_api_revoke_session_of(req, ms->user_id, sw_str_cstr(ms->session_id));
 	}
@@ -641,8 +340,8 @@ static void member_checked(void *arg, const PGresult *res, const struct sw_db_er
 /* GET /users/:id/sessions and DELETE /users/:id/sessions/:sessionId. */
 static void user_sessions(struct sw_http_request *req, bool revoke)
 {
-	struct member_sessions *ms = state_new(req, sizeof(*ms));
-	if (!ms || !uuid_param(req, 0, ms->user_id))
+	struct member_sessions *ms = sw_api_state_new(req, sizeof(*ms));
+	if (!ms || !sw_api_uuid_param(req, req->params.value[0], ms->user_id))
 		return;
 	ms->revoke = revoke;
 	if (strcasecmp(ms->user_id, req->principal.user_id) == 0) {
@@ -672,22 +371,22 @@ static void user_sessions_revoke(struct sw_http_request *req)
 
 /* ---- invitations ---- */
 
-/* An invitation (INVITATION_COLUMNS); token only right after creation. */
-static void write_invitation_with(struct sw_json *j, const PGresult *res, int row, const char *token)
+static const struct sw_api_column invitation_columns[] = {
+	{ "id", 0, SW_API_COL_TEXT },
+	{ "email", 1, SW_API_COL_TEXT },
+	{ "role", 2, SW_API_COL_TEXT },
+	{ "invitedBy", 3, SW_API_COL_NULLABLE },
+	{ "createdAt", 4, SW_API_COL_TEXT },
+	{ "expiresAt", 5, SW_API_COL_TEXT },
+};
+
+/* An invitation (INVITATION_COLUMNS); ctx is its token, only right after
+ * creation, or NULL. */
+static void write_invitation(struct sw_json *j, const PGresult *res, int row, const void *ctx)
 {
+	const char *token = ctx;
 	sw_json_object_begin(j);
-	sw_json_key(j, "id");
-	sw_json_cstr(j, PQgetvalue(res, row, 0));
-	sw_json_key(j, "email");
-	sw_json_cstr(j, PQgetvalue(res, row, 1));
-	sw_json_key(j, "role");
-	sw_json_cstr(j, PQgetvalue(res, row, 2));
-	sw_json_key(j, "invitedBy");
-	sw_json_cstr(j, nullable(res, row, 3));
-	sw_json_key(j, "createdAt");
-	sw_json_cstr(j, PQgetvalue(res, row, 4));
-	sw_json_key(j, "expiresAt");
-	sw_json_cstr(j, PQgetvalue(res, row, 5));
+	sw_api_write_columns(j, res, row, 0, invitation_columns, SW_ARRAY_SIZE(invitation_columns));
 	if (token) {
 		sw_json_key(j, "token");
 		sw_json_cstr(j, token);
@@ -695,14 +394,9 @@ static void write_invitation_with(struct sw_json *j, const PGresult *res, int ro
 	sw_json_object_end(j);
 }
 
-static void write_invitation(struct sw_json *j, const PGresult *res, int row)
-{
-	write_invitation_with(j, res, row, NULL);
-}
-
 static void invitations_listed(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
-	answer_rows(arg, res, err, write_invitation, NULL, 0, 0);
+	sw_api_answer_rows(arg, res, err, write_invitation, NULL);
 }
 
 static void invitations_list(struct sw_http_request *req)
@@ -718,53 +412,48 @@ struct invite {
 	char token[SW_BASE64URL_LEN(INVITATION_TOKEN_BYTES) + 1];
 };
 
+/* The refusals of sw_db_stmt_invitation_create; false when there is none. */
+static bool invitation_refused(struct sw_http_request *req, const struct sw_db_error *err)
+{
+	const char *state = err->code == -EIO ? err->sqlstate : "";
+	if (strcmp(state, SW_DB_SQLSTATE_ALREADY_MEMBER) == 0)
+		sw_http_error(req, 409, "ALREADY_MEMBER", "That address belongs to a member already.");
+	else if (strcmp(state, SW_DB_SQLSTATE_INVITATION_PENDING) == 0)
+		sw_http_error(req, 409, "INVITATION_PENDING",
+			      "That address has an open invitation; cancel it to invite again.");
+	else if (strcmp(state, SW_DB_SQLSTATE_TOO_MANY_INVITATIONS) == 0)
+		sw_http_error(req, 409, "TOO_MANY_INVITATIONS",
+			      "The organization has 100 open invitations; cancel some first.");
+	else
+		return false;
+	return true;
+}
+
 static void invited(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct invite *in = arg;
 	struct sw_http_request *req = in->req;
-	if (err->code || PQntuples(res) != 1) {
-		OPENSSL_cleanse(in->token, sizeof(in->token));
-		const char *state = err->code == -EIO ? err->sqlstate : "";
-		if (strcmp(state, SW_DB_SQLSTATE_ALREADY_MEMBER) == 0)
-			sw_http_error(req, 409, "ALREADY_MEMBER", "That address belongs to a member already.");
-		else if (strcmp(state, SW_DB_SQLSTATE_INVITATION_PENDING) == 0)
-			sw_http_error(req, 409, "INVITATION_PENDING",
-				      "That address has an open invitation; cancel it to invite again.");
-		else if (strcmp(state, SW_DB_SQLSTATE_TOO_MANY_INVITATIONS) == 0)
-			sw_http_error(req, 409, "TOO_MANY_INVITATIONS",
-				      "The organization has 100 open invitations; cancel some first.");
-		else if (err->code)
-			sw_api_db_error(req, err);
-		else
-			sw_http_error(req, 500, "INTERNAL_ERROR", "The invitation was not created.");
-		return;
+	if (!invitation_refused(req, err) &&
+	    sw_api_one_row(req, res, err, 500, "INTERNAL_ERROR", "The invitation was not created.")) {
+		audit(req, "invitation.created", "invitation", PQgetvalue(res, 0, 0),
+		      json_pack("{s:s, s:s}", "email", PQgetvalue(res, 0, 1), "role", PQgetvalue(res, 0, 2)));
+		sw_api_answer_row(req, 201, res, 0, write_invitation, in->token);
 	}
-	audit(req, "invitation.created", "invitation", PQgetvalue(res, 0, 0),
-	      json_pack("{s:s, s:s}", "email", PQgetvalue(res, 0, 1), "role", PQgetvalue(res, 0, 2)));
-	struct sw_buf buf = { 0 };
-	struct sw_json j;
-	sw_http_json_begin(req, &buf, &j);
-	write_invitation_with(&j, res, 0, in->token);
+	/* The request's arena stays writable until this completion returns. */
 	OPENSSL_cleanse(in->token, sizeof(in->token));
-	sw_http_json_end(req, 201, &buf, &j);
 }
 
 static void invitation_create(struct sw_http_request *req)
 {
 	if (!own_organization(req))
 		return;
-	json_t *body = sw_http_json_body(req);
+	static const char *const known[] = { "email", "role", NULL };
+	struct sw_field_errors fe = { 0 };
+	json_t *body = sw_api_body(req, known, false, &fe);
 	if (!body)
 		return;
-	struct sw_field_errors fe = { 0 };
-	static const char *const known[] = { "email", "role", NULL };
-	sw_api_known_fields(body, known, &fe);
-	struct sw_str email_in;
 	char email[SW_EMAIL_MAX_LEN + 1];
-	const char *msg;
-	if (sw_api_string_field(body, "email", &email_in, &fe, true) &&
-	    !sw_valid_email(email_in, email, sizeof(email), &msg))
-		sw_field_error(&fe, "email", msg);
+	sw_api_email_field(body, "email", email, &fe);
 	char role[8] = "";
 	role_field(body, role, &fe);
 	json_decref(body);
@@ -772,7 +461,7 @@ static void invitation_create(struct sw_http_request *req)
 		sw_http_validation_error(req, &fe);
 		return;
 	}
-	struct invite *in = state_new(req, sizeof(*in));
+	struct invite *in = sw_api_state_new(req, sizeof(*in));
 	if (!in)
 		return;
 	if (sw_random_token(in->token, sizeof(in->token), INVITATION_TOKEN_BYTES) < 0) {
@@ -791,7 +480,7 @@ static void invitation_cancelled(void *arg, const PGresult *res, const struct sw
 {
 	struct target *t = arg;
 	struct sw_http_request *req = t->req;
-	if (!found(req, res, err))
+	if (!sw_api_found(req, res, err))
 		return;
 	bool now = PQgetvalue(res, 0, 1)[0] == 't';
 	bool before = PQgetvalue(res, 0, 2)[0] == 't';
@@ -821,17 +510,8 @@ struct accept {
 	struct sw_http_request *req;
 	char hex[65];
 	char *name;
-	char *password;
-	size_t password_len;
+	struct sw_api_secret password;
 };
-
-static void accept_wipe(struct accept *a)
-{
-	if (a->password) {
-		OPENSSL_cleanse(a->password, a->password_len);
-		a->password = NULL;
-	}
-}
 
 static void invitation_closed(struct sw_http_request *req)
 {
@@ -859,16 +539,11 @@ static void accepted(void *arg, const PGresult *res, const struct sw_db_error *e
 		email_registered(req);
 		return;
 	}
-	if (!found(req, res, err))
+	if (!sw_api_found(req, res, err))
 		return;
 	const char *user = PQgetvalue(res, 0, 0), *org = PQgetvalue(res, 0, 1);
-	char *meta = NULL;
-	json_t *m = json_pack("{s:s}", "role", PQgetvalue(res, 0, 3));
-	if (m)
-		meta = json_dumps(m, JSON_COMPACT);
-	json_decref(m);
-	sw_api_audit(req, org, user, "invitation.accepted", "invitation", PQgetvalue(res, 0, 2), meta);
-	free(meta);
+	sw_api_audit_json(req, org, user, "invitation.accepted", "invitation", PQgetvalue(res, 0, 2),
+			  json_pack("{s:s}", "role", PQgetvalue(res, 0, 3)));
 	sw_api_issue_session(req, user, org, "INVITATION", 201);
 }
 
@@ -877,7 +552,7 @@ static void accept_hashed(void *arg, int herr, const char *encoded)
 	struct accept *a = arg;
 	struct sw_http_request *req = a->req;
 	if (herr < 0) {
-		sw_http_error(req, 500, "INTERNAL_ERROR", "The server failed to complete the request.");
+		sw_api_internal_error(req);
 		return;
 	}
 	const char *params[3] = { a->hex, a->name, encoded };
@@ -889,7 +564,7 @@ static void accept_checked(void *arg, const PGresult *res, const struct sw_db_er
 	struct accept *a = arg;
 	struct sw_http_request *req = a->req;
 	if (err->code || PQntuples(res) != 1 || PQgetvalue(res, 0, 3)[0] == 't') {
-		accept_wipe(a);
+		sw_api_secret_wipe(&a->password);
 		if (err->code)
 			sw_api_db_error(req, err);
 		else if (PQntuples(res) != 1)
@@ -898,102 +573,69 @@ static void accept_checked(void *arg, const PGresult *res, const struct sw_db_er
 			email_registered(req);
 		return;
 	}
-	int r = sw_password_hash_async(req->loop, sw_str_from(a->password, a->password_len),
-				       accept_hashed, a);
-	accept_wipe(a);
-	if (r < 0)
-		sw_http_error(req, 503, "SERVICE_UNAVAILABLE", "The server is busy; try again shortly.");
+	sw_api_secret_hash(req, &a->password, accept_hashed, a);
 }
 
 static void invitation_accept(struct sw_http_request *req)
 {
-	json_t *body = sw_http_json_body(req);
-	/* The raw body holds the password: parsed, it is no longer needed. */
-	OPENSSL_cleanse((void *)req->body.ptr, req->body.len);
-	if (!body)
-		return;
-	struct accept *a = state_new(req, sizeof(*a));
-	if (!a) {
-		json_decref(body);
-		return;
-	}
-	struct sw_field_errors fe = { 0 };
 	static const char *const known[] = { "token", "name", "password", NULL };
-	sw_api_known_fields(body, known, &fe);
-	struct sw_str token, name, password;
-	const char *msg;
-	if (sw_api_string_field(body, "token", &token, &fe, true)) {
-		if (sw_session_token_well_formed(token))
-			sw_sha256_hex(token.ptr, token.len, a->hex);
-		else
-			sw_field_error(&fe, "token", "is not an invitation token");
-	}
-	if (sw_api_string_field(body, "name", &name, &fe, true) &&
-	    !sw_valid_display_name(name, SW_NAME_MAX_LEN, &name, &msg))
-		sw_field_error(&fe, "name", msg);
-	bool has_password = sw_api_string_field(body, "password", &password, &fe, true);
-	if (has_password && !sw_password_acceptable(password, &msg))
-		sw_field_error(&fe, "password", msg);
+	struct sw_field_errors fe = { 0 };
+	/* The raw body holds the password: parsed, it is no longer needed. */
+	json_t *body;
+	struct accept *a = sw_api_state_with_body(req, sizeof(*a), known, true, &fe, &body);
+	if (!a)
+		return;
+	struct sw_str name, password = SW_STR_NULL;
+	sw_api_token_hash_field(body, "token", a->hex, "is not an invitation token", &fe);
+	sw_api_name_field(body, "name", true, &name, &fe);
+	sw_api_password_field(body, "password", &password, &fe);
+	bool kept = false;
 	if (!fe.count) {
 		a->name = sw_arena_strndup(&req->arena, name.ptr, name.len);
-		a->password = sw_arena_strndup(&req->arena, password.ptr, password.len);
-		a->password_len = password.len;
+		kept = sw_api_secret_keep(req, password, &a->password);
 	}
 	/* jansson's copy of the body holds the password too. */
-	if (has_password)
-		OPENSSL_cleanse((void *)password.ptr, password.len);
+	sw_api_wipe_view(password);
 	json_decref(body);
 	if (fe.count) {
 		sw_http_validation_error(req, &fe);
 		return;
 	}
-	if (!a->name || !a->password) {
-		accept_wipe(a);
+	if (!a->name || !kept) {
+		sw_api_secret_wipe(&a->password);
 		sw_http_error(req, 500, "INTERNAL_ERROR", "Out of memory.");
 		return;
 	}
 	const char *params[1] = { a->hex };
 	if (!sw_api_query(req, &sw_db_stmt_invitation_open, params, 1, accept_checked, a))
-		accept_wipe(a);
+		sw_api_secret_wipe(&a->password);
 }
 
 /* ---- GET /audit-logs ---- */
 
 struct audit_page {
 	struct sw_http_request *req;
-	struct page page;
+	struct sw_query_page page;
 };
 
-static void write_audit_record(struct sw_json *j, const PGresult *res, int row)
-{
-	sw_json_object_begin(j);
-	sw_json_key(j, "id");
-	sw_json_cstr(j, PQgetvalue(res, row, SW_DB_AUDIT_ID));
-	sw_json_key(j, "organizationId");
-	sw_json_cstr(j, nullable(res, row, SW_DB_AUDIT_ORGANIZATION_ID));
-	sw_json_key(j, "actorUserId");
-	sw_json_cstr(j, nullable(res, row, SW_DB_AUDIT_ACTOR_USER_ID));
-	sw_json_key(j, "action");
-	sw_json_cstr(j, PQgetvalue(res, row, SW_DB_AUDIT_ACTION));
-	sw_json_key(j, "targetType");
-	sw_json_cstr(j, nullable(res, row, SW_DB_AUDIT_TARGET_TYPE));
-	sw_json_key(j, "targetId");
-	sw_json_cstr(j, nullable(res, row, SW_DB_AUDIT_TARGET_ID));
-	sw_json_key(j, "ip");
-	sw_json_cstr(j, nullable(res, row, SW_DB_AUDIT_IP));
-	sw_json_key(j, "metadata");
-	/* jsonb's text form: JSON written by PostgreSQL, not by a client. */
-	sw_json_raw(j, sw_str_cstr(PQgetvalue(res, row, SW_DB_AUDIT_METADATA)));
-	sw_json_key(j, "createdAt");
-	sw_json_cstr(j, PQgetvalue(res, row, SW_DB_AUDIT_CREATED_AT));
-	sw_json_object_end(j);
-}
+static const struct sw_api_column audit_columns[] = {
+	{ "id", SW_DB_AUDIT_ID, SW_API_COL_TEXT },
+	{ "organizationId", SW_DB_AUDIT_ORGANIZATION_ID, SW_API_COL_NULLABLE },
+	{ "actorUserId", SW_DB_AUDIT_ACTOR_USER_ID, SW_API_COL_NULLABLE },
+	{ "action", SW_DB_AUDIT_ACTION, SW_API_COL_TEXT },
+	{ "targetType", SW_DB_AUDIT_TARGET_TYPE, SW_API_COL_NULLABLE },
+	{ "targetId", SW_DB_AUDIT_TARGET_ID, SW_API_COL_NULLABLE },
+	{ "ip", SW_DB_AUDIT_IP, SW_API_COL_NULLABLE },
+	{ "metadata", SW_DB_AUDIT_METADATA, SW_API_COL_JSON },
+	{ "createdAt", SW_DB_AUDIT_CREATED_AT, SW_API_COL_TEXT },
+};
+static const struct sw_api_object audit_object = { audit_columns, SW_ARRAY_SIZE(audit_columns), 0 };
 
 static void audit_listed(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct audit_page *ap = arg;
-	answer_rows(ap->req, res, err, write_audit_record, &ap->page, SW_DB_AUDIT_CURSOR_US,
-		    SW_DB_AUDIT_ID);
+	sw_api_answer_page(ap->req, res, err, sw_api_write_object, &audit_object, &ap->page,
+			   SW_DB_AUDIT_CURSOR_US, SW_DB_AUDIT_ID);
 }
 
 static bool valid_action(const char *s)
@@ -1012,11 +654,11 @@ static bool valid_action(const char *s)
 /* A since/until filter as microseconds (SQL text in the arena), or a field
  * error. */
 static const char *time_filter(struct sw_http_request *req, const char *field, const char *v,
-			       long long *ret_us, struct sw_field_errors *fe)
+			       int64_t *ret_us, struct sw_field_errors *fe)
 {
 	if (!v)
 		return NULL;
-	if (!parse_rfc3339_us(v, ret_us)) {
+	if (sw_rfc3339_parse_us(sw_str_cstr(v), ret_us) < 0) {
 		sw_field_error(fe, field, "must be an RFC 3339 date-time such as 2026-11-21T16:22:35.123Z");
 		return NULL;
 	}
@@ -1025,7 +667,7 @@ static const char *time_filter(struct sw_http_request *req, const char *field, c
 		sw_field_error(fe, field, "could not be read (out of memory)");
 		return NULL;
 	}
-	snprintf(s, 24, "%lld", *ret_us);
+	snprintf(s, 24, "%lld", (long long)*ret_us);
 	return s;
 }
 
@@ -1036,23 +678,23 @@ static void audit_logs(struct sw_http_request *req)
 	enum { ACTION, ACTOR, ORG, SINCE, UNTIL, LIMIT, CURSOR };
 	const char *v[7];
 	struct sw_field_errors fe = { 0 };
-	struct audit_page *ap = state_new(req, sizeof(*ap));
+	struct audit_page *ap = sw_api_state_new(req, sizeof(*ap));
 	if (!ap)
 		return;
 	const char *since = NULL, *until = NULL;
-	if (read_query(req, names, v, &fe)) {
+	if (sw_query_read(&req->arena, req->query, names, v, &fe)) {
 		if (v[ACTION] && !valid_action(v[ACTION]))
 			sw_field_error(&fe, "action", "must be an action such as auth.session.revoked, or its start such as auth.session");
 		if (v[ACTOR] && !sw_is_uuid(sw_str_cstr(v[ACTOR])))
 			sw_field_error(&fe, "actorUserId", "must be a UUID");
 		if (v[ORG] && !sw_is_uuid(sw_str_cstr(v[ORG])))
 			sw_field_error(&fe, "organizationId", "must be a UUID");
-		long long since_us = 0, until_us = 0;
+		int64_t since_us = 0, until_us = 0;
 		since = time_filter(req, "since", v[SINCE], &since_us, &fe);
 		until = time_filter(req, "until", v[UNTIL], &until_us, &fe);
 		if (since && until && until_us <= since_us)
 			sw_field_error(&fe, "until", "must be later than since");
-		read_page(&req->arena, v[LIMIT], v[CURSOR], false, &ap->page, &fe);
+		sw_query_page_read(&req->arena, v[LIMIT], v[CURSOR], sw_query_is_number, &ap->page, &fe);
 	}
 	if (fe.count) {
 		sw_http_validation_error(req, &fe);

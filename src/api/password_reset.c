@@ -62,14 +62,6 @@ static void reset_request_free(struct reset_request *rr)
 	free(rr);
 }
 
-static void background_audit_done(void *arg, const PGresult *res, const struct sw_db_error *err)
-{
-	(void)arg;
-	(void)res;
-	if (err->code)
-		sw_log_error("audit record not written (code %d, sqlstate %s)", err->code, err->sqlstate);
-}
-
 /* The link's base: PUBLIC_BASE_URL without trailing slashes, else the
  * listening address over http. */
 static int append_base_url(struct sw_buf *b, const struct sw_config *cfg)
@@ -115,10 +107,8 @@ static void reset_created(void *arg, const PGresult *res, const struct sw_db_err
 		int r = send_reset_mail(rr, PQgetvalue(res, 0, 1));
 		if (r < 0)
 			sw_log_error("password-reset mail not queued: %s", strerror(-r));
-		const char *params[7] = { NULL, NULL, "auth.password.reset_requested", "user", user_id,
-					  rr->ip, r == 0 ? "{\"mail\":\"queued\"}" : "{\"mail\":\"failed\"}" };
-		if (sw_db_query(rr->db, &sw_db_stmt_audit_insert, params, 7, background_audit_done, NULL) < 0)
-			sw_log_error("audit record not written: auth.password.reset_requested (queue full)");
+		sw_api_audit_detached(rr->db, rr->ip, NULL, NULL, "auth.password.reset_requested", "user",
+				      user_id, r == 0 ? "{\"mail\":\"queued\"}" : "{\"mail\":\"failed\"}");
 	}
 	reset_request_free(rr);
 }
@@ -145,18 +135,13 @@ static void reset_request_start(struct reset_request *rr)
 
 static void password_reset_request(struct sw_http_request *req)
 {
-	json_t *body = sw_http_json_body(req);
+	static const char *const known[] = { "email", NULL };
+	struct sw_field_errors fe = { 0 };
+	json_t *body = sw_api_body(req, known, false, &fe);
 	if (!body)
 		return;
-	struct sw_field_errors fe = { 0 };
-	static const char *const known[] = { "email", NULL };
-	sw_api_known_fields(body, known, &fe);
-	struct sw_str email;
-	const char *msg;
 	char normalized[SW_EMAIL_MAX_LEN + 1];
-	if (sw_api_string_field(body, "email", &email, &fe, true) &&
-	    !sw_valid_email(email, normalized, sizeof(normalized), &msg))
-		sw_field_error(&fe, "email", msg);
+	sw_api_email_field(body, "email", normalized, &fe);
 	json_decref(body);
 	if (fe.count) {
 		sw_http_validation_error(req, &fe);
@@ -188,16 +173,8 @@ static void password_reset_request(struct sw_http_request *req)
 struct reset_confirm {
 	struct sw_http_request *req;
 	char token_hash[65];
-	char *password; /* in the request's arena; wiped once hashed */
-	size_t password_len;
+	struct sw_api_secret password; /* wiped once hashed */
 };
-
-static void confirm_wipe(struct reset_confirm *c)
-{
-	if (c->password)
-		OPENSSL_cleanse(c->password, c->password_len);
-	c->password = NULL;
-}
 
 /* Both statements answer one row for a live token. Otherwise wipes, answers
  * (a database error, or 422 on token) and returns false. */
@@ -205,7 +182,7 @@ static bool confirm_live(struct reset_confirm *c, const PGresult *res, const str
 {
 	if (!err->code && PQntuples(res) == 1)
 		return true;
-	confirm_wipe(c);
+	sw_api_secret_wipe(&c->password);
 	if (err->code) {
 		sw_api_db_error(c->req, err);
 	} else {
@@ -237,7 +214,7 @@ static void confirm_hashed(void *arg, int herr, const char *encoded)
 {
 	struct reset_confirm *c = arg;
 	if (herr < 0) {
-		sw_http_error(c->req, 500, "INTERNAL_ERROR", "The server failed to complete the request.");
+		sw_api_internal_error(c->req);
 		return;
 	}
 	const char *params[2] = { c->token_hash, encoded };
@@ -248,80 +225,56 @@ static void confirm_hashed(void *arg, int herr, const char *encoded)
 static void confirm_checked(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct reset_confirm *c = arg;
-	if (!confirm_live(c, res, err))
-		return;
-	int r = sw_password_hash_async(c->req->loop, sw_str_from(c->password, c->password_len),
-				       confirm_hashed, c);
-	confirm_wipe(c);
-	if (r < 0)
-		sw_http_error(c->req, 503, "SERVICE_UNAVAILABLE", "The server is busy; try again shortly.");
+	if (confirm_live(c, res, err))
+		sw_api_secret_hash(c->req, &c->password, confirm_hashed, c);
 }
 
 /* Reads {token, newPassword}: the token as its hash (left empty unless
- * well-formed), the password as a view into body. */
-static void confirm_fields(json_t *body, struct sw_str *ret_token, char token_hash[65],
-			   struct sw_str *ret_password, struct sw_field_errors *fe)
+ * well-formed; its text wiped), the password as a view into body. */
+static void confirm_fields(json_t *body, char token_hash[65], struct sw_str *ret_password,
+			   struct sw_field_errors *fe)
 {
-	static const char *const known[] = { "token", "newPassword", NULL };
-	sw_api_known_fields(body, known, fe);
-	const char *msg;
-	if (sw_api_string_field(body, "token", ret_token, fe, true)) {
-		/* The form of a session id: 32 random bytes in base64url. */
-		if (sw_session_token_well_formed(*ret_token))
-			sw_sha256_hex(ret_token->ptr, ret_token->len, token_hash);
-		else
-			sw_field_error(fe, "token", INVALID_TOKEN);
-	}
-	if (sw_api_string_field(body, "newPassword", ret_password, fe, true) &&
-	    !sw_password_acceptable(*ret_password, &msg))
-		sw_field_error(fe, "newPassword", msg);
+	/* The form of a session id: 32 random bytes in base64url. */
+	sw_api_token_hash_field(body, "token", token_hash, INVALID_TOKEN, fe);
+	sw_api_password_field(body, "newPassword", ret_password, fe);
 }
 
 static void confirm_start(struct sw_http_request *req, const char *token_hash, struct sw_str password)
 {
-	struct reset_confirm *c = sw_arena_alloc(&req->arena, sizeof(*c));
-	char *copy = sw_arena_strndup(&req->arena, password.ptr, password.len);
-	if (!c || !copy) {
-		if (copy)
-			OPENSSL_cleanse(copy, password.len);
+	struct reset_confirm *c = sw_api_state_new(req, sizeof(*c));
+	if (!c)
+		return;
+	if (!sw_api_secret_keep(req, password, &c->password)) {
 		sw_http_error(req, 500, "INTERNAL_ERROR", "Out of memory.");
 		return;
 	}
-	*c = (struct reset_confirm){ .req = req, .password = copy, .password_len = password.len };
 	snprintf(c->token_hash, sizeof(c->token_hash), "%s", token_hash);
 	const char *params[1] = { c->token_hash };
 	/* Not sw_api_query(): the copy is wiped before the answer frees it. */
 	int r = sw_db_query(sw_http_db(req), &sw_db_stmt_password_reset_check, params, 1, confirm_checked, c);
 	if (r < 0) {
-		confirm_wipe(c);
+		sw_api_secret_wipe(&c->password);
 		sw_api_db_error(req, &(struct sw_db_error){ .code = r });
 	}
 }
 
-static void wipe_view(struct sw_str s)
-{
-	if (s.ptr)
-		OPENSSL_cleanse((void *)s.ptr, s.len);
-}
-
 static void password_reset_confirm(struct sw_http_request *req)
 {
-	json_t *body = sw_http_json_body(req);
-	OPENSSL_cleanse((void *)req->body.ptr, req->body.len);
+	static const char *const known[] = { "token", "newPassword", NULL };
+	struct sw_field_errors fe = { 0 };
+	json_t *body = sw_api_body(req, known, true, &fe);
 	if (!body)
 		return;
-	struct sw_field_errors fe = { 0 };
-	struct sw_str token = SW_STR_NULL, password = SW_STR_NULL;
+	struct sw_str password = SW_STR_NULL;
 	char token_hash[65] = "";
-	confirm_fields(body, &token, token_hash, &password, &fe);
+	confirm_fields(body, token_hash, &password, &fe);
 	if (fe.count)
 		sw_http_validation_error(req, &fe);
 	else if (sw_api_rate_limit(req, &limit_confirm_address, sw_str_cstr(sw_http_peer_address(req))))
 		confirm_start(req, token_hash, password);
 	/* The parsed body is on the heap, not in the request: wiped last,
 	 * whatever was answered. */
-	wipe_view(token);
-	wipe_view(password);
+	sw_api_wipe_view(password);
 	json_decref(body);
 }
 

@@ -22,8 +22,7 @@ struct account_ctx {
 	char email[SW_EMAIL_MAX_LEN + 1];
 	char *name;
 	char *org;      /* NULL: signup without an organization name */
-	char *password; /* wiped once hashed */
-	size_t password_len;
+	struct sw_api_secret password; /* wiped once hashed */
 };
 
 void sw_api_setup_status(struct sw_http_request *req);
@@ -47,14 +46,6 @@ static void setup_status_done(void *arg, const PGresult *res, const struct sw_db
 void sw_api_setup_status(struct sw_http_request *req)
 {
 	sw_api_query(req, &sw_db_stmt_user_count, NULL, 0, setup_status_done, req);
-}
-
-static void wipe_password(struct account_ctx *ctx)
-{
-	if (ctx->password) {
-		OPENSSL_cleanse(ctx->password, ctx->password_len);
-		ctx->password = NULL;
-	}
 }
 
 static void account_result(void *arg, const PGresult *res, const struct sw_db_error *err)
@@ -101,7 +92,7 @@ static void account_hashed(void *arg, int herr, const char *encoded)
 	struct sw_http_request *req = ctx->req;
 	if (herr < 0) {
 		sw_log_error("password hashing failed: %s", strerror(-herr));
-		sw_http_error(req, 500, "INTERNAL_ERROR", "The server failed to complete the request.");
+		sw_api_internal_error(req);
 		return;
 	}
 	const char *params[4] = { ctx->email, ctx->name, encoded, ctx->org };
@@ -114,84 +105,59 @@ static void account_precheck(void *arg, const PGresult *res, const struct sw_db_
 	struct account_ctx *ctx = arg;
 	struct sw_http_request *req = ctx->req;
 	if (err->code) {
-		wipe_password(ctx);
+		sw_api_secret_wipe(&ctx->password);
 		sw_api_db_error(req, err);
 		return;
 	}
 	bool no_users = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "0") == 0;
 	if (!ctx->signup && !no_users) {
-		wipe_password(ctx);
+		sw_api_secret_wipe(&ctx->password);
 		sw_http_error(req, 409, "SETUP_COMPLETE", "Setup has already been completed.");
 		return;
 	}
 	if (ctx->signup && no_users) {
-		wipe_password(ctx);
+		sw_api_secret_wipe(&ctx->password);
 		sw_http_error(req, 409, "SETUP_REQUIRED",
 			      "The installation has no users yet; complete POST /setup first.");
 		return;
 	}
-	int r = sw_password_hash_async(req->loop, sw_str_from(ctx->password, ctx->password_len),
-				       account_hashed, ctx);
-	wipe_password(ctx);
-	if (r < 0)
-		sw_http_error(req, 503, "SERVICE_UNAVAILABLE", "The server is busy; try again shortly.");
+	sw_api_secret_hash(req, &ctx->password, account_hashed, ctx);
 }
 
 static void account_begin(struct sw_http_request *req, bool signup)
 {
-	json_t *body = sw_http_json_body(req);
+	static const char *const known[] = { "email", "password", "name", "organizationName", NULL };
+	struct sw_field_errors fe = { 0 };
 	/* The raw body holds the password: parsed, it is no longer needed. */
-	OPENSSL_cleanse((void *)req->body.ptr, req->body.len);
-	if (!body)
+	json_t *body;
+	struct account_ctx *ctx = sw_api_state_with_body(req, sizeof(*ctx), known, true, &fe, &body);
+	if (!ctx)
 		return;
-	struct account_ctx *ctx = sw_arena_alloc(&req->arena, sizeof(*ctx));
-	if (!ctx) {
-		json_decref(body);
-		sw_http_error(req, 500, "INTERNAL_ERROR", "Out of memory.");
-		return;
-	}
-	memset(ctx, 0, sizeof(*ctx));
-	ctx->req = req;
 	ctx->signup = signup;
 
-	struct sw_field_errors fe = { 0 };
-	static const char *const known[] = { "email", "password", "name", "organizationName", NULL };
-	sw_api_known_fields(body, known, &fe);
-	struct sw_str email, password, name, org = SW_STR_NULL;
-	const char *msg;
-	if (sw_api_string_field(body, "email", &email, &fe, true) &&
-	    !sw_valid_email(email, ctx->email, sizeof(ctx->email), &msg))
-		sw_field_error(&fe, "email", msg);
-	if (sw_api_string_field(body, "password", &password, &fe, true) &&
-	    !sw_password_acceptable(password, &msg))
-		sw_field_error(&fe, "password", msg);
-	if (sw_api_string_field(body, "name", &name, &fe, true) &&
-	    !sw_valid_display_name(name, SW_NAME_MAX_LEN, &name, &msg))
-		sw_field_error(&fe, "name", msg);
-	bool has_org = sw_api_string_field(body, "organizationName", &org, &fe, !signup);
-	if (has_org && !sw_valid_display_name(org, SW_NAME_MAX_LEN, &org, &msg)) {
-		sw_field_error(&fe, "organizationName", msg);
-		has_org = false;
-	}
+	struct sw_str password = SW_STR_NULL, name, org = SW_STR_NULL;
+	sw_api_email_field(body, "email", ctx->email, &fe);
+	sw_api_password_field(body, "password", &password, &fe);
+	sw_api_name_field(body, "name", true, &name, &fe);
+	bool has_org = sw_api_name_field(body, "organizationName", !signup, &org, &fe);
 	if (fe.count) {
+		sw_api_wipe_view(password);
 		json_decref(body);
 		sw_http_validation_error(req, &fe);
 		return;
 	}
 	ctx->name = sw_arena_strndup(&req->arena, name.ptr, name.len);
 	ctx->org = has_org ? sw_arena_strndup(&req->arena, org.ptr, org.len) : NULL;
-	ctx->password = sw_arena_strndup(&req->arena, password.ptr, password.len);
-	ctx->password_len = password.len;
-	/* jansson's copy of the body holds the password too. */
-	OPENSSL_cleanse((void *)password.ptr, password.len);
+	/* jansson's copy of the body holds the password too: keeping it wipes it. */
+	bool kept = sw_api_secret_keep(req, password, &ctx->password);
 	json_decref(body);
-	if (!ctx->name || !ctx->password || (has_org && !ctx->org)) {
-		wipe_password(ctx);
+	if (!ctx->name || !kept || (has_org && !ctx->org)) {
+		sw_api_secret_wipe(&ctx->password);
 		sw_http_error(req, 500, "INTERNAL_ERROR", "Out of memory.");
 		return;
 	}
 	if (!sw_api_query(req, &sw_db_stmt_user_count, NULL, 0, account_precheck, ctx))
-		wipe_password(ctx);
+		sw_api_secret_wipe(&ctx->password);
 }
 
 void sw_api_setup(struct sw_http_request *req)

@@ -36,44 +36,38 @@
 /* Columns of the token statements (statements_tokens.c, TOKEN_COLUMNS). */
 enum { COL_ID, COL_NAME, COL_PREFIX, COL_CREATED, COL_EXPIRES, COL_LAST_USED, COL_REVOKED };
 
-static const char *nullable(const PGresult *res, int row, int col)
-{
-	return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
-}
+static const struct sw_api_column token_columns[] = {
+	{ "id", COL_ID, SW_API_COL_TEXT },
+	{ "name", COL_NAME, SW_API_COL_TEXT },
+	{ "prefix", COL_PREFIX, SW_API_COL_TEXT },
+	{ "createdAt", COL_CREATED, SW_API_COL_TEXT },
+	{ "expiresAt", COL_EXPIRES, SW_API_COL_NULLABLE },
+	{ "lastUsedAt", COL_LAST_USED, SW_API_COL_NULLABLE },
+	{ "revokedAt", COL_REVOKED, SW_API_COL_NULLABLE },
+};
 
-/* One token record; secret is the value (only when just issued) or NULL. */
-static void write_token(struct sw_json *j, const PGresult *res, int row, const char *secret)
+/* One token record; ctx is the token itself (only when just issued) or
+ * NULL. */
+static void write_token(struct sw_json *j, const PGresult *res, int row, const void *ctx)
 {
+	const char *secret = ctx;
 	sw_json_object_begin(j);
-	sw_json_key(j, "id");
-	sw_json_cstr(j, PQgetvalue(res, row, COL_ID));
-	sw_json_key(j, "name");
-	sw_json_cstr(j, PQgetvalue(res, row, COL_NAME));
-	sw_json_key(j, "prefix");
-	sw_json_cstr(j, PQgetvalue(res, row, COL_PREFIX));
+	sw_api_write_columns(j, res, row, 0, token_columns, 3);
 	if (secret) {
 		sw_json_key(j, "token");
 		sw_json_cstr(j, secret);
 	}
-	sw_json_key(j, "createdAt");
-	sw_json_cstr(j, PQgetvalue(res, row, COL_CREATED));
-	sw_json_key(j, "expiresAt");
-	sw_json_cstr(j, nullable(res, row, COL_EXPIRES));
-	sw_json_key(j, "lastUsedAt");
-	sw_json_cstr(j, nullable(res, row, COL_LAST_USED));
-	sw_json_key(j, "revokedAt");
-	sw_json_cstr(j, nullable(res, row, COL_REVOKED));
+	sw_api_write_columns(j, res, row, 0, token_columns + 3, SW_ARRAY_SIZE(token_columns) - 3);
 	sw_json_object_end(j);
 }
 
-/* {"name": name} for the audit record (a name is not a secret). NULL when
- * out of memory; the caller frees. */
-static char *name_metadata(const char *name)
+/* An audit record of the caller's about one token, with its name (a name
+ * is not a secret). */
+static void audit_token(struct sw_http_request *req, const char *action, const char *id,
+			const char *name)
 {
-	json_t *m = json_pack("{s:s}", "name", name);
-	char *s = m ? json_dumps(m, JSON_COMPACT) : NULL;
-	json_decref(m);
-	return s;
+	sw_api_audit_json(req, req->principal.organization_id, req->principal.user_id, action,
+			  "api_token", id, json_pack("{s:s}", "name", name));
 }
 
 /* ---- POST /api-tokens ---- */
@@ -87,25 +81,13 @@ static void issued(void *arg, const PGresult *res, const struct sw_db_error *err
 {
 	struct issue *is = arg;
 	struct sw_http_request *req = is->req;
-	if (err->code || PQntuples(res) != 1) {
-		OPENSSL_cleanse(is->token, sizeof(is->token));
-		if (err->code)
-			sw_api_db_error(req, err);
-		else
-			sw_http_error(req, 409, "TOKEN_LIMIT_REACHED",
-				      "You hold the most live API tokens allowed; revoke one first.");
-		return;
+	if (sw_api_one_row(req, res, err, 409, "TOKEN_LIMIT_REACHED",
+			   "You hold the most live API tokens allowed; revoke one first.")) {
+		audit_token(req, "api_token.issued", PQgetvalue(res, 0, COL_ID), PQgetvalue(res, 0, COL_NAME));
+		sw_api_answer_row(req, 201, res, 0, write_token, is->token);
 	}
-	char *meta = name_metadata(PQgetvalue(res, 0, COL_NAME));
-	sw_api_audit(req, req->principal.organization_id, req->principal.user_id, "api_token.issued",
-		     "api_token", PQgetvalue(res, 0, COL_ID), meta);
-	free(meta);
-	struct sw_buf buf = { 0 };
-	struct sw_json j;
-	sw_http_json_begin(req, &buf, &j);
-	write_token(&j, res, 0, is->token);
+	/* The request's arena stays writable until this completion returns. */
 	OPENSSL_cleanse(is->token, sizeof(is->token));
-	sw_http_json_end(req, 201, &buf, &j);
 }
 
 /* expiresInDays: absent or null (no expiry), or an integer 1..365. *ret
@@ -132,17 +114,13 @@ static void tokens_create(struct sw_http_request *req)
 			      "API tokens are issued from a signed-in session, not with another token.");
 		return;
 	}
-	json_t *body = sw_http_json_body(req);
+	static const char *const known[] = { "name", "expiresInDays", NULL };
+	struct sw_field_errors fe = { 0 };
+	json_t *body = sw_api_body(req, known, false, &fe);
 	if (!body)
 		return;
-	struct sw_field_errors fe = { 0 };
-	static const char *const known[] = { "name", "expiresInDays", NULL };
-	sw_api_known_fields(body, known, &fe);
 	struct sw_str name;
-	const char *msg;
-	if (sw_api_string_field(body, "name", &name, &fe, true) &&
-	    !sw_valid_display_name(name, SW_NAME_MAX_LEN, &name, &msg))
-		sw_field_error(&fe, "name", msg);
+	sw_api_name_field(body, "name", true, &name, &fe);
 	char days[8];
 	bool has_days;
 	expiry_field(body, days, &has_days, &fe);
@@ -171,19 +149,7 @@ static void tokens_create(struct sw_http_request *req)
 
 static void listed(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
-	struct sw_http_request *req = arg;
-	if (err->code) {
-		sw_api_db_error(req, err);
-		return;
-	}
-	struct sw_buf buf = { 0 };
-	struct sw_json j;
-	sw_http_json_begin(req, &buf, &j);
-	sw_json_array_begin(&j);
-	for (int i = 0; i < PQntuples(res); i++)
-		write_token(&j, res, i, NULL);
-	sw_json_array_end(&j);
-	sw_http_json_end(req, 200, &buf, &j);
+	sw_api_answer_rows(arg, res, err, write_token, NULL);
 }
 
 static void tokens_list(struct sw_http_request *req)
@@ -197,41 +163,28 @@ static void tokens_list(struct sw_http_request *req)
 static void revoked(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct sw_http_request *req = arg;
-	if (err->code) {
-		sw_api_db_error(req, err);
+	if (!sw_api_found(req, res, err))
 		return;
-	}
-	if (PQntuples(res) != 1) {
-		sw_http_error(req, 404, "NOT_FOUND", "The requested resource does not exist.");
-		return;
-	}
 	if (PQgetvalue(res, 0, 2)[0] == 't') {
 		const char *id = PQgetvalue(res, 0, 0);
 		sw_auth_cache_forget_token(id);
-		char *meta = name_metadata(PQgetvalue(res, 0, 1));
-		sw_api_audit(req, req->principal.organization_id, req->principal.user_id,
-			     "api_token.revoked", "api_token", id, meta);
-		free(meta);
+		audit_token(req, "api_token.revoked", id, PQgetvalue(res, 0, 1));
 	}
 	sw_http_respond(req, 204, NULL, SW_STR_NULL);
 }
 
 static void tokens_revoke(struct sw_http_request *req)
 {
-	struct sw_str id = req->params.value[0];
-	if (!sw_is_uuid(id)) {
-		sw_http_error(req, 404, "NOT_FOUND", "The requested resource does not exist.");
+	char id[37];
+	if (!sw_api_uuid_param(req, req->params.value[0], id))
 		return;
-	}
-	char idz[37];
-	snprintf(idz, sizeof(idz), "%.*s", (int)id.len, id.ptr);
-	const char *params[3] = { idz, req->principal.user_id, req->principal.organization_id };
+	const char *params[3] = { id, req->principal.user_id, req->principal.organization_id };
 	sw_api_query(req, &sw_db_stmt_token_revoke, params, 3, revoked, req);
 }
 
 /* ---- routes and schemas ---- */
 
-static const int err_create[] = { 400, 409, 413, 415, 422, 503, 0 };
+static const int err_create[] = { 400, 403, 409, 413, 415, 422, 503, 0 };
 static const int err_read[] = { 503, 0 };
 static const int err_delete[] = { 404, 503, 0 };
 

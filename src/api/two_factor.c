@@ -49,6 +49,7 @@
 #define RECOVERY_CODES 10
 #define CODE_INPUT_MAX 16          /* bytes of a typed TOTP code considered at all */
 #define ISSUER "Steward"
+#define CHALLENGE_UNKNOWN "The sign-in challenge is unknown, expired or used; sign in again."
 
 
 static void hex_encode(const uint8_t *in, size_t n, char *out)
@@ -86,47 +87,31 @@ static bool hex_decode(const char *in, uint8_t *out, size_t cap, size_t *ret_len
 	return true;
 }
 
-static void internal_error(struct sw_http_request *req)
-{
-	sw_http_error(req, 500, "INTERNAL_ERROR", "The server failed to complete the request.");
-}
-
-static void busy(struct sw_http_request *req)
-{
-	sw_http_error(req, 503, "SERVICE_UNAVAILABLE", "The server is busy; try again shortly.");
-}
-
 /* Reads one string field of a body that has no others: 422 (answered) and
  * false when it is missing, not a string, or too long. On success the
- * value is copied into the arena (*ret) and wiped in the JSON and the raw
+ * value is kept in the arena (*ret) and wiped in the JSON and the raw
  * body, since it is a password or a code. */
 static bool read_secret_field(struct sw_http_request *req, const char *field, size_t max,
-			      const char *too_long, char **ret, size_t *ret_len)
+			      const char *too_long, struct sw_api_secret *ret)
 {
-	json_t *body = sw_http_json_body(req);
-	OPENSSL_cleanse((void *)req->body.ptr, req->body.len);
+	const char *const known[] = { field, NULL };
+	struct sw_field_errors fe = { 0 };
+	json_t *body = sw_api_body(req, known, true, &fe);
 	if (!body)
 		return false;
-	struct sw_field_errors fe = { 0 };
-	const char *const known[] = { field, NULL };
-	sw_api_known_fields(body, known, &fe);
 	struct sw_str v = SW_STR_NULL;
 	bool have = sw_api_string_field(body, field, &v, &fe, true);
 	if (have && (v.len == 0 || v.len > max))
 		sw_field_error(&fe, field, too_long);
-	if (!fe.count) {
-		*ret = sw_arena_strndup(&req->arena, v.ptr, v.len);
-		*ret_len = v.len;
-	}
-	if (have)
-		OPENSSL_cleanse((void *)v.ptr, v.len);
+	bool kept = !fe.count && sw_api_secret_keep(req, v, ret);
+	sw_api_wipe_view(v);
 	json_decref(body);
 	if (fe.count) {
 		sw_http_validation_error(req, &fe);
 		return false;
 	}
-	if (!*ret) {
-		internal_error(req);
+	if (!kept) {
+		sw_api_internal_error(req);
 		return false;
 	}
 	return true;
@@ -136,53 +121,20 @@ static bool read_secret_field(struct sw_http_request *req, const char *field, si
 
 struct tf {
 	struct sw_http_request *req;
-	char *input; /* the password or the code, wiped once used */
-	size_t input_len;
+	struct sw_api_secret input; /* the password or the code, wiped once used */
 	void (*then)(struct tf *t); /* after the state row (and the password) */
-	bool reauth;                /* verify input as the password first */
-	const char *operation;      /* for the audit record of a wrong password */
 	char email[SW_EMAIL_MAX_LEN + 1];
 	char state[16];             /* NONE, PENDING, ENABLED */
 	char secret_hex[2 * 64 + 1];
 	int64_t last_used_step;
 };
 
-static void tf_wipe(struct tf *t)
-{
-	if (t->input) {
-		OPENSSL_cleanse(t->input, t->input_len);
-		t->input = NULL;
-	}
-}
-
-static void tf_reauthed(void *arg, bool ok)
-{
-	struct tf *t = arg;
-	struct sw_http_request *req = t->req;
-	if (!ok) {
-		char meta[64];
-		snprintf(meta, sizeof(meta), "{\"operation\":\"%s\"}", t->operation); /* a fixed word */
-		sw_api_audit(req, req->principal.organization_id, req->principal.user_id,
-			     "auth.two_factor.reauthentication_failed", "user", req->principal.user_id,
-			     meta);
-		struct sw_field_errors fe = { 0 };
-		sw_field_error(&fe, "password", "is not the account's password");
-		sw_http_validation_error(req, &fe);
-		return;
-	}
-	t->then(t);
-}
-
 static void tf_state_read(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct tf *t = arg;
 	struct sw_http_request *req = t->req;
-	if (err->code || PQntuples(res) != 1) {
-		tf_wipe(t);
-		if (err->code)
-			sw_api_db_error(req, err);
-		else
-			sw_http_error(req, 401, "UNAUTHENTICATED", "The account no longer exists.");
+	if (!sw_api_one_row(req, res, err, 401, "UNAUTHENTICATED", "The account no longer exists.")) {
+		sw_api_secret_wipe(&t->input);
 		return;
 	}
 	snprintf(t->email, sizeof(t->email), "%s", PQgetvalue(res, 0, SW_DB_TWO_FACTOR_EMAIL));
@@ -191,42 +143,51 @@ static void tf_state_read(void *arg, const PGresult *res, const struct sw_db_err
 		 PQgetvalue(res, 0, SW_DB_TWO_FACTOR_SECRET_HEX));
 	t->last_used_step = PQgetisnull(res, 0, SW_DB_TWO_FACTOR_LAST_USED_STEP) ? -1 :
 			    strtoll(PQgetvalue(res, 0, SW_DB_TWO_FACTOR_LAST_USED_STEP), NULL, 10);
-	if (!t->reauth) {
-		t->then(t);
-		return;
-	}
-	int r = sw_password_verify_async(req->loop, PQgetvalue(res, 0, SW_DB_TWO_FACTOR_PASSWORD_HASH),
-					 sw_str_from(t->input, t->input_len), tf_reauthed, t);
-	tf_wipe(t);
-	if (r < 0)
-		busy(req);
+	t->then(t);
+}
+
+static void tf_read_state(struct tf *t)
+{
+	const char *params[1] = { t->req->principal.user_id };
+	if (!sw_api_query(t->req, &sw_db_stmt_two_factor_state, params, 1, tf_state_read, t))
+		sw_api_secret_wipe(&t->input);
+}
+
+static void tf_reauthed(void *arg, bool ok)
+{
+	if (ok)
+		tf_read_state(arg);
 }
 
 /* Starts a Session handler: reads the one body field (the password when
- * reauth), then the caller's two-factor state, then (reauth) checks the
- * password, then runs then(t). Everything on failure is answered. */
-static void tf_start(struct sw_http_request *req, const char *field, bool reauth,
-		     const char *operation, void (*then)(struct tf *t))
+ * reauth_metadata is given, else the code), with the password
+ * re-authenticates (the audit record of a wrong one carries
+ * reauth_metadata), then reads the caller's two-factor state, then runs
+ * then(t). Everything on failure is answered. */
+static void tf_start(struct sw_http_request *req, const char *field, const char *reauth_metadata,
+		     void (*then)(struct tf *t))
 {
-	struct tf *t = sw_arena_alloc(&req->arena, sizeof(*t));
-	if (!t) {
-		internal_error(req);
+	struct tf *t = sw_api_state_new(req, sizeof(*t));
+	if (!t)
+		return;
+	t->then = then;
+	bool reauth = reauth_metadata != NULL;
+	size_t max = reauth ? 4 * SW_PASSWORD_MAX_LEN : CODE_INPUT_MAX;
+	const char *msg = reauth ? "must be given" : "must be the 6-digit code of the authenticator app";
+	if (!read_secret_field(req, field, max, msg, &t->input))
+		return;
+	if (!reauth) {
+		tf_read_state(t);
 		return;
 	}
-	memset(t, 0, sizeof(*t));
-	t->req = req;
-	t->then = then;
-	t->reauth = reauth;
-	t->operation = operation;
-	if (field) {
-		size_t max = reauth ? 4 * SW_PASSWORD_MAX_LEN : CODE_INPUT_MAX;
-		const char *msg = reauth ? "must be given" : "must be the 6-digit code of the authenticator app";
-		if (!read_secret_field(req, field, max, msg, &t->input, &t->input_len))
-			return;
-	}
-	const char *params[1] = { req->principal.user_id };
-	if (!sw_api_query(req, &sw_db_stmt_two_factor_state, params, 1, tf_state_read, t))
-		tf_wipe(t);
+	sw_api_reauthenticate(req, &t->input, &(struct sw_api_reauth){
+		.field = field,
+		.message = "is not the account's password",
+		.audit_action = "auth.two_factor.reauthentication_failed",
+		.audit_metadata = reauth_metadata,
+		.done = tf_reauthed,
+		.arg = t,
+	});
 }
 
 /* ---- GET /auth/two-factor ---- */
@@ -234,13 +195,8 @@ static void tf_start(struct sw_http_request *req, const char *field, bool reauth
 static void status_read(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct sw_http_request *req = arg;
-	if (err->code || PQntuples(res) != 1) {
-		if (err->code)
-			sw_api_db_error(req, err);
-		else
-			sw_http_error(req, 401, "UNAUTHENTICATED", "The account no longer exists.");
+	if (!sw_api_one_row(req, res, err, 401, "UNAUTHENTICATED", "The account no longer exists."))
 		return;
-	}
 	const char *state = PQgetvalue(res, 0, SW_DB_TWO_FACTOR_STATE);
 	struct sw_buf buf = { 0 };
 	struct sw_json j;
@@ -251,8 +207,7 @@ static void status_read(void *arg, const PGresult *res, const struct sw_db_error
 	sw_json_key(&j, "pending");
 	sw_json_bool(&j, strcmp(state, "PENDING") == 0);
 	sw_json_key(&j, "enabledAt");
-	sw_json_cstr(&j, PQgetisnull(res, 0, SW_DB_TWO_FACTOR_ENABLED_AT) ? NULL :
-			 PQgetvalue(res, 0, SW_DB_TWO_FACTOR_ENABLED_AT));
+	sw_json_cstr(&j, sw_api_nullable(res, 0, SW_DB_TWO_FACTOR_ENABLED_AT));
 	sw_json_key(&j, "recoveryCodesRemaining");
 	sw_json_int(&j, strtoll(PQgetvalue(res, 0, SW_DB_TWO_FACTOR_RECOVERY_LEFT), NULL, 10));
 	sw_json_object_end(&j);
@@ -276,13 +231,9 @@ static void enrolled(void *arg, const PGresult *res, const struct sw_db_error *e
 {
 	struct enrol *e = arg;
 	struct sw_http_request *req = e->t->req;
-	if (err->code || PQntuples(res) != 1) {
+	if (!sw_api_one_row(req, res, err, 409, "TWO_FACTOR_ENABLED",
+			    "Two-factor authentication is already enabled; disable it first.")) {
 		OPENSSL_cleanse(e->secret, sizeof(e->secret));
-		if (err->code)
-			sw_api_db_error(req, err);
-		else
-			sw_http_error(req, 409, "TWO_FACTOR_ENABLED",
-				      "Two-factor authentication is already enabled; disable it first.");
 		return;
 	}
 	char b32[SW_BASE32_LEN(SW_TOTP_SECRET_LEN) + 1];
@@ -295,7 +246,7 @@ static void enrolled(void *arg, const PGresult *res, const struct sw_db_error *e
 	if (r < 0) {
 		OPENSSL_cleanse(b32, sizeof(b32));
 		sw_buf_release(&uri);
-		internal_error(req);
+		sw_api_internal_error(req);
 		return;
 	}
 	sw_api_audit(req, req->principal.organization_id, req->principal.user_id,
@@ -326,15 +277,11 @@ static void enrol_reauthed(struct tf *t)
 		return;
 	}
 	struct enrol *e = sw_arena_alloc(&req->arena, sizeof(*e));
-	if (!e) {
-		internal_error(req);
+	if (!e || sw_totp_new_secret(e->secret) < 0) {
+		sw_api_internal_error(req);
 		return;
 	}
 	e->t = t;
-	if (sw_totp_new_secret(e->secret) < 0) {
-		internal_error(req);
-		return;
-	}
 	char hex[2 * SW_TOTP_SECRET_LEN + 1];
 	hex_encode(e->secret, sizeof(e->secret), hex);
 	const char *params[2] = { req->principal.user_id, hex };
@@ -345,7 +292,7 @@ static void enrol_reauthed(struct tf *t)
 
 static void two_factor_enrol(struct sw_http_request *req)
 {
-	tf_start(req, "password", true, "enrol", enrol_reauthed);
+	tf_start(req, "password", "{\"operation\":\"enrol\"}", enrol_reauthed);
 }
 
 /* ---- POST /auth/two-factor/confirm ---- */
@@ -403,7 +350,7 @@ static void confirm_checked(struct tf *t)
 {
 	struct sw_http_request *req = t->req;
 	if (strcmp(t->state, "PENDING") != 0) {
-		tf_wipe(t);
+		sw_api_secret_wipe(&t->input);
 		if (strcmp(t->state, "ENABLED") == 0)
 			sw_http_error(req, 409, "TWO_FACTOR_ENABLED",
 				      "Two-factor authentication is already enabled.");
@@ -416,10 +363,10 @@ static void confirm_checked(struct tf *t)
 	size_t klen = 0;
 	int64_t step = 0;
 	bool ok = hex_decode(t->secret_hex, key, sizeof(key), &klen) &&
-		  sw_totp_verify(key, klen, sw_str_from(t->input, t->input_len), (uint64_t)time(NULL),
+		  sw_totp_verify(key, klen, sw_api_secret_str(&t->input), (uint64_t)time(NULL),
 				 t->last_used_step, &step);
 	OPENSSL_cleanse(key, sizeof(key));
-	tf_wipe(t);
+	sw_api_secret_wipe(&t->input);
 	if (!ok) {
 		struct sw_field_errors fe = { 0 };
 		sw_field_error(&fe, "code", "is not the current code of the authenticator app");
@@ -430,7 +377,7 @@ static void confirm_checked(struct tf *t)
 	/* "{" + 10 x (64 hex + ",") + "}" */
 	char hashes[2 + RECOVERY_CODES * 65];
 	if (!c) {
-		internal_error(req);
+		sw_api_internal_error(req);
 		return;
 	}
 	c->req = req;
@@ -439,7 +386,7 @@ static void confirm_checked(struct tf *t)
 	for (int i = 0; i < RECOVERY_CODES; i++) {
 		if (sw_recovery_code_new(c->codes[i]) < 0) {
 			confirm_wipe(c);
-			internal_error(req);
+			sw_api_internal_error(req);
 			return;
 		}
 		if (i)
@@ -459,7 +406,7 @@ static void confirm_checked(struct tf *t)
 
 static void two_factor_confirm(struct sw_http_request *req)
 {
-	tf_start(req, "code", false, NULL, confirm_checked);
+	tf_start(req, "code", NULL, confirm_checked);
 }
 
 /* ---- DELETE /auth/two-factor ---- */
@@ -467,15 +414,9 @@ static void two_factor_confirm(struct sw_http_request *req)
 static void disabled(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct sw_http_request *req = arg;
-	if (err->code) {
-		sw_api_db_error(req, err);
+	if (!sw_api_one_row(req, res, err, 409, "TWO_FACTOR_NOT_ENABLED",
+			    "Two-factor authentication is not enabled."))
 		return;
-	}
-	if (PQntuples(res) != 1) {
-		sw_http_error(req, 409, "TWO_FACTOR_NOT_ENABLED",
-			      "Two-factor authentication is not enabled.");
-		return;
-	}
 	bool was_enabled = PQgetvalue(res, 0, 0)[0] == 't';
 	sw_api_audit(req, req->principal.organization_id, req->principal.user_id,
 		     was_enabled ? "auth.two_factor.disabled" : "auth.two_factor.enrolment_cancelled",
@@ -492,7 +433,7 @@ static void disable_reauthed(struct tf *t)
 
 static void two_factor_disable(struct sw_http_request *req)
 {
-	tf_start(req, "password", true, "disable", disable_reauthed);
+	tf_start(req, "password", "{\"operation\":\"disable\"}", disable_reauthed);
 }
 
 /* ---- sign-in: the challenge ---- */
@@ -539,7 +480,7 @@ void sw_api_two_factor_sign_in(struct sw_http_request *req, const char *user_id)
 {
 	struct challenge *c = sw_arena_alloc(&req->arena, sizeof(*c));
 	if (!c || sw_random_token(c->token, sizeof(c->token), CHALLENGE_RANDOM_BYTES) < 0) {
-		internal_error(req);
+		sw_api_internal_error(req);
 		return;
 	}
 	c->req = req;
@@ -581,13 +522,8 @@ static void attempted(void *arg, const PGresult *res, const struct sw_db_error *
 {
 	struct verify *v = arg;
 	struct sw_http_request *req = v->req;
-	if (err->code || PQntuples(res) != 1) {
-		if (err->code)
-			sw_api_db_error(req, err);
-		else
-			internal_error(req);
+	if (!sw_api_one_row(req, res, err, 500, "INTERNAL_ERROR", "The server failed to complete the request."))
 		return;
-	}
 	const char *outcome = PQgetvalue(res, 0, SW_DB_TWO_FACTOR_ATTEMPT_OUTCOME);
 	long long remaining = strtoll(PQgetvalue(res, 0, SW_DB_TWO_FACTOR_ATTEMPT_REMAINING), NULL, 10);
 	const char *method = v->recovery ? "recovery_code" : "totp";
@@ -605,7 +541,7 @@ static void attempted(void *arg, const PGresult *res, const struct sw_db_error *
 		return;
 	}
 	if (strcmp(outcome, "REJECTED") != 0) {
-		challenge_invalid(req, "The sign-in challenge is unknown, expired or used; sign in again.");
+		challenge_invalid(req, CHALLENGE_UNKNOWN);
 		return;
 	}
 	const char *reason = v->recovery ? "unknown_recovery_code" :
@@ -625,12 +561,8 @@ static void challenge_resolved(void *arg, const PGresult *res, const struct sw_d
 {
 	struct verify *v = arg;
 	struct sw_http_request *req = v->req;
-	if (err->code || PQntuples(res) != 1) {
+	if (!sw_api_one_row(req, res, err, 401, "CHALLENGE_INVALID", CHALLENGE_UNKNOWN)) {
 		verify_wipe(v);
-		if (err->code)
-			sw_api_db_error(req, err);
-		else
-			challenge_invalid(req, "The sign-in challenge is unknown, expired or used; sign in again.");
 		return;
 	}
 	char challenge_id[37];
@@ -676,23 +608,16 @@ static void challenge_resolved(void *arg, const PGresult *res, const struct sw_d
 
 static void two_factor_verify(struct sw_http_request *req)
 {
-	json_t *body = sw_http_json_body(req);
-	OPENSSL_cleanse((void *)req->body.ptr, req->body.len);
-	if (!body)
-		return;
-	struct verify *v = sw_arena_alloc(&req->arena, sizeof(*v));
-	if (!v) {
-		json_decref(body);
-		internal_error(req);
-		return;
-	}
-	memset(v, 0, sizeof(*v));
-	v->req = req;
-	struct sw_field_errors fe = { 0 };
 	static const char *const known[] = { "challenge", "code", "recoveryCode", NULL };
-	sw_api_known_fields(body, known, &fe);
-	struct sw_str challenge = SW_STR_NULL, code = SW_STR_NULL, recovery = SW_STR_NULL;
-	sw_api_string_field(body, "challenge", &challenge, &fe, true);
+	struct sw_field_errors fe = { 0 };
+	json_t *body;
+	struct verify *v = sw_api_state_with_body(req, sizeof(*v), known, true, &fe, &body);
+	if (!v)
+		return;
+	/* The challenge has the form of a session id (43 base64url characters
+	 * of 32 random bytes); anything else is unknown: token_hash stays "". */
+	sw_api_token_hash_field(body, "challenge", v->token_hash, NULL, &fe);
+	struct sw_str code = SW_STR_NULL, recovery = SW_STR_NULL;
 	bool have_code = sw_api_string_field(body, "code", &code, &fe, false);
 	bool have_recovery = sw_api_string_field(body, "recoveryCode", &recovery, &fe, false);
 	bool code_given = json_object_get(body, "code") != NULL;
@@ -706,10 +631,6 @@ static void two_factor_verify(struct sw_http_request *req)
 	if (have_recovery && (recovery.len == 0 || recovery.len > SW_RECOVERY_CODE_INPUT_MAX))
 		sw_field_error(&fe, "recoveryCode", "must be one of the recovery codes");
 	if (!fe.count) {
-		/* The challenge has the form of a session id (43 base64url
-		 * characters of 32 random bytes); anything else is unknown. */
-		if (sw_session_token_well_formed(challenge))
-			sw_sha256_hex(challenge.ptr, challenge.len, v->token_hash);
 		if (have_code) {
 			memcpy(v->code, code.ptr, code.len);
 			v->code_len = code.len;
@@ -718,10 +639,8 @@ static void two_factor_verify(struct sw_http_request *req)
 			v->recovery_well_formed = sw_recovery_code_normalize(recovery, v->recovery_code);
 		}
 	}
-	if (have_code)
-		OPENSSL_cleanse((void *)code.ptr, code.len);
-	if (have_recovery)
-		OPENSSL_cleanse((void *)recovery.ptr, recovery.len);
+	sw_api_wipe_view(code);
+	sw_api_wipe_view(recovery);
 	json_decref(body);
 	if (fe.count) {
 		sw_http_validation_error(req, &fe);
@@ -734,7 +653,7 @@ static void two_factor_verify(struct sw_http_request *req)
 	}
 	if (!v->token_hash[0]) {
 		verify_wipe(v);
-		challenge_invalid(req, "The sign-in challenge is unknown, expired or used; sign in again.");
+		challenge_invalid(req, CHALLENGE_UNKNOWN);
 		return;
 	}
 	char max[8];
