@@ -55,7 +55,8 @@ void sw_guard(struct sw_http_request *req);
 
 /* The principal cache (process-wide). sw_auth_cache_forget() takes a
  * "steward_auth" notification payload: "session:<id>", "token:<id>" or
- * "user:<id>" (every credential of that user). */
+ * "user:<id>" (every credential of that user) or "org:<id>" (every
+ * credential in that organization: its cached account names it). */
 void sw_auth_cache_forget(const char *payload);
 void sw_auth_cache_clear(void);
 /* Makes pool listen on "steward_auth" and forget what each notification
@@ -64,6 +65,7 @@ void sw_auth_listen(struct sw_db_pool *pool);
 void sw_auth_cache_forget_session(const char *session_id);
 void sw_auth_cache_forget_token(const char *token_id);
 void sw_auth_cache_forget_user(const char *user_id);
+void sw_auth_cache_forget_organization(const char *organization_id);
 
 /* Whether session cookies carry Secure (PUBLIC_BASE_URL is https). */
 bool sw_auth_cookie_secure(const struct sw_config *cfg);

@@ -49,6 +49,11 @@ struct sw_principal {
 	char organization_id[37];
 	enum sw_role role;
 	bool is_operator;
+	/* The caller's account as the guard read it with the credential
+	 * (user id, email, name, is_operator "t"/"f", created_at, organization
+	 * id, name, created_at, role: the order of enum sw_db_account_col), in
+	 * the request's arena; account[0] is NULL when not available. */
+	const char *account[9];
 };
 
 /* Route flags */

@@ -146,18 +146,32 @@ void sw_api_sign_out(struct sw_http_request *req)
 	sw_api_query(req, &sw_db_stmt_session_revoke, params, 2, sign_out_done, req);
 }
 
+static void answer_session(struct sw_http_request *req, const char *const *account)
+{
+	const char *pairs[] = { "type", req->principal.credential == SW_CRED_SESSION ? "SESSION" : "API_TOKEN",
+				"id", req->principal.credential_id };
+	sw_api_answer_account(req, 200, account, "credential", pairs, 2);
+}
+
 static void session_done(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct sw_http_request *req = arg;
 	if (!sw_api_one_row(req, res, err, 401, "UNAUTHENTICATED", "The session has ended."))
 		return;
-	const char *pairs[] = { "type", req->principal.credential == SW_CRED_SESSION ? "SESSION" : "API_TOKEN",
-				"id", req->principal.credential_id };
-	sw_api_answer_account(req, 200, res, "credential", pairs, 2);
+	const char *account[SW_DB_ACCOUNT_COLUMNS];
+	for (int i = 0; i < SW_DB_ACCOUNT_COLUMNS; i++)
+		account[i] = PQgetvalue(res, 0, i);
+	answer_session(req, account);
 }
 
 void sw_api_session(struct sw_http_request *req)
 {
+	/* The guard read the account with the credential (and caches it with
+	 * the principal; renames and role changes forget it): no round trip. */
+	if (req->principal.account[0]) {
+		answer_session(req, req->principal.account);
+		return;
+	}
 	const char *params[2] = { req->principal.user_id, req->principal.organization_id };
 	sw_api_query(req, &sw_db_stmt_account, params, 2, session_done, req);
 }

@@ -144,27 +144,43 @@ const char *sw_api_nullable(const PGresult *res, int row, int col)
 	return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
 }
 
-void sw_api_write_columns(struct sw_json *j, const PGresult *res, int row, int first_col,
-			  const struct sw_api_column *cols, size_t n)
+void sw_api_write_values(struct sw_json *j, const char *const *values,
+			 const struct sw_api_column *cols, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		int col = first_col + cols[i].col;
+		const char *v = values[cols[i].col];
 		sw_json_key(j, cols[i].key);
 		switch (cols[i].kind) {
 		case SW_API_COL_TEXT:
-			sw_json_cstr(j, PQgetvalue(res, row, col));
+			sw_json_cstr(j, v ? v : "");
 			break;
 		case SW_API_COL_NULLABLE:
-			sw_json_cstr(j, sw_api_nullable(res, row, col));
+			sw_json_cstr(j, v);
 			break;
 		case SW_API_COL_BOOL:
-			sw_json_bool(j, PQgetvalue(res, row, col)[0] == 't');
+			sw_json_bool(j, v && v[0] == 't');
 			break;
 		case SW_API_COL_JSON:
-			sw_json_raw(j, sw_str_cstr(PQgetvalue(res, row, col)));
+			if (v)
+				sw_json_raw(j, sw_str_cstr(v));
+			else
+				sw_json_null(j);
 			break;
 		}
 	}
+}
+
+void sw_api_write_columns(struct sw_json *j, const PGresult *res, int row, int first_col,
+			  const struct sw_api_column *cols, size_t n)
+{
+	/* The values the columns name, NULL for SQL NULL. */
+	const char *values[64] = { 0 };
+	for (size_t i = 0; i < n; i++) {
+		int col = first_col + cols[i].col;
+		if (cols[i].col >= 0 && cols[i].col < 64 && col < PQnfields(res))
+			values[cols[i].col] = PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
+	}
+	sw_api_write_values(j, values, cols, n);
 }
 
 void sw_api_write_object(struct sw_json *j, const PGresult *res, int row, const void *ctx)
@@ -250,17 +266,26 @@ static const struct sw_api_column organization_columns[] = {
 	{ "createdAt", SW_DB_ACCOUNT_ORG_CREATED_AT, SW_API_COL_TEXT },
 };
 
-void sw_api_write_account(struct sw_json *j, const PGresult *res, int row)
+void sw_api_write_account_values(struct sw_json *j, const char *const *account)
 {
 	sw_json_key(j, "user");
 	sw_json_object_begin(j);
-	sw_api_write_columns(j, res, row, 0, user_columns, SW_ARRAY_SIZE(user_columns));
+	sw_api_write_values(j, account, user_columns, SW_ARRAY_SIZE(user_columns));
 	sw_json_object_end(j);
 	sw_json_key(j, "organization");
 	sw_json_object_begin(j);
-	sw_api_write_columns(j, res, row, 0, organization_columns, SW_ARRAY_SIZE(organization_columns));
+	sw_api_write_values(j, account, organization_columns, SW_ARRAY_SIZE(organization_columns));
 	sw_json_object_end(j);
 }
+
+void sw_api_write_account(struct sw_json *j, const PGresult *res, int row)
+{
+	const char *account[SW_DB_ACCOUNT_COLUMNS];
+	for (int i = 0; i < SW_DB_ACCOUNT_COLUMNS; i++)
+		account[i] = PQgetvalue(res, row, i);
+	sw_api_write_account_values(j, account);
+}
+
 /* ---- issuing a session ---- */
 
 struct issue {
@@ -273,14 +298,14 @@ struct issue {
 	char method[24];
 };
 
-void sw_api_answer_account(struct sw_http_request *req, int status, const PGresult *res,
+void sw_api_answer_account(struct sw_http_request *req, int status, const char *const *account,
 			   const char *key, const char *const *pairs, size_t npairs)
 {
 	struct sw_buf buf = { 0 };
 	struct sw_json j;
 	sw_http_json_begin(req, &buf, &j);
 	sw_json_object_begin(&j);
-	sw_api_write_account(&j, res, 0);
+	sw_api_write_account_values(&j, account);
 	sw_json_key(&j, key);
 	sw_json_object_begin(&j);
 	for (size_t i = 0; i + 1 < npairs * 2; i += 2) {
@@ -299,7 +324,10 @@ static void issue_account(void *arg, const PGresult *res, const struct sw_db_err
 	if (!sw_api_one_row(req, res, err, 500, "INTERNAL_ERROR", "The new session has no account."))
 		return;
 	const char *pairs[] = { "id", is->session_id, "method", is->method, "expiresAt", is->expires_at };
-	sw_api_answer_account(req, is->status, res, "session", pairs, 3);
+	const char *account[SW_DB_ACCOUNT_COLUMNS];
+	for (int i = 0; i < SW_DB_ACCOUNT_COLUMNS; i++)
+		account[i] = PQgetvalue(res, 0, i);
+	sw_api_answer_account(req, is->status, account, "session", pairs, 3);
 }
 
 static void issue_created(void *arg, const PGresult *res, const struct sw_db_error *err)

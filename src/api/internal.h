@@ -124,6 +124,9 @@ struct sw_api_column {
  * counted from first_col, into an object the caller has begun. */
 void sw_api_write_columns(struct sw_json *j, const PGresult *res, int row, int first_col,
 			  const struct sw_api_column *cols, size_t n);
+/* The same from an array of values indexed by the columns' col (NULL: null). */
+void sw_api_write_values(struct sw_json *j, const char *const *values,
+			 const struct sw_api_column *cols, size_t n);
 
 /* Writes one row of res as a JSON value; ctx is the caller's. */
 typedef void (*sw_api_row_writer)(struct sw_json *j, const PGresult *res, int row, const void *ctx);
@@ -154,10 +157,13 @@ void sw_api_answer_page(struct sw_http_request *req, const PGresult *res, const 
 /* Writes "user" and "organization" members from an account row
  * (enum sw_db_account_col order). */
 void sw_api_write_account(struct sw_json *j, const PGresult *res, int row);
-/* Answers status with {user, organization, <key>: {pairs...}} from an
- * account row; pairs alternate name and value (npairs pairs). */
-void sw_api_answer_account(struct sw_http_request *req, int status, const PGresult *res,
+/* Answers status with {user, organization, <key>: {pairs...}} from account
+ * values (enum sw_db_account_col order); pairs alternate name and value. */
+void sw_api_answer_account(struct sw_http_request *req, int status, const char *const *account,
 			   const char *key, const char *const *pairs, size_t npairs);
+/* Writes "user" and "organization" members from account values (enum
+ * sw_db_account_col order), e.g. req->principal.account. */
+void sw_api_write_account_values(struct sw_json *j, const char *const *account);
 /* Creates a session for user_id (in organization_id, or the user's oldest
  * membership when NULL), sets its cookie, and answers status with
  * {user, organization, session}. */

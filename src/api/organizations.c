@@ -103,9 +103,11 @@ static void organization_done(void *arg, const PGresult *res, const struct sw_db
 	struct sw_http_request *req = arg;
 	if (!sw_api_found(req, res, err))
 		return;
-	if (req->method == SW_HTTP_PATCH)
+	if (req->method == SW_HTTP_PATCH) {
+		sw_auth_cache_forget_organization(PQgetvalue(res, 0, 0)); /* others: org:<id> */
 		audit(req, "organization.renamed", "organization", PQgetvalue(res, 0, 0),
 		      json_pack("{s:s, s:s}", "from", PQgetvalue(res, 0, 4), "to", PQgetvalue(res, 0, 1)));
+	}
 	sw_api_answer_row(req, 200, res, 0, sw_api_write_object, &organization_object);
 }
 

@@ -71,8 +71,37 @@ struct cache_entry {
 	uint8_t key[32];
 	bool used;
 	uint64_t valid_until_ms;
-	struct sw_principal principal;
+	struct sw_principal principal; /* account pointers unused here */
+	char *account;                 /* the account fields, NUL-separated */
+	size_t account_len;
 };
+
+#define ACCOUNT_FIELDS SW_DB_ACCOUNT_COLUMNS
+
+/* Points p->account into a copy of block made in arena. */
+static void attach_account(struct sw_principal *p, struct sw_arena *arena, const char *block, size_t len)
+{
+	memset(p->account, 0, sizeof(p->account));
+	char *copy = block && arena ? sw_arena_alloc(arena, len) : NULL;
+	if (!copy)
+		return;
+	memcpy(copy, block, len);
+	const char *f = copy;
+	for (size_t i = 0; i < ACCOUNT_FIELDS && f < copy + len; i++) {
+		p->account[i] = f;
+		f += strlen(f) + 1;
+	}
+	if (!p->account[ACCOUNT_FIELDS - 1])
+		memset(p->account, 0, sizeof(p->account));
+}
+
+static void entry_clear(struct cache_entry *e)
+{
+	free(e->account);
+	e->account = NULL;
+	e->account_len = 0;
+	e->used = false;
+}
 
 static struct cache_entry *cache;
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -88,7 +117,8 @@ static size_t slot_of(const uint8_t key[32])
 	return h & (CACHE_SLOTS - 1);
 }
 
-static bool cache_get(const uint8_t key[32], uint64_t now, struct sw_principal *ret)
+static bool cache_get(const uint8_t key[32], uint64_t now, struct sw_principal *ret,
+		      struct sw_arena *arena)
 {
 	bool hit = false;
 	pthread_mutex_lock(&cache_lock);
@@ -99,9 +129,10 @@ static bool cache_get(const uint8_t key[32], uint64_t now, struct sw_principal *
 			if (e->used && memcmp(e->key, key, 32) == 0) {
 				if (e->valid_until_ms > now) {
 					*ret = e->principal;
+					attach_account(ret, arena, e->account, e->account_len);
 					hit = true;
 				} else {
-					e->used = false;
+					entry_clear(e);
 				}
 				break;
 			}
@@ -112,7 +143,7 @@ static bool cache_get(const uint8_t key[32], uint64_t now, struct sw_principal *
 }
 
 static void cache_put(const uint8_t key[32], uint64_t valid_until, const struct sw_principal *p,
-		      uint64_t generation)
+		      const char *account, size_t account_len, uint64_t generation)
 {
 	pthread_mutex_lock(&cache_lock);
 	if (generation != cache_generation) {
@@ -133,10 +164,17 @@ static void cache_put(const uint8_t key[32], uint64_t valid_until, const struct 
 			if (!victim || e->valid_until_ms < victim->valid_until_ms)
 				victim = e;
 		}
+		entry_clear(victim);
 		memcpy(victim->key, key, 32);
 		victim->used = true;
 		victim->valid_until_ms = valid_until;
 		victim->principal = *p;
+		memset(victim->principal.account, 0, sizeof(victim->principal.account));
+		victim->account = account_len ? malloc(account_len) : NULL;
+		if (victim->account) {
+			memcpy(victim->account, account, account_len);
+			victim->account_len = account_len;
+		}
 	}
 	pthread_mutex_unlock(&cache_lock);
 }
@@ -149,15 +187,17 @@ void sw_auth_cache_forget(const char *payload)
 	size_t kind_len = (size_t)(colon - payload);
 	const char *id = colon + 1;
 	bool by_user = kind_len == 4 && strncmp(payload, "user", 4) == 0;
+	bool by_org = kind_len == 3 && strncmp(payload, "org", 3) == 0;
 	pthread_mutex_lock(&cache_lock);
 	cache_generation++;
 	for (size_t i = 0; cache && i < CACHE_SLOTS; i++) {
 		struct cache_entry *e = &cache[i];
 		if (!e->used)
 			continue;
-		if (by_user ? strcmp(e->principal.user_id, id) == 0 :
-			      strcmp(e->principal.credential_id, id) == 0)
-			e->used = false;
+		const char *have = by_user ? e->principal.user_id :
+				   by_org ? e->principal.organization_id : e->principal.credential_id;
+		if (strcmp(have, id) == 0)
+			entry_clear(e);
 	}
 	pthread_mutex_unlock(&cache_lock);
 }
@@ -166,8 +206,8 @@ void sw_auth_cache_clear(void)
 {
 	pthread_mutex_lock(&cache_lock);
 	cache_generation++;
-	if (cache)
-		memset(cache, 0, CACHE_SLOTS * sizeof(*cache));
+	for (size_t i = 0; cache && i < CACHE_SLOTS; i++)
+		entry_clear(&cache[i]);
 	pthread_mutex_unlock(&cache_lock);
 }
 
@@ -334,7 +374,20 @@ static void lookup_done(void *arg, const PGresult *res, const struct sw_db_error
 		if (expires < valid)
 			valid = expires;
 	}
-	cache_put(l->key, valid, p, l->generation);
+	char block[2048];
+	size_t len = 0;
+	for (int i = 0; i < ACCOUNT_FIELDS && PQnfields(res) >= SW_DB_RESOLVE_ACCOUNT_COL + ACCOUNT_FIELDS; i++) {
+		const char *v = PQgetvalue(res, 0, SW_DB_RESOLVE_ACCOUNT_COL + i);
+		size_t n = strlen(v) + 1;
+		if (len + n > sizeof(block)) {
+			len = 0;
+			break;
+		}
+		memcpy(block + len, v, n);
+		len += n;
+	}
+	cache_put(l->key, valid, p, block, len, l->generation);
+	attach_account(p, &req->arena, len ? block : NULL, len);
 	if (PQgetvalue(res, 0, 6)[0] == 't') {
 		const char *params[1] = { p->credential_id };
 		sw_db_query(sw_http_db(req),
@@ -385,7 +438,7 @@ void sw_guard(struct sw_http_request *req)
 	buf[0] = (uint8_t)kind;
 	memcpy(buf + 1, secret.ptr, n);
 	sw_sha256(buf, n + 1, l->key);
-	if (cache_get(l->key, sw_wall_ms(), &req->principal)) {
+	if (cache_get(l->key, sw_wall_ms(), &req->principal, &req->arena)) {
 		admit(req);
 		return;
 	}
@@ -446,4 +499,11 @@ void sw_auth_listen(struct sw_db_pool *pool)
 	int r = sw_db_pool_listen(pool, "steward_auth", on_notify, on_resync, NULL);
 	if (r < 0)
 		sw_log_error("cannot listen for revocations: %s", strerror(-r));
+}
+
+void sw_auth_cache_forget_organization(const char *id)
+{
+	char payload[48];
+	snprintf(payload, sizeof(payload), "org:%s", id);
+	sw_auth_cache_forget(payload);
 }

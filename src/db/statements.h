@@ -30,6 +30,10 @@ enum sw_db_account_col {
 	SW_DB_ACCOUNT_ROLE,             /* "OWNER" */
 };
 
+/* session_resolve and token_resolve: the account columns start here. */
+#define SW_DB_RESOLVE_ACCOUNT_COL 7
+#define SW_DB_ACCOUNT_COLUMNS 9
+
 /* Columns of sw_db_stmt_user_by_email results (zero or one row). */
 enum sw_db_user_col {
 	SW_DB_USER_ID,

@@ -27,16 +27,25 @@ const struct sw_db_stmt sw_db_stmt_session_create = {
 	.nparams = 6,
 };
 
+/* The account of a credential, in enum sw_db_account_col order, after the
+ * guard's own columns (SW_DB_RESOLVE_ACCOUNT_COL): cached with the
+ * principal so that reading one's own account needs no round trip. */
+#define ACCOUNT_COLUMNS                                                            \
+	"u.id, u.email, u.name, u.is_operator, steward_rfc3339(u.created_at),"     \
+	" o.id, o.name, steward_rfc3339(o.created_at), m.role"
+
 /* (token_hash_hex) -> id, user_id, organization_id, role, is_operator,
- * expires_at as epoch milliseconds, needs_renewal. No row: not a live session. */
+ * expires_at as epoch milliseconds, needs_renewal, then ACCOUNT_COLUMNS.
+ * No row: not a live session. */
 const struct sw_db_stmt sw_db_stmt_session_resolve = {
 	.name = "session_resolve",
 	.sql = "SELECT s.id, s.user_id, s.organization_id, m.role, u.is_operator,"
 	       " (extract(epoch FROM s.expires_at) * 1000)::bigint,"
-	       " s.last_seen_at < now() - interval '1 hour'"
+	       " s.last_seen_at < now() - interval '1 hour', " ACCOUNT_COLUMNS
 	       " FROM sessions s"
 	       " JOIN users u ON u.id = s.user_id"
 	       " JOIN memberships m ON m.user_id = s.user_id AND m.organization_id = s.organization_id"
+	       " JOIN organizations o ON o.id = s.organization_id"
 	       " WHERE s.token_hash = decode($1, 'hex') AND s.revoked_at IS NULL AND s.expires_at > now()",
 	.nparams = 1,
 };
@@ -115,15 +124,17 @@ const struct sw_db_stmt sw_db_stmt_password_change = {
 };
 
 /* (token_hash_hex) -> id, user_id, organization_id, role, is_operator,
- * expires_at epoch ms or NULL, needs_touch. No row: not a live token. */
+ * expires_at epoch ms or NULL, needs_touch, then ACCOUNT_COLUMNS. No row:
+ * not a live token. */
 const struct sw_db_stmt sw_db_stmt_token_resolve = {
 	.name = "token_resolve",
 	.sql = "SELECT t.id, t.user_id, t.organization_id, m.role, u.is_operator,"
 	       " (extract(epoch FROM t.expires_at) * 1000)::bigint,"
-	       " t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute'"
+	       " t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute', " ACCOUNT_COLUMNS
 	       " FROM api_tokens t"
 	       " JOIN users u ON u.id = t.user_id"
 	       " JOIN memberships m ON m.user_id = t.user_id AND m.organization_id = t.organization_id"
+	       " JOIN organizations o ON o.id = t.organization_id"
 	       " WHERE t.token_hash = decode($1, 'hex') AND t.revoked_at IS NULL"
 	       " AND (t.expires_at IS NULL OR t.expires_at > now())",
 	.nparams = 1,

@@ -22,12 +22,14 @@ const struct sw_db_stmt sw_db_stmt_organization_get = {
 };
 
 /* (organization_id, name) -> ORG_COLUMNS, then the name before (the
- * self-join reads the row as it was before this statement). */
+ * self-join reads the row as it was before this statement); announces
+ * org:<id> so that every process drops the cached accounts naming it. */
 const struct sw_db_stmt sw_db_stmt_organization_rename = {
 	.name = "organization_rename",
 	.sql = "UPDATE organizations o SET name = $2, updated_at = now() FROM organizations p"
 	       " WHERE o.id = $1::uuid AND p.id = o.id"
-	       " RETURNING o.id, o.name, steward_rfc3339(o.created_at), steward_rfc3339(o.updated_at), p.name",
+	       " RETURNING o.id, o.name, steward_rfc3339(o.created_at), steward_rfc3339(o.updated_at), p.name,"
+	       " pg_notify('steward_auth', 'org:' || o.id)", /* cached accounts name it */
 	.nparams = 2,
 };
 

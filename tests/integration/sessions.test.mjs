@@ -226,3 +226,23 @@ test('a_revoke_in_one_process_takes_effect_in_another_on_its_next_request', asyn
 	await h.sleep(50);
 	for (let i = 0; i < 4; i++) h.assertError(await h.request(b.port, 'GET', '/auth/session', { headers: { Cookie: victimCookie } }), 401, 'UNAUTHENTICATED');
 });
+
+test('the_cached_account_follows_an_organization_rename_at_once_in_every_process', async () => {
+	const a = await h.startStewardd({ db: pg, env: { STEWARD_THREADS: 2 } });
+	const b = await h.startStewardd({ db: pg, env: { DATABASE_URL: a.env.DATABASE_URL } });
+	const setup = await h.request(a.port, 'POST', '/setup', { body: h.setupBody({ organizationName: 'Before' }) });
+	const cookie = cookieOf(setup);
+	const org = setup.json().data.organization.id;
+	for (const p of [a.port, a.port, a.port, b.port, b.port])
+		assert.equal((await h.request(p, 'GET', '/auth/session', { headers: { Cookie: cookie } })).json().data.organization.name, 'Before');
+	const r = await h.request(a.port, 'PATCH', `/organizations/${org}`, {
+		headers: { Cookie: cookie, Origin: `http://127.0.0.1:${a.port}` },
+		body: { name: 'After' },
+	});
+	assert.equal(r.status, 200, r.text);
+	for (let i = 0; i < 4; i++)
+		assert.equal((await h.request(a.port, 'GET', '/auth/session', { headers: { Cookie: cookie } })).json().data.organization.name, 'After');
+	await h.sleep(50); // the notification crosses to the other process
+	for (let i = 0; i < 4; i++)
+		assert.equal((await h.request(b.port, 'GET', '/auth/session', { headers: { Cookie: cookie } })).json().data.organization.name, 'After');
+});
