@@ -645,7 +645,10 @@ static void listen_done(struct conn *c)
 		conn_watch(c, POLLIN);
 }
 
-static void conn_listen_step(struct conn *c)
+/* Reads what a statement on the wire sends back (the LISTEN, or a
+ * query): keeps the first result, and once the statement is complete calls
+ * done(c); meanwhile hands on notifications and keeps the right poll. */
+static void conn_read_step(struct conn *c, void (*done)(struct conn *c))
 {
 	if (c->flushing) {
 		int f = PQflush(c->pg);
@@ -658,9 +661,10 @@ static void conn_listen_step(struct conn *c)
 	while (!PQisBusy(c->pg)) {
 		PGresult *r = PQgetResult(c->pg);
 		if (!r) {
-			listen_done(c);
+			done(c);
 			return;
 		}
+		/* One statement gives one result; keep the first. */
 		if (!c->result)
 			c->result = r;
 		else
@@ -673,6 +677,11 @@ static void conn_listen_step(struct conn *c)
 	return;
 lost:
 	conn_lost(c, -ECONNRESET, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+}
+
+static void conn_listen_step(struct conn *c)
+{
+	conn_read_step(c, listen_done);
 }
 
 /* The channel as an identifier needing no escape: [a-z_][a-z0-9_]{0,62}. */
@@ -1025,36 +1034,15 @@ static void conn_query_done(struct conn *c)
 		conn_watch(c, POLLIN);
 }
 
+static void query_complete(struct conn *c)
+{
+	drain_notifies(c);
+	conn_query_done(c);
+}
+
 static void conn_query_step(struct conn *c)
 {
-	if (c->flushing) {
-		int f = PQflush(c->pg);
-		if (f < 0)
-			goto lost;
-		c->flushing = f == 1;
-	}
-	if (!PQconsumeInput(c->pg))
-		goto lost;
-	while (!PQisBusy(c->pg)) {
-		PGresult *r = PQgetResult(c->pg);
-		if (!r) {
-			drain_notifies(c);
-			conn_query_done(c);
-			return;
-		}
-		/* One statement gives one result; keep the first. */
-		if (!c->result)
-			c->result = r;
-		else
-			PQclear(r);
-	}
-	if (PQstatus(c->pg) == CONNECTION_BAD)
-		goto lost;
-	drain_notifies(c);
-	conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
-	return;
-lost:
-	conn_lost(c, -ECONNRESET, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+	conn_read_step(c, query_complete);
 }
 
 static void on_poll(struct sw_io_op *op, int res, uint32_t flags)
