@@ -6,6 +6,7 @@
 #define STEWARD_HTTP_AUTH_H
 
 #include "steward/base.h"
+#include "steward/limits.h"
 #include "steward/buf.h"
 
 /* Finds the value of the cookie called name (case-sensitive) in a Cookie
@@ -27,10 +28,6 @@ bool sw_cookie_find(struct sw_str cookie_header, struct sw_str name, struct sw_s
  * into the input; false otherwise. */
 bool sw_bearer_token(struct sw_str authorization_header, struct sw_str *ret_token);
 
-/* The longest value sw_set_cookie_header() writes: browsers keep cookies
- * of 4096 bytes (RFC 6265 section 6.1's minimum, name and attributes
- * included) and may drop longer ones silently. */
-#define SW_COOKIE_MAX_VALUE 4000
 
 /* Appends the value of a Set-Cookie header (the value only, without
  * "Set-Cookie: ") to out:

@@ -44,4 +44,41 @@
 /* Worker pool */
 #define SW_WORKER_MAX_QUEUE 1024
 
+/* Rate limiter (src/auth/ratelimit.c) */
+/* Entries in the table (about 200 bytes each, in .bss: pages are only
+ * resident once used). */
+#define SW_RATELIMIT_MAX_ENTRIES 16384
+/* Keys longer than this are stored as their SHA-256 (still distinct). */
+#define SW_RATELIMIT_MAX_KEY 128
+
+/* Cookies (src/http/cookie.c) */
+/* The longest value sw_set_cookie_header() writes: browsers keep cookies
+ * of 4096 bytes (RFC 6265 section 6.1's minimum, name and attributes
+ * included) and may drop longer ones silently. */
+#define SW_COOKIE_MAX_VALUE 4000
+
+/* Two-factor input (src/auth/totp.c) */
+#define SW_RECOVERY_CODE_INPUT_MAX 64 /* bytes of typed input considered at all */
+
+/* WebAuthn input (src/auth/webauthn.c) */
+/* Bounds on what a client may send (bytes). */
+#define SW_WEBAUTHN_MAX_CLIENT_DATA 4096        /* clientDataJSON */
+#define SW_WEBAUTHN_MAX_ATTESTATION (32 * 1024) /* attestationObject */
+#define SW_WEBAUTHN_MAX_AUTH_DATA 4096          /* authenticatorData */
+#define SW_WEBAUTHN_MAX_SIGNATURE 1024          /* an assertion's signature */
+#define SW_WEBAUTHN_MAX_CREDENTIAL_ID 1023      /* §6.5.1: at most 1023 bytes */
+#define SW_WEBAUTHN_MAX_PUBLIC_KEY 1024         /* COSE_Key bytes */
+#define SW_WEBAUTHN_MAX_CHALLENGE 64            /* the challenge we issued */
+#define SW_WEBAUTHN_MAX_X5C 4                   /* certificates in an x5c chain */
+#define SW_WEBAUTHN_MAX_CBOR_DEPTH 16           /* nesting of any CBOR item */
+
+/* Query strings (src/http/query.c); SW_QUERY_PAGE_MAX is the largest ?limit=. */
+/* Pieces ("name=value") in one query string; past it: a field error. */
+#define SW_QUERY_MAX_PARAMS 16
+/* Bytes of a parameter name; a longer unknown one is named cut to this. */
+#define SW_QUERY_MAX_NAME_LEN 64
+/* Bytes of a decoded value. */
+#define SW_QUERY_MAX_VALUE_LEN 256
+#define SW_QUERY_PAGE_MAX 200
+
 #endif

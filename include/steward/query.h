@@ -14,18 +14,12 @@
 #define STEWARD_QUERY_H
 
 #include "steward/base.h"
+#include "steward/limits.h"
 #include "steward/buf.h"
 #include "steward/http.h"
 
-/* Pieces ("name=value") in one query string; past it: a field error. */
-#define SW_QUERY_MAX_PARAMS 16
-/* Bytes of a parameter name; a longer unknown one is named cut to this. */
-#define SW_QUERY_MAX_NAME_LEN 64
-/* Bytes of a decoded value. */
-#define SW_QUERY_MAX_VALUE_LEN 256
-/* ?limit= when absent, and its largest value. */
+/* ?limit= when absent (its largest value, SW_QUERY_PAGE_MAX, is in limits.h). */
 #define SW_QUERY_PAGE_DEFAULT 50
-#define SW_QUERY_PAGE_MAX 200
 /* Digits of a cursor's microseconds (up to year 33658) and of a numeric id
  * (fits a bigint). */
 #define SW_QUERY_CURSOR_US_MAX_DIGITS 18

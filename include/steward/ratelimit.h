@@ -10,12 +10,8 @@
 #define STEWARD_RATELIMIT_H
 
 #include "steward/base.h"
+#include "steward/limits.h"
 
-/* Entries in the table (about 200 bytes each, in .bss: pages are only
- * resident once used). */
-#define SW_RATELIMIT_MAX_ENTRIES 16384
-/* Keys longer than this are stored as their SHA-256 (still distinct). */
-#define SW_RATELIMIT_MAX_KEY 128
 
 /* At most burst events per per_seconds, as a token bucket holding burst
  * tokens and refilling burst/per_seconds tokens a second: a burst is

@@ -48,4 +48,13 @@ int sw_session_token_new(char out[SW_SESSION_TOKEN_LEN + 1]);
 /* Whether s could be a session id: 43 canonical base64url characters. */
 bool sw_session_token_well_formed(struct sw_str s);
 
+/* base64url without padding (RFC 4648 §5). encode writes a NUL-terminated
+ * string and returns its length, or -ENOSPC when out (which must hold
+ * 4 * ceil(n / 3) + 1 bytes at most) is too small. decode accepts only the
+ * canonical form: alphabet A-Z a-z 0-9 - _, no padding, no whitespace,
+ * zero unused bits; returns 0 and *ret_len, -EINVAL on any other input,
+ * -ENOSPC when out is too small. */
+int sw_base64url_encode(const uint8_t *in, size_t n, char *out, size_t outlen);
+int sw_base64url_decode(struct sw_str in, uint8_t *out, size_t outlen, size_t *ret_len);
+
 #endif

@@ -9,6 +9,7 @@
 #define STEWARD_TOTP_H
 
 #include "steward/base.h"
+#include "steward/limits.h"
 #include "steward/buf.h"
 
 #define SW_TOTP_SECRET_LEN 20 /* bytes: 160 bits, RFC 4226's recommendation */
@@ -68,7 +69,6 @@ bool sw_totp_verify(const uint8_t *key, size_t klen, struct sw_str code, uint64_
  * are read as each other): 49.5 bits. */
 #define SW_RECOVERY_CODE_LEN 11
 #define SW_RECOVERY_CODE_ALPHABET "abcdefghjkmnpqrstuvwxyz23456789"
-#define SW_RECOVERY_CODE_INPUT_MAX 64 /* bytes of typed input considered at all */
 
 /* A new random recovery code, NUL-terminated. 0 or -EIO (out is then ""). */
 int sw_recovery_code_new(char out[SW_RECOVERY_CODE_LEN + 1]);

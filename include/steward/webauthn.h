@@ -28,17 +28,8 @@
 #define STEWARD_WEBAUTHN_H
 
 #include "steward/base.h"
-
-/* Bounds on what a client may send (bytes). Candidates for limits.h. */
-#define SW_WEBAUTHN_MAX_CLIENT_DATA 4096        /* clientDataJSON */
-#define SW_WEBAUTHN_MAX_ATTESTATION (32 * 1024) /* attestationObject */
-#define SW_WEBAUTHN_MAX_AUTH_DATA 4096          /* authenticatorData */
-#define SW_WEBAUTHN_MAX_SIGNATURE 1024          /* an assertion's signature */
-#define SW_WEBAUTHN_MAX_CREDENTIAL_ID 1023      /* §6.5.1: at most 1023 bytes */
-#define SW_WEBAUTHN_MAX_PUBLIC_KEY 1024         /* COSE_Key bytes */
-#define SW_WEBAUTHN_MAX_CHALLENGE 64            /* the challenge we issued */
-#define SW_WEBAUTHN_MAX_X5C 4                   /* certificates in an x5c chain */
-#define SW_WEBAUTHN_MAX_CBOR_DEPTH 16           /* nesting of any CBOR item */
+#include "steward/limits.h"
+#include "steward/secret.h" /* sw_base64url_* */
 
 /* Authenticator data flags (§6.1). */
 #define SW_WEBAUTHN_FLAG_UP 0x01 /* user present */
@@ -148,13 +139,5 @@ int sw_webauthn_check_client_data(const struct sw_webauthn_rp *rp, const char *t
 int sw_webauthn_check_public_key(const uint8_t *cose, size_t len, int *ret_alg, char *err,
 				 size_t errlen);
 
-/* base64url without padding (RFC 4648 §5). encode writes a NUL-terminated
- * string and returns its length, or -ENOSPC when out (which must hold
- * 4 * ceil(n / 3) + 1 bytes at most) is too small. decode accepts only the
- * canonical form: alphabet A-Z a-z 0-9 - _, no padding, no whitespace,
- * zero unused bits; returns 0 and *ret_len, -EINVAL on any other input,
- * -ENOSPC when out is too small. */
-int sw_base64url_encode(const uint8_t *in, size_t n, char *out, size_t outlen);
-int sw_base64url_decode(struct sw_str in, uint8_t *out, size_t outlen, size_t *ret_len);
 
 #endif

@@ -13,7 +13,6 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include "steward/secret.h"
-#include "steward/webauthn.h" /* sw_base64url_*: see the report on moving them */
 
 int sw_random_token(char *out, size_t outlen, size_t nbytes)
 {
@@ -148,4 +147,69 @@ int sw_session_token_new(char out[SW_SESSION_TOKEN_LEN + 1])
 bool sw_session_token_well_formed(struct sw_str s)
 {
 	return b64url_canonical_32(s);
+}
+
+/* ---- base64url ---- */
+
+static const char b64url_alphabet[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+int sw_base64url_encode(const uint8_t *in, size_t n, char *out, size_t outlen)
+{
+	size_t need = n / 3 * 4 + (n % 3 ? n % 3 + 1 : 0);
+	if (outlen <= need)
+		return -ENOSPC;
+	size_t o = 0, i = 0;
+	for (; i + 3 <= n; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+		out[o++] = b64url_alphabet[v >> 18];
+		out[o++] = b64url_alphabet[(v >> 12) & 63];
+		out[o++] = b64url_alphabet[(v >> 6) & 63];
+		out[o++] = b64url_alphabet[v & 63];
+	}
+	if (n - i == 1) {
+		out[o++] = b64url_alphabet[in[i] >> 2];
+		out[o++] = b64url_alphabet[(in[i] & 3) << 4];
+	} else if (n - i == 2) {
+		uint32_t v = (uint32_t)in[i] << 8 | in[i + 1];
+		out[o++] = b64url_alphabet[v >> 10];
+		out[o++] = b64url_alphabet[(v >> 4) & 63];
+		out[o++] = b64url_alphabet[(v & 15) << 2];
+	}
+	out[o] = '\0';
+	return (int)o;
+}
+
+static int b64url_value(char c)
+{
+	const char *p = c ? memchr(b64url_alphabet, c, 64) : NULL;
+	return p ? (int)(p - b64url_alphabet) : -1;
+}
+
+int sw_base64url_decode(struct sw_str in, uint8_t *out, size_t outlen, size_t *ret_len)
+{
+	if (in.len % 4 == 1)
+		return -EINVAL;
+	size_t n = in.len / 4 * 3 + (in.len % 4 ? in.len % 4 - 1 : 0);
+	if (n > outlen)
+		return -ENOSPC;
+	uint32_t acc = 0;
+	unsigned bits = 0;
+	size_t o = 0;
+	for (size_t i = 0; i < in.len; i++) {
+		int v = b64url_value(in.ptr[i]);
+		if (v < 0)
+			return -EINVAL;
+		acc = (acc << 6 | (uint32_t)v) & 0xffffff;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (uint8_t)(acc >> bits);
+		}
+	}
+	/* Canonical form only: the bits left over must be zero. */
+	if (acc & ((1u << bits) - 1))
+		return -EINVAL;
+	*ret_len = o;
+	return 0;
 }
