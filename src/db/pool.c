@@ -305,6 +305,18 @@ static void conn_watch(struct conn *c, unsigned mask)
 
 /* ---- queries ---- */
 
+/* Pushes what libpq holds for the server onto the socket; c->flushing
+ * then says whether some is left (so the poll also waits for POLLOUT).
+ * false when the connection failed. */
+static bool conn_push(struct conn *c)
+{
+	int f = PQflush(c->pg);
+	if (f < 0)
+		return false;
+	c->flushing = f == 1;
+	return true;
+}
+
 static void queue_unlink(struct sw_db_pool *pool, struct query *q)
 {
 	if (q->prev)
@@ -384,12 +396,10 @@ static void start_query(struct conn *c, struct query *q)
 		conn_break(c, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
 		return;
 	}
-	int f = PQflush(c->pg);
-	if (f < 0) {
+	if (!conn_push(c)) {
 		conn_break(c, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
 		return;
 	}
-	c->flushing = f == 1;
 	conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
 }
 
@@ -576,12 +586,10 @@ static void start_listen(struct conn *c)
 		conn_break(c, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
 		return;
 	}
-	int f = PQflush(c->pg);
-	if (f < 0) {
+	if (!conn_push(c)) {
 		conn_break(c, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
 		return;
 	}
-	c->flushing = f == 1;
 	if (sw_timer_start(pool->loop, &c->timer, pool->query_timeout_ms, listen_deadline) < 0) {
 		conn_break(c, "cannot listen for notifications", "out of memory");
 		return;
@@ -650,12 +658,8 @@ static void listen_done(struct conn *c)
  * done(c); meanwhile hands on notifications and keeps the right poll. */
 static void conn_read_step(struct conn *c, void (*done)(struct conn *c))
 {
-	if (c->flushing) {
-		int f = PQflush(c->pg);
-		if (f < 0)
-			goto lost;
-		c->flushing = f == 1;
-	}
+	if (c->flushing && !conn_push(c))
+		goto lost;
 	if (!PQconsumeInput(c->pg))
 		goto lost;
 	while (!PQisBusy(c->pg)) {
@@ -878,10 +882,8 @@ static void conn_connect_step(struct conn *c)
 			goto fail;
 	if (!PQpipelineSync(c->pg))
 		goto fail;
-	int f = PQflush(c->pg);
-	if (f < 0)
+	if (!conn_push(c))
 		goto fail;
-	c->flushing = f == 1;
 	c->prepared = 0;
 	c->state = CONN_PREPARING;
 	conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
@@ -911,12 +913,8 @@ static void conn_ready(struct conn *c)
 
 static void conn_prepare_step(struct conn *c)
 {
-	if (c->flushing) {
-		int f = PQflush(c->pg);
-		if (f < 0)
-			goto lost;
-		c->flushing = f == 1;
-	}
+	if (c->flushing && !conn_push(c))
+		goto lost;
 	if (!PQconsumeInput(c->pg))
 		goto lost;
 
