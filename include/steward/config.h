@@ -21,6 +21,7 @@ struct sw_config {
 	bool signup_enabled;      /* SIGNUP_ENABLED */
 	char *cors_origins;       /* CORS_ALLOWED_ORIGINS, comma-separated; NULL: none */
 	char *public_base_url;    /* PUBLIC_BASE_URL */
+	char *auth_trusted_origins; /* AUTH_TRUSTED_ORIGINS, comma-separated; NULL: none */
 	unsigned max_connections; /* STEWARD_MAX_CONNECTIONS */
 	unsigned db_pool_size;    /* STEWARD_DB_POOL_SIZE, per loop thread, default 2 */
 	unsigned header_timeout_ms; /* STEWARD_HEADER_TIMEOUT_MS */

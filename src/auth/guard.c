@@ -285,7 +285,7 @@ static bool csrf_ok(const struct sw_http_request *req)
 	if (!origin.len)
 		return false;
 	return same_origin_as_host(req, origin) ||
-	       list_has(getenv("AUTH_TRUSTED_ORIGINS"), origin);
+	       list_has(sw_http_config(req)->auth_trusted_origins, origin);
 }
 
 /* ---- resolution ---- */

@@ -176,6 +176,7 @@ int sw_config_load(struct sw_config *c, char *err, size_t errlen)
 	c->database_url = dup_env("DATABASE_URL");
 	c->cors_origins = dup_env("CORS_ALLOWED_ORIGINS");
 	c->public_base_url = dup_env("PUBLIC_BASE_URL");
+	c->auth_trusted_origins = dup_env("AUTH_TRUSTED_ORIGINS");
 	return 0;
 }
 
@@ -184,5 +185,6 @@ void sw_config_release(struct sw_config *c)
 	free(c->database_url);
 	free(c->cors_origins);
 	free(c->public_base_url);
-	c->database_url = c->cors_origins = c->public_base_url = NULL;
+	free(c->auth_trusted_origins);
+	c->database_url = c->cors_origins = c->public_base_url = c->auth_trusted_origins = NULL;
 }

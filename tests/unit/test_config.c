@@ -12,7 +12,8 @@ static void clear_env(void)
 		"STEWARD_MAX_CONNECTIONS", "STEWARD_DB_POOL_SIZE", "STEWARD_HEADER_TIMEOUT_MS",
 		"STEWARD_BODY_TIMEOUT_MS", "STEWARD_IDLE_TIMEOUT_MS", "STEWARD_SHUTDOWN_TIMEOUT_MS",
 		"STEWARD_DB_QUERY_TIMEOUT_MS", "SIGNUP_ENABLED", "STEWARD_ACCESS_LOG", "STEWARD_ENV",
-		"STEWARD_DATA_DIR", "DATABASE_URL", "CORS_ALLOWED_ORIGINS", "PUBLIC_BASE_URL" };
+		"STEWARD_DATA_DIR", "DATABASE_URL", "CORS_ALLOWED_ORIGINS", "PUBLIC_BASE_URL",
+		"AUTH_TRUSTED_ORIGINS" };
 	for (size_t i = 0; i < SW_ARRAY_SIZE(vars); i++)
 		unsetenv(vars[i]);
 }
@@ -41,6 +42,7 @@ TEST(defaults_apply_when_unset)
 	CHECK_INT_EQ(c.env, SW_ENV_PRODUCTION);
 	CHECK(!c.signup_enabled);
 	CHECK(c.database_url == NULL);
+	CHECK(c.auth_trusted_origins == NULL);
 	CHECK(c.threads >= 1);
 	CHECK_STR_EQ(c.data_dir, geteuid() == 0 ? "/var/lib/steward" : "./steward-data");
 	sw_config_release(&c);
@@ -76,6 +78,7 @@ TEST(settings_are_read)
 	setenv("SIGNUP_ENABLED", "true", 1);
 	setenv("STEWARD_ENV", "test", 1);
 	setenv("STEWARD_IDLE_TIMEOUT_MS", "1500", 1);
+	setenv("AUTH_TRUSTED_ORIGINS", "https://dash.example.com", 1);
 	struct sw_config c;
 	char err[256];
 	REQUIRE(sw_config_load(&c, err, sizeof(err)) == 0);
@@ -83,6 +86,7 @@ TEST(settings_are_read)
 	CHECK_INT_EQ(c.env, SW_ENV_TEST);
 	CHECK_INT_EQ(c.idle_timeout_ms, 1500);
 	CHECK_INT_EQ(c.listen_addr.ss_family, AF_INET6);
+	CHECK_STR_EQ(c.auth_trusted_origins, "https://dash.example.com");
 	sw_config_release(&c);
 	clear_env();
 }
