@@ -81,4 +81,21 @@
 #define SW_QUERY_MAX_VALUE_LEN 256
 #define SW_QUERY_PAGE_MAX 200
 
+/* Resources (issue 4): formats (include/steward/validate.h) */
+#define SW_RESOURCE_NAME_MAX_LEN 63            /* a DNS label */
+#define SW_DESCRIPTION_MAX_LEN 500             /* free text shown in the dashboard */
+#define SW_HOSTNAME_MAX_LEN 253
+#define SW_GIT_BRANCH_MAX_LEN 200
+#define SW_PATH_MAX_LEN 255                    /* relative, container and host paths */
+#define SW_HTTP_PATH_MAX_LEN 256               /* a health-check path */
+#define SW_URL_MAX_LEN 2048
+#define SW_ENV_KEY_MAX_LEN 128
+#define SW_ENV_VALUE_MAX_LEN (32 * 1024)
+#define SW_ENV_MAX_VARIABLES 500               /* per application */
+#define SW_COMMAND_ARG_MAX_LEN 1024
+#define SW_COMMAND_MAX_ARGS 64
+#define SW_VOLUMES_MAX 20                      /* per application */
+#define SW_DOMAINS_MAX 50                      /* per application */
+#define SW_RESOURCE_BODY_MAX (256 * 1024)      /* a bulk variables body */
+
 #endif

@@ -16,6 +16,7 @@
 #include "steward/io.h"
 #include "steward/log.h"
 #include "steward/mail.h"
+#include "steward/seal.h"
 #include "steward/signals.h"
 
 struct thread_arg {
@@ -102,12 +103,19 @@ int main(void)
 			     SW_ARRAY_SIZE(shared.cors));
 		return 2;
 	}
+	/* Before the database: a missing or refused key stops start-up
+	 * without a cluster to stop. It creates the data directory if need be. */
+	if (sw_seal_init(&config, err, sizeof(err)) < 0) {
+		sw_log_error("master key: %s", err);
+		sw_config_release(&config);
+		return 1;
+	}
 	char conninfo[1024];
 	bool embedded = !config.database_url;
 	if (embedded) {
 		if (sw_db_embedded_start(config.data_dir, conninfo, sizeof(conninfo), err, sizeof(err)) < 0) {
 			sw_log_error("embedded PostgreSQL: %s", err);
-			return 1;
+			goto out_seal;
 		}
 		sw_log_info("embedded PostgreSQL running data_dir=%s", config.data_dir);
 	} else {
@@ -186,6 +194,8 @@ out_router:
 out_db:
 	if (embedded)
 		sw_db_embedded_stop();
+out_seal:
+	sw_seal_release();
 	sw_config_release(&config);
 	return code;
 }
