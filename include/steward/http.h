@@ -70,6 +70,13 @@ struct sw_route_doc {
 	const char *response_schema; /* schema of "data" in the success envelope */
 	int success_status;          /* 200, 201, 204 */
 	const int *error_statuses;   /* 0-terminated: statuses this route may answer with */
+	/* Query parameters, space-separated ("limit cursor order projectId"),
+	 * or NULL. A list with "cursor" is documented as a page: its answer
+	 * has the member "pagination": {"nextCursor"}. */
+	const char *query;
+	/* A second success status with the same schema (a PUT that answers
+	 * 201 when it creates and 200 when it replaces), or 0. */
+	int also_status;
 };
 
 struct sw_route {

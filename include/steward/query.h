@@ -80,6 +80,11 @@ bool sw_query_page_read(struct sw_arena *a, const char *limit, const char *curso
 			bool (*id_valid)(struct sw_str id), struct sw_query_page *ret,
 			struct sw_field_errors *fe);
 
+/* The value of ?order= (as sw_query_read() leaves it; NULL when absent):
+ * "asc" or "desc", the default. Anything else is the field error "order":
+ * "must be asc or desc" (and "desc" is returned). */
+const char *sw_query_order_read(const char *order, struct sw_field_errors *fe);
+
 /* Whether s is 1..SW_QUERY_CURSOR_NUMBER_MAX_DIGITS decimal digits (an id
  * of a bigint sequence), for sw_query_page_read(). */
 bool sw_query_is_number(struct sw_str s);

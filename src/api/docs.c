@@ -32,6 +32,23 @@ static const char description[] =
 	"may not repeat a key or nest deeper than 32 levels, and are limited per route (64 KiB "
 	"unless stated). Unknown fields are refused (422) rather than ignored.\n"
 	"* **Identifiers** are UUIDs; **timestamps** are RFC 3339 in UTC with milliseconds.\n"
+	"* **Collections and items.** A collection answers GET with a page and POST with the new "
+	"object (201); an item answers GET, PATCH (a partial body: only the members given change) "
+	"and DELETE (204; a repeat answers 404, nothing else changes). Work on a server (start, stop, "
+	"restart, backups) answers 202 with the queued Job. Names of resources are DNS labels "
+	"(lower-case letters, digits and single hyphens, 1 to 63), so no stored name can later be "
+	"read as a command, a path or markup.\n"
+	"* **Lists.** `?limit=` (1 to 200, default 50), `?cursor=` (the `pagination.nextCursor` of "
+	"the previous page, null on the last) and `?order=desc|asc` by creation time (latest first "
+	"by default), plus each list's documented filters (exact matches). Unknown or repeated query "
+	"parameters are 422, on every route that is not Public, so a misspelt filter never widens a "
+	"list silently.\n"
+	"* **Quotas.** Each organization has a plan (GET /subscription); creating past a quota of "
+	"applications, servers or members is 409 QUOTA_EXCEEDED, naming the plan and the quota.\n"
+	"* **Secrets.** A generated secret (API token, agent token, webhook secret, channel signing "
+	"secret) is in exactly one response, the one that creates or rotates it; service "
+	"credentials only in GET /services/:id/connection (audited). Variable values are never "
+	"returned. Secrets at rest are sealed with AES-256-GCM under the master key.\n"
 	"* **Request ids.** Every response carries `X-Request-Id`: the client's own when it "
 	"matches `[A-Za-z0-9._:-]{1,64}`, else one generated; error bodies repeat it.\n"
 	"* **Access.** Each operation states `x-steward-access`: Public, Session (a session cookie "
@@ -47,6 +64,18 @@ static const char description[] =
 /* Components: schemas of bodies and of the data of responses. */
 static const char components[] = "{"
 	"\"schemas\":{"
+	"\"Pagination\":{\"type\":\"object\",\"required\":[\"nextCursor\"],\"properties\":{"
+	"\"nextCursor\":{\"type\":[\"string\",\"null\"],\"description\":\"Pass as ?cursor= for the next "
+	"page; null on the last page.\"}}},"
+	"\"Job\":{\"type\":\"object\",\"required\":[\"id\",\"queue\",\"kind\",\"status\",\"targetType\","
+	"\"targetId\",\"createdAt\"],\"properties\":{\"id\":{\"type\":\"string\",\"format\":\"uuid\"},"
+	"\"queue\":{\"type\":\"string\",\"enum\":[\"build\",\"deploy\",\"lifecycle\"]},"
+	"\"kind\":{\"type\":\"string\",\"examples\":[\"application.restart\"]},"
+	"\"status\":{\"type\":\"string\",\"enum\":[\"QUEUED\",\"RUNNING\",\"SUCCEEDED\",\"FAILED\",\"CANCELLED\"]},"
+	"\"targetType\":{\"type\":\"string\"},\"targetId\":{\"type\":\"string\",\"format\":\"uuid\"},"
+	"\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"}},"
+	"\"description\":\"Work recorded for a runner. Asking for the same work while it is still "
+	"queued answers the queued job again instead of a second one.\"},"
 	"\"Error\":{\"type\":\"object\",\"required\":[\"error\"],\"properties\":{\"error\":{"
 	"\"type\":\"object\",\"required\":[\"code\",\"message\",\"requestId\"],\"properties\":{"
 	"\"code\":{\"type\":\"string\",\"pattern\":\"^[A-Z][A-Z0-9_]*$\",\"examples\":[\"VALIDATION_FAILED\"]},"
@@ -120,6 +149,7 @@ static const char *status_description(int status)
 	switch (status) {
 	case 200: return "OK";
 	case 201: return "Created";
+	case 202: return "Accepted: the work is queued";
 	case 204: return "No content";
 	case 400: return "Malformed request or invalid JSON";
 	case 401: return "Not authenticated";
@@ -131,6 +161,7 @@ static const char *status_description(int status)
 	case 422: return "Validation failed; see error.fields";
 	case 429: return "Too many requests";
 	case 500: return "Internal error";
+	case 502: return "An upstream service (a git host, a notification target) failed";
 	case 503: return "A dependency (the database) is unavailable";
 	}
 	return "Error";
@@ -183,6 +214,45 @@ static void add_errors(json_t *responses, const struct sw_route *r)
 	add_error(responses, 403, text);
 }
 
+/* The documented query parameters of a route (doc.query). */
+static void add_query_params(json_t *params, const char *query)
+{
+	for (const char *p = query; p && *p;) {
+		while (*p == ' ')
+			p++;
+		const char *start = p;
+		while (*p && *p != ' ')
+			p++;
+		size_t n = (size_t)(p - start);
+		if (!n)
+			continue;
+		const char *desc = "A filter: only items whose member of this name equals the value.";
+		json_t *schema = json_pack("{s:s}", "type", "string");
+		if (n == 5 && memcmp(start, "limit", 5) == 0) {
+			desc = "Items per page, 1 to 200 (default 50).";
+			json_decref(schema);
+			schema = json_pack("{s:s, s:i, s:i, s:i}", "type", "integer", "minimum", 1,
+					   "maximum", 200, "default", 50);
+		} else if (n == 6 && memcmp(start, "cursor", 6) == 0) {
+			desc = "pagination.nextCursor of the previous page; absent for the first page.";
+		} else if ((n == 5 && memcmp(start, "since", 5) == 0) ||
+			   (n == 5 && memcmp(start, "until", 5) == 0)) {
+			desc = start[0] == 's' ? "Only items created at or after this RFC 3339 date-time."
+					       : "Only items created before this RFC 3339 date-time.";
+			json_decref(schema);
+			schema = json_pack("{s:s, s:s}", "type", "string", "format", "date-time");
+		} else if (n == 5 && memcmp(start, "order", 5) == 0) {
+			desc = "By creation time: desc (newest first, the default) or asc.";
+			json_decref(schema);
+			schema = json_pack("{s:s, s:[s,s], s:s}", "type", "string", "enum", "desc", "asc",
+					   "default", "desc");
+		}
+		json_array_append_new(params, json_pack("{s:s%, s:s, s:b, s:s, s:o}", "name", start, n,
+							"in", "query", "required", 0, "description",
+							desc, "schema", schema));
+	}
+}
+
 static int add_operation(json_t *paths, const struct sw_route *r)
 {
 	/* ":id" -> "{id}", and collect the parameters. */
@@ -227,6 +297,7 @@ static int add_operation(json_t *paths, const struct sw_route *r)
 	char opid[300];
 	snprintf(opid, sizeof(opid), "%s %s", method, r->pattern);
 	json_object_set_new(op, "operationId", json_string(opid));
+	add_query_params(params, r->doc.query);
 	if (json_array_size(params))
 		json_object_set(op, "parameters", params);
 	json_decref(params);
@@ -249,11 +320,25 @@ static int add_operation(json_t *paths, const struct sw_route *r)
 	if (r->doc.response_schema) {
 		char ref[128];
 		snprintf(ref, sizeof(ref), "#/components/schemas/%s", r->doc.response_schema);
-		json_object_set_new(responses, code,
-			json_pack("{s:s, s:{s:{s:{s:s, s:[s], s:{s:{s:s}}}}}}", "description",
-				  status_description(atoi(code)), "content", "application/json",
-				  "schema", "type", "object", "required", "data", "properties",
-				  "data", "$ref", ref));
+		json_t *resp = json_pack("{s:s, s:{s:{s:{s:s, s:[s], s:{s:{s:s}}}}}}", "description",
+					 status_description(atoi(code)), "content", "application/json",
+					 "schema", "type", "object", "required", "data", "properties",
+					 "data", "$ref", ref);
+		if (r->doc.query && strstr(r->doc.query, "cursor")) {
+			json_t *schema = json_object_get(json_object_get(json_object_get(
+				json_object_get(resp, "content"), "application/json"), "schema"), "properties");
+			json_object_set_new(schema, "pagination",
+					    json_pack("{s:s}", "$ref", "#/components/schemas/Pagination"));
+		}
+		if (r->doc.also_status) {
+			char also[8];
+			snprintf(also, sizeof(also), "%d", r->doc.also_status);
+			json_t *copy = json_deep_copy(resp);
+			json_object_set_new(copy, "description",
+					    json_string(status_description(r->doc.also_status)));
+			json_object_set_new(responses, also, copy);
+		}
+		json_object_set_new(responses, code, resp);
 	} else if (r->doc.success_status == 204) {
 		json_object_set_new(responses, code, json_pack("{s:s}", "description", "No content"));
 	} else {

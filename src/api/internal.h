@@ -33,6 +33,16 @@ extern const struct sw_api_route_group sw_api_passkeys_group;
 extern const struct sw_api_route_group sw_api_password_reset_group;
 extern const struct sw_api_route_group sw_api_tokens_group;
 extern const struct sw_api_route_group sw_api_organizations_group;
+extern const struct sw_api_route_group sw_api_projects_group;
+extern const struct sw_api_route_group sw_api_applications_group;
+extern const struct sw_api_route_group sw_api_domains_group;
+extern const struct sw_api_route_group sw_api_variables_group;
+extern const struct sw_api_route_group sw_api_git_group;
+extern const struct sw_api_route_group sw_api_servers_group;
+extern const struct sw_api_route_group sw_api_services_group;
+extern const struct sw_api_route_group sw_api_alerts_group;
+extern const struct sw_api_route_group sw_api_channels_group;
+extern const struct sw_api_route_group sw_api_plans_group;
 /* The i-th group's schemas ("{}" when none); NULL past the last group. */
 const char *sw_api_schema_group(size_t i);
 
@@ -258,5 +268,137 @@ struct sw_api_reauth {
  * pool 503; a database failure as sw_api_db_error(). */
 void sw_api_reauthenticate(struct sw_http_request *req, struct sw_api_secret *password,
 			   const struct sw_api_reauth *ra);
+
+/* Sentences the documentation of every resource route shares. */
+#define SW_API_DOC_SCOPED " Objects of another organization are not found (404)."
+#define SW_API_DOC_PAGE                                                                        \
+	" A page: ?limit (1-200, default 50), ?cursor (pagination.nextCursor of the previous "   \
+	"page), ?order=desc|asc by createdAt (newest first by default)."
+
+/* ---- resources (resource.c): one create, read, list, update and delete
+ * for every organization-owned resource, so that every route keeps the
+ * same conventions ----
+ *
+ * Conventions (also in the OpenAPI document):
+ * - Every statement names the caller's organization ($1); another
+ *   organization's object is never found (404).
+ * - Collections: GET lists a page (?limit, ?cursor, ?order=desc|asc by
+ *   createdAt, newest first by default, plus the resource's filters); POST
+ *   creates (201 with the object). Items: GET, PATCH (partial body: only
+ *   the members given change; 200 with the object), DELETE (204; 404 when
+ *   it is not there, so a repeat answers 404 with nothing changed).
+ * - A path with two parameters (/projects/:id/environments/:environmentId)
+ *   names the parent first; the parent of a collection is its one
+ *   parameter. Both must be UUIDs (else 404).
+ * - Statement parameters, in this order (text; NULL for SQL NULL):
+ *     create: $1 organization, $2 parent (NULL: none), $3 acting user,
+ *             $4.. the fields in the order of the resource's table
+ *     get:    $1 organization, $2 id, $3 parent
+ *     update: $1 organization, $2 id, $3 parent, $4 the mask ('1' for each
+ *             field given, '0' otherwise, in field order), $5.. the fields
+ *             (NULL when not given)
+ *     remove: $1 organization, $2 id, $3 parent
+ *     list:   $1 organization, $2 parent, $3 limit + 1, $4 cursor
+ *             microseconds, $5 cursor id, $6 'asc' or 'desc', $7.. the
+ *             filters in order (NULL when absent)
+ *     parent: $1 organization, $2 parent -> a row when the parent exists
+ *   create, get, update and remove return the object's columns (remove:
+ *   any row); SQL raising SW422/SW409/SW404 (migration 0007) is answered
+ *   as it says, 23505 (a unique key) as 409 <type>_EXISTS... see
+ *   sw_api_resource.conflict.
+ * - Audit: "<type>.created", "<type>.updated", "<type>.deleted" with the
+ *   object's id and, when the shape has a "name" column, {"name": ...}. */
+
+enum sw_api_field_kind {
+	SW_API_FIELD_STRING, /* check() decides (NULL: 1..max code points of display text) */
+	SW_API_FIELD_TEXT,   /* free text: 0..max code points, no control characters */
+	SW_API_FIELD_INT,    /* a whole number in min..max */
+	SW_API_FIELD_BOOL,   /* true or false, as "t" / "f" */
+	SW_API_FIELD_ENUM,   /* one of values */
+	SW_API_FIELD_ID,     /* a UUID; the statement checks it is the organization's */
+	SW_API_FIELD_CUSTOM, /* parse() decides and writes the parameter */
+};
+#define SW_API_FIELD_REQUIRED 0x1u    /* a create without it is a field error */
+#define SW_API_FIELD_NULLABLE 0x2u    /* null is accepted: SQL NULL */
+#define SW_API_FIELD_CREATE_ONLY 0x4u /* PATCH refuses it: "cannot be changed" */
+#define SW_API_FIELD_NO_UPDATE_NULL 0x8u /* reserved */
+
+struct sw_api_field {
+	const char *key;           /* the JSON member (or query parameter of a filter) */
+	enum sw_api_field_kind kind;
+	unsigned flags;
+	bool (*check)(struct sw_str s, const char **ret_msg); /* STRING */
+	long long min, max;        /* INT: the range; STRING (no check) and TEXT: code points */
+	const char *const *values; /* ENUM: NULL-terminated */
+	const char *def;           /* create: the parameter when absent (NULL: SQL NULL) */
+	/* CUSTOM: v is the member (never NULL; json null only when NULLABLE
+	 * allowed it through as NULL already). Sets *ret (text in the arena,
+	 * or NULL) or returns false with a field-error message. */
+	bool (*parse)(struct sw_http_request *req, json_t *v, const char **ret, const char **ret_msg);
+};
+
+/* An error raised by a statement, answered as given. */
+struct sw_api_sqlerr {
+	const char *sqlstate;
+	int status;
+	const char *code;
+	const char *message;
+	const char *field; /* 422 only: the field the message is about */
+};
+
+struct sw_api_resource {
+	const char *type;             /* "project": audit actions and messages */
+	const struct sw_api_field *fields;
+	size_t nfields;
+	const struct sw_api_object *shape; /* a row as JSON */
+	const struct sw_db_stmt *create, *get, *update, *remove, *list, *parent;
+	const struct sw_api_field *filters; /* list query parameters (ID, ENUM, STRING, BOOL) */
+	size_t nfilters;
+	int cursor_us_col, cursor_id_col;   /* of the list's rows */
+	const struct sw_api_sqlerr *errors; /* the resource's own SQLSTATEs, or NULL */
+	size_t nerrors;
+	/* 23505 from create or update: 409 with this code and message. */
+	const char *conflict_code, *conflict_message;
+};
+
+/* The handlers, for a route entry whose handler looks its resource up:
+ * each feature writes a one-line handler calling these with its resource. */
+void sw_api_resource_create(struct sw_http_request *req, const struct sw_api_resource *r);
+void sw_api_resource_get(struct sw_http_request *req, const struct sw_api_resource *r);
+void sw_api_resource_update(struct sw_http_request *req, const struct sw_api_resource *r);
+void sw_api_resource_remove(struct sw_http_request *req, const struct sw_api_resource *r);
+void sw_api_resource_list(struct sw_http_request *req, const struct sw_api_resource *r);
+
+/* The pieces, for handlers that do more than the generic ones. */
+/* The parent and id of the request's path (see the conventions), checked
+ * to be UUIDs: false when answered 404. parent or id may be NULL when the
+ * caller does not want it; a missing one is set "" . */
+bool sw_api_path_ids(struct sw_http_request *req, char parent[37], char id[37]);
+/* Reads body against fields for a create (creating: required members and
+ * defaults) or an update (mask written, CREATE_ONLY refused): params[i]
+ * becomes field i's parameter; mask (nfields + 1 bytes) gets '0'/'1' for
+ * each field (may be NULL on create). Field errors into fe. Unknown members
+ * are refused. Returns true when fe got no error. */
+bool sw_api_fields_read(struct sw_http_request *req, json_t *body, const struct sw_api_field *fields,
+			size_t n, bool creating, const char **params, char *mask,
+			struct sw_field_errors *fe);
+/* Checks one member v (not NULL) against f: its parameter into *ret, or
+ * false with a message. */
+bool sw_api_field_value(struct sw_http_request *req, const struct sw_api_field *f, json_t *v,
+			const char **ret, const char **ret_msg);
+/* Answers a failed resource statement: r's own errors, SW422/SW409/SW404,
+ * 23505 as r's conflict, else sw_api_db_error(). r may be NULL. */
+void sw_api_resource_error(struct sw_http_request *req, const struct sw_api_resource *r,
+			   const struct sw_db_error *err);
+/* Audits "<type>.<verb>" of the object in row 0 of res (id in column
+ * shape->first_col of "id"). */
+void sw_api_resource_audit(struct sw_http_request *req, const struct sw_api_resource *r,
+			   const char *verb, const PGresult *res);
+/* Queues a job (steward_job_enqueue) for the target in path parameter :id
+ * of type target_type (whose existence in the organization the statement
+ * checks) and answers 202 with the job: {id, queue, kind, status,
+ * targetType, targetId, createdAt}. kind is "<target_type>.<verb>". */
+void sw_api_job_enqueue(struct sw_http_request *req, const struct sw_db_stmt *stmt,
+			const char *queue, const char *kind);
 
 #endif

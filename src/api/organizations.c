@@ -22,6 +22,8 @@
  *   signs it in; an address that already has an account is 409
  *   EMAIL_REGISTERED (accepting into a second organization is not offered
  *   yet). An unknown, used, cancelled or expired token is 422 on "token".
+ *   Inviting and accepting both check the plan's members quota (409
+ *   QUOTA_EXCEEDED, migration 0011); open invitations are not counted.
  * - Cancelling an invitation that is already cancelled is 204 again; one
  *   that was accepted is 409 INVITATION_ACCEPTED.
  * - GET /users/:id/sessions: one's own (every organization, as GET
@@ -189,22 +191,25 @@ static bool uuid_id(struct sw_str id)
 
 static void members_page(struct sw_http_request *req, const struct sw_api_object *shape)
 {
-	static const char *const names[] = { "limit", "cursor", NULL };
-	const char *values[2];
+	static const char *const names[] = { "limit", "cursor", "order", NULL };
+	const char *values[3];
 	struct sw_field_errors fe = { 0 };
 	struct members *m = sw_api_state_new(req, sizeof(*m));
 	if (!m)
 		return;
 	m->shape = shape;
-	if (sw_query_read(&req->arena, req->query, names, values, &fe))
+	const char *order = NULL;
+	if (sw_query_read(&req->arena, req->query, names, values, &fe)) {
 		sw_query_page_read(&req->arena, values[0], values[1], uuid_id, &m->page, &fe);
+		order = sw_query_order_read(values[2], &fe);
+	}
 	if (fe.count) {
 		sw_http_validation_error(req, &fe);
 		return;
 	}
-	const char *params[4] = { req->principal.organization_id, m->page.after_us, m->page.after_id,
-				  m->page.limit_plus_one };
-	sw_api_query(req, &sw_db_stmt_members_page, params, 4, members_done, m);
+	const char *params[5] = { req->principal.organization_id, m->page.after_us, m->page.after_id,
+				  m->page.limit_plus_one, order };
+	sw_api_query(req, &sw_db_stmt_members_page, params, 5, members_done, m);
 }
 
 static void members_list(struct sw_http_request *req)
@@ -426,6 +431,8 @@ static bool invitation_refused(struct sw_http_request *req, const struct sw_db_e
 	else if (strcmp(state, SW_DB_SQLSTATE_TOO_MANY_INVITATIONS) == 0)
 		sw_http_error(req, 409, "TOO_MANY_INVITATIONS",
 			      "The organization has 100 open invitations; cancel some first.");
+	else if (strcmp(state, "SW409") == 0)
+		sw_api_resource_error(req, NULL, err); /* QUOTA_EXCEEDED: the plan's members */
 	else
 		return false;
 	return true;
@@ -539,6 +546,10 @@ static void accepted(void *arg, const PGresult *res, const struct sw_db_error *e
 	}
 	if (strcmp(state, SW_DB_SQLSTATE_EMAIL_REGISTERED) == 0) {
 		email_registered(req);
+		return;
+	}
+	if (strcmp(state, "SW409") == 0) {
+		sw_api_resource_error(req, NULL, err); /* QUOTA_EXCEEDED: the plan's members */
 		return;
 	}
 	if (!sw_api_found(req, res, err))
@@ -676,9 +687,10 @@ static const char *time_filter(struct sw_http_request *req, const char *field, c
 static void audit_logs(struct sw_http_request *req)
 {
 	static const char *const names[] = { "action", "actorUserId", "organizationId", "since",
-					     "until", "limit", "cursor", NULL };
-	enum { ACTION, ACTOR, ORG, SINCE, UNTIL, LIMIT, CURSOR };
-	const char *v[7];
+					     "until", "limit", "cursor", "order", NULL };
+	enum { ACTION, ACTOR, ORG, SINCE, UNTIL, LIMIT, CURSOR, ORDER };
+	const char *v[8];
+	const char *order = NULL;
 	struct sw_field_errors fe = { 0 };
 	struct audit_page *ap = sw_api_state_new(req, sizeof(*ap));
 	if (!ap)
@@ -697,14 +709,15 @@ static void audit_logs(struct sw_http_request *req)
 		if (since && until && until_us <= since_us)
 			sw_field_error(&fe, "until", "must be later than since");
 		sw_query_page_read(&req->arena, v[LIMIT], v[CURSOR], sw_query_is_number, &ap->page, &fe);
+		order = sw_query_order_read(v[ORDER], &fe);
 	}
 	if (fe.count) {
 		sw_http_validation_error(req, &fe);
 		return;
 	}
-	const char *params[8] = { v[ACTION], v[ACTOR], v[ORG], since, until, ap->page.after_us,
-				  ap->page.after_id, ap->page.limit_plus_one };
-	sw_api_query(req, &sw_db_stmt_audit_page, params, 8, audit_listed, ap);
+	const char *params[9] = { v[ACTION], v[ACTOR], v[ORG], since, until, ap->page.after_us,
+				  ap->page.after_id, ap->page.limit_plus_one, order };
+	sw_api_query(req, &sw_db_stmt_audit_page, params, 9, audit_listed, ap);
 }
 
 /* ---- routes and schemas ---- */
@@ -719,8 +732,9 @@ static const int err_user_sessions[] = { 403, 404, 503, 0 };
 static const int err_users[] = { 422, 503, 0 };
 
 #define PAGINATION_DOC                                                                          \
-	" Paginated: `?limit=` (1 to 200, default 50) and `?cursor=` (opaque: the "                \
-	"`pagination.nextCursor` of the previous page); the body is `{\"data\": [...], "         \
+	" Paginated: `?limit=` (1 to 200, default 50), `?cursor=` (opaque: the "                   \
+	"`pagination.nextCursor` of the previous page) and `?order=desc|asc` (latest first by "   \
+	"default); the body is `{\"data\": [...], "         \
 	"\"pagination\": {\"nextCursor\": string or null}}`. Unknown or repeated query parameters " \
 	"are 422."
 #define SCOPED_DOC " An organization id other than the caller's is 404, as for one that does not exist."
@@ -733,8 +747,8 @@ static const struct sw_route routes[] = {
 	  { "Rename the organization", "OWNER only. Audited as organization.renamed." SCOPED_DOC,
 	    "Organizations", "OrganizationRenameRequest", "Organization", 200, err_org_write } },
 	{ SW_HTTP_GET, "/organizations/:id/members", SW_ACCESS_SESSION, members_list, 0, 0,
-	  { "Members of the organization", "Any member; in the order they joined." PAGINATION_DOC SCOPED_DOC,
-	    "Organizations", NULL, "MemberList", 200, err_page } },
+	  { "Members of the organization", "Any member; by the time they joined." PAGINATION_DOC SCOPED_DOC,
+	    "Organizations", NULL, "MemberList", 200, err_page, "limit cursor order" } },
 	{ SW_HTTP_PATCH, "/organizations/:id/members/:userId", SW_ACCESS_OWNER, member_set_role, 4096, 0,
 	  { "Change a member's role",
 	    "OWNER only. Demoting the last OWNER is 409 LAST_OWNER. Effective on the member's next "
@@ -757,7 +771,8 @@ static const struct sw_route routes[] = {
 	    "OWNER hands the token on, and the invitee accepts with POST /invitations/accept. Valid 7 "
 	    "days, single use, bound to the address; only its SHA-256 is stored. 409 ALREADY_MEMBER, "
 	    "409 INVITATION_PENDING (one open invitation per address; cancel it to invite again), 409 "
-	    "TOO_MANY_INVITATIONS (100 open). Audited as invitation.created." SCOPED_DOC,
+	    "TOO_MANY_INVITATIONS (100 open), 409 QUOTA_EXCEEDED when the members of the plan "
+	    "(GET /subscription) are all taken. Audited as invitation.created." SCOPED_DOC,
 	    "Organizations", "InvitationCreateRequest", "InvitationCreated", 201, err_member_write } },
 	{ SW_HTTP_DELETE, "/organizations/:id/invitations/:invitationId", SW_ACCESS_OWNER,
 	  invitation_cancel, 0, 0,
@@ -770,14 +785,16 @@ static const struct sw_route routes[] = {
 	    "The only unauthenticated route that creates a user. The account gets the invited address, "
 	    "the given name and password, and the invited role; the answer sets the session cookie "
 	    "(method INVITATION). An unknown, used, cancelled or expired token is 422 on `token`; an "
-	    "address that already has an account is 409 EMAIL_REGISTERED. Of concurrent accepts of "
-	    "one invitation exactly one succeeds. Audited as invitation.accepted.",
+	    "address that already has an account is 409 EMAIL_REGISTERED; an organization whose "
+	    "plan's members are all taken is 409 QUOTA_EXCEEDED (the invitation stays open). Of "
+	    "concurrent accepts of one invitation exactly one succeeds. Audited as "
+	    "invitation.accepted.",
 	    "Organizations", "InvitationAcceptRequest", "SessionResult", 201, err_accept } },
 	{ SW_HTTP_GET, "/users", SW_ACCESS_SESSION, users_list, 0, 0,
 	  { "Users of the caller's organization",
-	    "Only the caller's organization, for an operator too; in the order they joined, with their "
+	    "Only the caller's organization, for an operator too; by the time they joined, with their "
 	    "role." PAGINATION_DOC,
-	    "Users", NULL, "OrganizationUserList", 200, err_users } },
+	    "Users", NULL, "OrganizationUserList", 200, err_users, "limit cursor order" } },
 	{ SW_HTTP_GET, "/users/:id/sessions", SW_ACCESS_SESSION, user_sessions_list, 0, 0,
 	  { "A user's live sessions",
 	    "One's own (every organization, as GET /auth/sessions), or another member's sessions in "
@@ -793,12 +810,13 @@ static const struct sw_route routes[] = {
 	    "Users", NULL, NULL, 204, err_user_sessions } },
 	{ SW_HTTP_GET, "/audit-logs", SW_ACCESS_OPERATOR, audit_logs, 0, 0,
 	  { "The audit log of the installation",
-	    "Operators only (403 for everyone else). Newest first. Filters: `action` (an action, or "
+	    "Operators only (403 for everyone else). Newest first (?order=asc: oldest). Filters: `action` (an action, or "
 	    "its leading words: `auth.session` matches `auth.session.revoked`), `actorUserId`, "
 	    "`organizationId`, `since` (inclusive) and `until` (exclusive) as RFC 3339 date-times. "
 	    "Records say who (actorUserId), what (action, target, metadata), when, and from which "
 	    "address (ip); never a secret." PAGINATION_DOC,
-	    "Audit", NULL, "AuditLogList", 200, err_users } },
+	    "Audit", NULL, "AuditLogList", 200, err_users,
+	    "limit cursor order action actorUserId organizationId since until" } },
 };
 
 #define UUID_T "{\"type\":\"string\",\"format\":\"uuid\"}"

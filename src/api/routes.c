@@ -47,7 +47,7 @@ static const struct sw_route routes[] = {
 	    "POST /auth/two-factor/verify completes the sign-in. Limited to 30 "
 	    "attempts per address per 5 minutes and 10 per account per 15 minutes (429 with "
 	    "Retry-After); a success refills the account's allowance.",
-	    "Authentication", "SignInRequest", "SessionResult", 200, err_sign_in } },
+	    "Authentication", "SignInRequest", "SignInResult", 200, err_sign_in } },
 	{ SW_HTTP_POST, "/auth/sign-out", SW_ACCESS_SESSION, sw_api_sign_out, 0, 0,
 	  { "Sign out: revoke the current session",
 	    "Clears the cookie. Only for a session; an API token is revoked with DELETE /api-tokens/:id.",
@@ -85,6 +85,16 @@ static const struct sw_api_route_group *const groups[] = {
 	&sw_api_password_reset_group,
 	&sw_api_tokens_group,
 	&sw_api_organizations_group,
+	&sw_api_projects_group,
+	&sw_api_applications_group,
+	&sw_api_domains_group,
+	&sw_api_variables_group,
+	&sw_api_git_group,
+	&sw_api_servers_group,
+	&sw_api_services_group,
+	&sw_api_alerts_group,
+	&sw_api_channels_group,
+	&sw_api_plans_group,
 };
 
 static struct sw_route *table;

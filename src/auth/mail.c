@@ -14,74 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include <dlfcn.h>
 #include <curl/curl.h>
 #include <openssl/crypto.h>
+#include "steward/libcurl.h"
 #include "steward/log.h"
 #include "steward/mail.h"
 
-/* libcurl is loaded only when mail is configured: linked, it and the
- * libraries it alone needs (ssh2, nghttp2, rtmp, ...) cost an idle server
- * most of a megabyte of resident pages for a feature many never turn on. */
-static struct {
-	pthread_once_t once;
-	bool ok;
-	char error[160];
-	CURLUcode (*url_get)(const CURLU *, CURLUPart, char **, unsigned int);
-	void (*free)(void *);
-	CURLU *(*url)(void);
-	CURLUcode (*url_set)(CURLU *, CURLUPart, const char *, unsigned int);
-	void (*url_cleanup)(CURLU *);
-	CURLcode (*global_init)(long);
-	CURL *(*easy_init)(void);
-	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
-	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
-	CURLcode (*easy_perform)(CURL *);
-	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
-	const char *(*easy_strerror)(CURLcode);
-	void (*slist_free_all)(struct curl_slist *);
-	void (*easy_cleanup)(CURL *);
-} lib = { .once = PTHREAD_ONCE_INIT };
-
-static void lib_load(void)
-{
-	void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		snprintf(lib.error, sizeof(lib.error), "libcurl cannot be loaded (apt-get install libcurl4)");
-		return;
-	}
-	struct {
-		void **slot;
-		const char *name;
-	} syms[] = {
-		{ (void **)&lib.url_get, "curl_url_get" }, { (void **)&lib.free, "curl_free" },
-		{ (void **)&lib.url, "curl_url" }, { (void **)&lib.url_set, "curl_url_set" },
-		{ (void **)&lib.url_cleanup, "curl_url_cleanup" },
-		{ (void **)&lib.global_init, "curl_global_init" },
-		{ (void **)&lib.easy_init, "curl_easy_init" },
-		{ (void **)&lib.slist_append, "curl_slist_append" },
-		{ (void **)&lib.easy_setopt, "curl_easy_setopt" },
-		{ (void **)&lib.easy_perform, "curl_easy_perform" },
-		{ (void **)&lib.easy_getinfo, "curl_easy_getinfo" },
-		{ (void **)&lib.easy_strerror, "curl_easy_strerror" },
-		{ (void **)&lib.slist_free_all, "curl_slist_free_all" },
-		{ (void **)&lib.easy_cleanup, "curl_easy_cleanup" },
-	};
-	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		*syms[i].slot = dlsym(h, syms[i].name);
-		if (!*syms[i].slot) {
-			snprintf(lib.error, sizeof(lib.error), "libcurl lacks %s", syms[i].name);
-			return;
-		}
-	}
-	lib.ok = true;
-}
-
-static bool lib_ready(void)
-{
-	pthread_once(&lib.once, lib_load);
-	return lib.ok;
-}
 #include "steward/secret.h"
 
 /* An address for an SMTP envelope and header: a dot-atom local part of
@@ -125,21 +63,22 @@ static bool address_ok(const char *a)
 
 /* ---- settings ---- */
 
-static bool url_part(CURLU *u, CURLUPart part, unsigned flags, char *out, size_t outlen)
+static bool url_part(const struct sw_libcurl *lib, CURLU *u, CURLUPart part, unsigned flags,
+		     char *out, size_t outlen)
 {
 	char *v = NULL;
-	bool ok = lib.url_get(u, part, &v, flags) == CURLUE_OK && v && strlen(v) < outlen;
+	bool ok = lib->url_get(u, part, &v, flags) == CURLUE_OK && v && strlen(v) < outlen;
 	if (ok)
 		snprintf(out, outlen, "%s", v);
-	lib.free(v);
+	lib->free(v);
 	return ok;
 }
 
-static bool has_part(CURLU *u, CURLUPart part)
+static bool has_part(const struct sw_libcurl *lib, CURLU *u, CURLUPart part)
 {
 	char *v = NULL;
-	bool present = lib.url_get(u, part, &v, 0) == CURLUE_OK && v;
-	lib.free(v);
+	bool present = lib->url_get(u, part, &v, 0) == CURLUE_OK && v;
+	lib->free(v);
 	return present;
 }
 
@@ -160,32 +99,32 @@ int sw_mail_settings_parse(const char *url, const char *from, struct sw_mail_set
 			snprintf(err, errlen, "SMTP_URL contains a space or a control character");
 			return -EINVAL;
 		}
-	if (!lib_ready()) {
-		snprintf(err, errlen, "%s", lib.error);
+	/* libcurl is loaded only when mail is configured (steward/libcurl.h). */
+	const struct sw_libcurl *lib = sw_libcurl(err, errlen);
+	if (!lib)
 		return -ENOTSUP;
-	}
-	CURLU *u = lib.url();
+	CURLU *u = lib->url();
 	if (!u) {
 		snprintf(err, errlen, "SMTP_URL cannot be checked (out of memory)");
 		return -ENOMEM;
 	}
 	char scheme[8], host[256], port[8];
 	int r = -EINVAL;
-	if (lib.url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
-	    !url_part(u, CURLUPART_SCHEME, 0, scheme, sizeof(scheme)) ||
+	if (lib->url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+	    !url_part(lib, u, CURLUPART_SCHEME, 0, scheme, sizeof(scheme)) ||
 	    (strcmp(scheme, "smtp") != 0 && strcmp(scheme, "smtps") != 0)) {
 		snprintf(err, errlen, "SMTP_URL must be smtp://[user:password@]host[:port] or smtps://...");
 		goto out;
 	}
-	if (!url_part(u, CURLUPART_HOST, 0, host, sizeof(host)) || !*host) {
+	if (!url_part(lib, u, CURLUPART_HOST, 0, host, sizeof(host)) || !*host) {
 		snprintf(err, errlen, "SMTP_URL names no host");
 		goto out;
 	}
-	if (!url_part(u, CURLUPART_PORT, CURLU_DEFAULT_PORT, port, sizeof(port))) {
+	if (!url_part(lib, u, CURLUPART_PORT, CURLU_DEFAULT_PORT, port, sizeof(port))) {
 		snprintf(err, errlen, "SMTP_URL has an invalid port");
 		goto out;
 	}
-	if (has_part(u, CURLUPART_QUERY) || has_part(u, CURLUPART_FRAGMENT)) {
+	if (has_part(lib, u, CURLUPART_QUERY) || has_part(lib, u, CURLUPART_FRAGMENT)) {
 		snprintf(err, errlen, "SMTP_URL may not have a query or a fragment");
 		goto out;
 	}
@@ -201,7 +140,7 @@ int sw_mail_settings_parse(const char *url, const char *from, struct sw_mail_set
 	*ret = s;
 	r = 0;
 out:
-	lib.url_cleanup(u);
+	lib->url_cleanup(u);
 	OPENSSL_cleanse(&s, sizeof(s));
 	return r;
 }
@@ -220,18 +159,6 @@ static void load_config(void)
 	if (!url || !*url)
 		return;
 	config.set = true;
-	/* Only with mail configured: libcurl's initialisation brings up all of
-	 * OpenSSL, megabytes of resident pages an idle server need not pay.
-	 * Thread-safe in libcurl >= 7.84 (Debian 12 has 7.88); called first
-	 * from main while it has one thread anyway. */
-	if (!lib_ready()) {
-		snprintf(config.error, sizeof(config.error), "%s", lib.error);
-		return;
-	}
-	if (lib.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		snprintf(config.error, sizeof(config.error), "libcurl could not be initialised");
-		return;
-	}
 	config.configured = sw_mail_settings_parse(url, getenv("SMTP_FROM"), &config.settings,
 						   config.error, sizeof(config.error)) == 0;
 }
@@ -369,38 +296,39 @@ static void job_free(struct mail_job *job)
 
 static void deliver(struct mail_job *job)
 {
+	const struct sw_libcurl *lib = sw_libcurl(NULL, 0); /* loaded: mail is configured */
 	const struct sw_mail_settings *s = &config.settings;
 	char from[SW_EMAIL_MAX_LEN + 3], rcpt[SW_EMAIL_MAX_LEN + 3];
 	snprintf(from, sizeof(from), "<%s>", s->from);
 	snprintf(rcpt, sizeof(rcpt), "<%s>", job->to);
-	CURL *c = lib.easy_init();
-	struct curl_slist *to = lib.slist_append(NULL, rcpt);
+	CURL *c = lib->easy_init();
+	struct curl_slist *to = lib->slist_append(NULL, rcpt);
 	CURLcode rc = CURLE_OUT_OF_MEMORY;
 	if (c && to) {
-		lib.easy_setopt(c, CURLOPT_URL, s->url);
-		lib.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
-		lib.easy_setopt(c, CURLOPT_USE_SSL, (long)CURLUSESSL_TRY);
-		lib.easy_setopt(c, CURLOPT_MAIL_FROM, from);
-		lib.easy_setopt(c, CURLOPT_MAIL_RCPT, to);
-		lib.easy_setopt(c, CURLOPT_UPLOAD, 1L);
-		lib.easy_setopt(c, CURLOPT_READFUNCTION, read_message);
-		lib.easy_setopt(c, CURLOPT_READDATA, job);
-		lib.easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)job->message.len);
-		lib.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)SW_MAIL_TIMEOUT_S);
-		lib.easy_setopt(c, CURLOPT_TIMEOUT, (long)SW_MAIL_TIMEOUT_S);
-		lib.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-		rc = lib.easy_perform(c);
+		lib->easy_setopt(c, CURLOPT_URL, s->url);
+		lib->easy_setopt(c, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
+		lib->easy_setopt(c, CURLOPT_USE_SSL, (long)CURLUSESSL_TRY);
+		lib->easy_setopt(c, CURLOPT_MAIL_FROM, from);
+		lib->easy_setopt(c, CURLOPT_MAIL_RCPT, to);
+		lib->easy_setopt(c, CURLOPT_UPLOAD, 1L);
+		lib->easy_setopt(c, CURLOPT_READFUNCTION, read_message);
+		lib->easy_setopt(c, CURLOPT_READDATA, job);
+		lib->easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)job->message.len);
+		lib->easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)SW_MAIL_TIMEOUT_S);
+		lib->easy_setopt(c, CURLOPT_TIMEOUT, (long)SW_MAIL_TIMEOUT_S);
+		lib->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+		rc = lib->easy_perform(c);
 	}
 	long smtp_code = 0;
 	if (c)
-		lib.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &smtp_code);
+		lib->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &smtp_code);
 	if (rc == CURLE_OK)
 		sw_log_info("mail sent server=%s message_id=%s", s->server, job->message_id);
 	else
 		sw_log_error("mail not sent server=%s message_id=%s error=\"%s\" smtp_code=%ld", s->server,
-			     job->message_id, lib.easy_strerror(rc), smtp_code);
-	lib.slist_free_all(to);
-	lib.easy_cleanup(c);
+			     job->message_id, lib->easy_strerror(rc), smtp_code);
+	lib->slist_free_all(to);
+	lib->easy_cleanup(c);
 }
 
 static void *sender_main(void *arg)

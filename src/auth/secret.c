@@ -46,6 +46,26 @@ int sw_random_token(char *out, size_t outlen, size_t nbytes)
 	return r;
 }
 
+int sw_random_uuid(char out[37])
+{
+	static const char hex[] = "0123456789abcdef";
+	uint8_t b[16];
+	out[0] = '\0';
+	if (RAND_bytes(b, sizeof(b)) != 1)
+		return -EIO;
+	b[6] = (uint8_t)((b[6] & 0x0f) | 0x40); /* version 4 */
+	b[8] = (uint8_t)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+	size_t o = 0;
+	for (size_t i = 0; i < sizeof(b); i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hex[b[i] >> 4];
+		out[o++] = hex[b[i] & 15];
+	}
+	out[o] = '\0';
+	return 0;
+}
+
 /* SHA-256 is on the guard's path for every authenticated request. OpenSSL
  * 3's one-shot EVP_Digest() looks the algorithm up and allocates a context
  * on each call (about 450 ns here); the algorithm fetched once and a context
@@ -119,24 +139,55 @@ static bool b64url_canonical_32(struct sw_str s)
 	return ok;
 }
 
+int sw_tagged_token_new(const char *tag, char *out, size_t outlen, char *prefix_out,
+			size_t prefix_len)
+{
+	size_t t = strlen(tag);
+	int r = -EINVAL;
+	if (outlen < t + SW_BASE64URL_LEN(SW_TOKEN_RANDOM_BYTES) + 1 || prefix_len < t + 9)
+		goto fail;
+	memcpy(out, tag, t);
+	r = sw_random_token(out + t, outlen - t, SW_TOKEN_RANDOM_BYTES);
+	if (r < 0)
+		goto fail;
+	memcpy(prefix_out, out, t + 8);
+	prefix_out[t + 8] = '\0';
+	return 0;
+fail:
+	if (outlen)
+		out[0] = '\0';
+	if (prefix_len)
+		prefix_out[0] = '\0';
+	return r;
+}
+
+bool sw_tagged_token_well_formed(struct sw_str s, const char *tag)
+{
+	size_t t = strlen(tag);
+	return s.len == t + SW_BASE64URL_LEN(SW_TOKEN_RANDOM_BYTES) && memcmp(s.ptr, tag, t) == 0 &&
+	       b64url_canonical_32(sw_str_from(s.ptr + t, s.len - t));
+}
+
 int sw_api_token_new(char out[SW_API_TOKEN_LEN + 1], char prefix_out[SW_API_TOKEN_PREFIX_LEN + 1])
 {
-	memcpy(out, SW_API_TOKEN_TAG, 3);
-	int r = sw_random_token(out + 3, SW_API_TOKEN_LEN + 1 - 3, SW_TOKEN_RANDOM_BYTES);
-	if (r < 0) {
-		out[0] = '\0';
-		prefix_out[0] = '\0';
-		return r;
-	}
-	memcpy(prefix_out, out, SW_API_TOKEN_PREFIX_LEN);
-	prefix_out[SW_API_TOKEN_PREFIX_LEN] = '\0';
-	return 0;
+	return sw_tagged_token_new(SW_API_TOKEN_TAG, out, SW_API_TOKEN_LEN + 1, prefix_out,
+				   SW_API_TOKEN_PREFIX_LEN + 1);
 }
 
 bool sw_api_token_well_formed(struct sw_str s)
 {
-	return s.len == SW_API_TOKEN_LEN && memcmp(s.ptr, SW_API_TOKEN_TAG, 3) == 0 &&
-	       b64url_canonical_32(sw_str_from(s.ptr + 3, s.len - 3));
+	return sw_tagged_token_well_formed(s, SW_API_TOKEN_TAG);
+}
+
+int sw_agent_token_new(char out[SW_AGENT_TOKEN_LEN + 1], char prefix_out[SW_AGENT_TOKEN_PREFIX_LEN + 1])
+{
+	return sw_tagged_token_new(SW_AGENT_TOKEN_TAG, out, SW_AGENT_TOKEN_LEN + 1, prefix_out,
+				   SW_AGENT_TOKEN_PREFIX_LEN + 1);
+}
+
+bool sw_agent_token_well_formed(struct sw_str s)
+{
+	return sw_tagged_token_well_formed(s, SW_AGENT_TOKEN_TAG);
 }
 
 int sw_session_token_new(char out[SW_SESSION_TOKEN_LEN + 1])

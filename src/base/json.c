@@ -234,7 +234,9 @@ json_t *sw_json_parse_object(struct sw_str body, char *err, size_t errlen)
 		if (json_error_code(&je) == json_error_duplicate_key)
 			snprintf(err, errlen, "the JSON body has a duplicate key: %.80s", je.text);
 		else
-			snprintf(err, errlen, "the body is not valid JSON: %.80s (at byte %d)", je.text, je.position);
+			/* Position only: jansson's text quotes the body near the
+			 * error, and the body may hold a secret (a variable's value). */
+			snprintf(err, errlen, "the body is not valid JSON (at byte %d)", je.position);
 		return NULL;
 	}
 	if (!json_is_object(v)) {

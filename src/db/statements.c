@@ -99,6 +99,16 @@ static const struct sw_db_stmt_group *const groups[] = {
 	&sw_db_password_reset_statements,
 	&sw_db_tokens_statements,
 	&sw_db_organizations_statements,
+	&sw_db_projects_statements,
+	&sw_db_applications_statements,
+	&sw_db_domains_statements,
+	&sw_db_variables_statements,
+	&sw_db_git_statements,
+	&sw_db_servers_statements,
+	&sw_db_services_statements,
+	&sw_db_alerts_statements,
+	&sw_db_channels_statements,
+	&sw_db_plans_statements,
 };
 
 static const struct sw_db_stmt *registry[SW_DB_MAX_STATEMENTS];

@@ -55,13 +55,23 @@ struct sw_db_stmt_group {
 	const struct sw_db_stmt *const *list;
 	size_t count;
 };
-#define SW_DB_MAX_STATEMENTS 256
+#define SW_DB_MAX_STATEMENTS 512
 extern const struct sw_db_stmt_group sw_db_auth_statements;
 extern const struct sw_db_stmt_group sw_db_two_factor_statements;
 extern const struct sw_db_stmt_group sw_db_passkeys_statements;
 extern const struct sw_db_stmt_group sw_db_password_reset_statements;
 extern const struct sw_db_stmt_group sw_db_tokens_statements;
 extern const struct sw_db_stmt_group sw_db_organizations_statements;
+extern const struct sw_db_stmt_group sw_db_projects_statements;
+extern const struct sw_db_stmt_group sw_db_applications_statements;
+extern const struct sw_db_stmt_group sw_db_domains_statements;
+extern const struct sw_db_stmt_group sw_db_variables_statements;
+extern const struct sw_db_stmt_group sw_db_git_statements;
+extern const struct sw_db_stmt_group sw_db_servers_statements;
+extern const struct sw_db_stmt_group sw_db_services_statements;
+extern const struct sw_db_stmt_group sw_db_alerts_statements;
+extern const struct sw_db_stmt_group sw_db_channels_statements;
+extern const struct sw_db_stmt_group sw_db_plans_statements;
 
 /* Sessions, tokens, audit (statements_auth.c; columns documented there). */
 extern const struct sw_db_stmt sw_db_stmt_session_create;

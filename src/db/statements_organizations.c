@@ -33,18 +33,22 @@ const struct sw_db_stmt sw_db_stmt_organization_rename = {
 	.nparams = 2,
 };
 
-/* (organization_id, after_us or NULL, after_user_id or NULL, limit) ->
- * enum sw_db_member_col: members in the order they joined, after the
- * cursor. */
+/* (organization_id, after_us or NULL, after_user_id or NULL, limit,
+ * order 'asc'|'desc') -> enum sw_db_member_col: members by the time they
+ * joined (desc: the latest first), after the cursor. */
 const struct sw_db_stmt sw_db_stmt_members_page = {
 	.name = "members_page",
 	.sql = "SELECT u.id, u.email, u.name, m.role, steward_rfc3339(m.created_at),"
 	       " steward_rfc3339(u.created_at), " US_OF("m.created_at")
 	       " FROM memberships m JOIN users u ON u.id = m.user_id"
 	       " WHERE m.organization_id = $1::uuid"
-	       " AND ($2::bigint IS NULL OR (m.created_at, m.user_id) > (" TS_US("$2") ", $3::uuid))"
-	       " ORDER BY m.created_at, m.user_id LIMIT $4::int",
-	.nparams = 4,
+	       " AND ($2::bigint IS NULL OR CASE WHEN $5 = 'asc'"
+	       "  THEN (m.created_at, m.user_id) > (" TS_US("$2") ", $3::uuid)"
+	       "  ELSE (m.created_at, m.user_id) < (" TS_US("$2") ", $3::uuid) END)"
+	       " ORDER BY CASE WHEN $5 = 'asc' THEN m.created_at END,"
+	       " CASE WHEN $5 = 'asc' THEN m.user_id END, m.created_at DESC, m.user_id DESC"
+	       " LIMIT $4::int",
+	.nparams = 5,
 };
 
 /* (organization_id, user_id, role) -> previous_role, user_id, email, name,
@@ -147,8 +151,8 @@ const struct sw_db_stmt sw_db_stmt_invitation_accept = {
 };
 
 /* (action or action prefix, actor_user_id, organization_id, since_us,
- * until_us, cursor_us, cursor_id, limit), each filter NULL when absent ->
- * enum sw_db_audit_col: newest first. since is inclusive, until exclusive;
+ * until_us, cursor_us, cursor_id, limit, order 'asc'|'desc'), each filter
+ * NULL when absent -> enum sw_db_audit_col: newest first for desc. since is inclusive, until exclusive;
  * an action matches itself and every action below it ("auth.session"
  * matches "auth.session.revoked"). */
 const struct sw_db_stmt sw_db_stmt_audit_page = {
@@ -161,9 +165,12 @@ const struct sw_db_stmt sw_db_stmt_audit_page = {
 	       " AND ($3::uuid IS NULL OR organization_id = $3::uuid)"
 	       " AND ($4::bigint IS NULL OR created_at >= " TS_US("$4") ")"
 	       " AND ($5::bigint IS NULL OR created_at < " TS_US("$5") ")"
-	       " AND ($6::bigint IS NULL OR (created_at, id) < (" TS_US("$6") ", $7::bigint))"
-	       " ORDER BY created_at DESC, id DESC LIMIT $8::int",
-	.nparams = 8,
+	       " AND ($6::bigint IS NULL OR CASE WHEN $9 = 'asc'"
+	       "  THEN (created_at, id) > (" TS_US("$6") ", $7::bigint)"
+	       "  ELSE (created_at, id) < (" TS_US("$6") ", $7::bigint) END)"
+	       " ORDER BY CASE WHEN $9 = 'asc' THEN created_at END, CASE WHEN $9 = 'asc' THEN id END,"
+	       " created_at DESC, id DESC LIMIT $8::int",
+	.nparams = 9,
 };
 
 static const struct sw_db_stmt *const list[] = {

@@ -218,3 +218,13 @@ int sw_query_cursor_format(const char *us, const char *id, char *out, size_t cap
 	int n = snprintf(out, cap, "%s_%s", us, id);
 	return n >= 0 && (size_t)n < cap ? 0 : -ENOBUFS;
 }
+
+const char *sw_query_order_read(const char *order, struct sw_field_errors *fe)
+{
+	if (!order || strcmp(order, "desc") == 0)
+		return "desc";
+	if (strcmp(order, "asc") == 0)
+		return "asc";
+	sw_field_error(fe, "order", "must be asc or desc");
+	return "desc";
+}

@@ -34,6 +34,7 @@
 #include "steward/http.h"
 #include "steward/io.h"
 #include "steward/log.h"
+#include "steward/query.h"
 #include "http/internal.h"
 
 #define MAX_LOOPS 64
@@ -158,6 +159,7 @@ const char *sw_http_reason(int status)
 	case 429: return "Too Many Requests";
 	case 431: return "Request Header Fields Too Large";
 	case 500: return "Internal Server Error";
+	case 502: return "Bad Gateway";
 	case 503: return "Service Unavailable";
 	}
 	return "Unknown";
@@ -909,6 +911,19 @@ static void dispatch(struct sw_conn *c)
 
 void sw_http_run_handler(struct sw_http_request *req)
 {
+	/* An API route that documents no query parameters takes none: a
+	 * misspelt filter or page size must not be silently ignored (query.h).
+	 * Public routes (health checks, the document) ignore a query string, as
+	 * load balancers and caches add their own. */
+	if (!req->route->doc.query && req->route->access != SW_ACCESS_PUBLIC && req->query.len) {
+		static const char *const none[] = { NULL };
+		const char *unused[1];
+		struct sw_field_errors fe = { 0 };
+		if (!sw_query_read(&req->arena, req->query, none, unused, &fe)) {
+			sw_http_validation_error(req, &fe);
+			return;
+		}
+	}
 	req->route->handler(req);
 }
 

@@ -14,6 +14,11 @@ import os from 'node:os';
 import path from 'node:path';
 
 export const SKIP = 77;
+// Shapes every answer keeps: RFC 3339 UTC timestamps with milliseconds,
+// UUIDs, and an id that names nothing.
+export const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export const NIL = '00000000-0000-0000-0000-000000000000';
 
 // Timing slack: CI machines have 2 cores and may run sanitizer builds.
 export const SLACK = Number(process.env.SW_TEST_SLACK || 3);

@@ -7,6 +7,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as h from './harness.mjs';
+const { TS, UUID, NIL } = h;
 import { PASSWORD, call, ok, cookieOf, setup, invite, accept, member, issueToken } from './identity.mjs';
 
 h.stewarddPath();
@@ -14,9 +15,6 @@ const pg = await h.startPostgres();
 const srv = await h.startStewardd({ db: pg });
 after(h.cleanupAll);
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const NIL = '00000000-0000-0000-0000-000000000000';
 const sql = (q) => pg.psql(q, srv.dbName);
 
 const owner = await setup(srv);
@@ -176,13 +174,16 @@ test('only_an_owner_invites_or_cancels', async () => {
 // ------------------------------------------------------------ members and users
 
 test('members_and_users_list_the_organization_in_pages', async () => {
-	const all = await ok(call(srv, 'GET', `${org}/members`, plain));
+	const all = await ok(call(srv, 'GET', `${org}/members?order=asc`, plain));
 	assert.deepEqual(all.map((m) => m.email).slice(0, 3), ['owner@example.com', 'ada.admin@example.com', 'mo.member@example.com']);
+	// The default order, as for every list, is the latest first.
+	const latestFirst = await ok(call(srv, 'GET', `${org}/members`, plain));
+	assert.deepEqual(latestFirst.map((m) => m.userId), all.map((m) => m.userId).reverse());
 	assert.deepEqual(Object.keys(all[0]).sort(), ['email', 'joinedAt', 'name', 'role', 'userId']);
 	const seen = [];
 	let cursor = null;
 	for (let i = 0; i < 10; i++) {
-		const res = await call(srv, 'GET', `/users?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, plain);
+		const res = await call(srv, 'GET', `/users?order=asc&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, plain);
 		assert.equal(res.status, 200, res.text);
 		const body = res.json();
 		assert.ok(body.data.length <= 2);
@@ -198,7 +199,7 @@ test('members_and_users_list_the_organization_in_pages', async () => {
 
 test('page_parameters_are_validated', async () => {
 	for (const [q, field] of [['limit=0', 'limit'], ['limit=201', 'limit'], ['limit=x', 'limit'], ['cursor=abc', 'cursor'],
-		[`cursor=1_${'z'.repeat(36)}`, 'cursor'], ['sort=name', 'sort'], ['limit=1&limit=2', 'limit']]) {
+		[`cursor=1_${'z'.repeat(36)}`, 'cursor'], ['sort=name', 'sort'], ['limit=1&limit=2', 'limit'], ['order=up', 'order']]) {
 		assert.ok((await fields(call(srv, 'GET', `/users?${q}`, plain)))[field], q);
 	}
 });

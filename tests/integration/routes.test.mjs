@@ -6,6 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as h from './harness.mjs';
+const { TS, UUID } = h;
 
 h.stewarddPath();
 const pg = await h.startPostgres();
@@ -17,8 +18,6 @@ const [srv, signupSrv, prodSrv, devSrv] = await Promise.all([
 ]);
 after(h.cleanupAll);
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 const get = (s, p, o) => h.request(s.port, 'GET', p, o);
 const post = (s, p, body, o = {}) => h.request(s.port, 'POST', p, { body, ...o });

@@ -6,6 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as h from './harness.mjs';
+const { TS } = h;
 import { call, ok, setup, member, issueToken } from './identity.mjs';
 
 h.stewarddPath();
@@ -14,7 +15,6 @@ const srv = await h.startStewardd({ db: pg, env: { STEWARD_THREADS: 2 } });
 after(h.cleanupAll);
 
 const TOKEN = /^st_[A-Za-z0-9_-]{43}$/;
-const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const owner = await setup(srv);
 const sql = (q) => pg.psql(q, srv.dbName);
 

@@ -1,0 +1,34 @@
+/* Pieces of SQL text shared by the resource statements (the parameter
+ * conventions are in src/api/internal.h, "resources"). Macros over string
+ * literals only: the SQL stays a constant, parameters stay bound. */
+#ifndef STEWARD_DB_SQL_H
+#define STEWARD_DB_SQL_H
+
+#define SW_SQL_STR_(x) #x
+#define SW_SQL_STR(x) SW_SQL_STR_(x)
+
+/* An update's "col = <new value when the mask's i-th character (1-based)
+ * is '1', else the old>"; the mask is $4 (resource update convention). */
+#define SW_SQL_SET(col, i, value) \
+	col " = CASE WHEN substr($4, " SW_SQL_STR(i) ", 1) = '1' THEN " value " ELSE " col " END"
+
+/* A parameter a statement must take by convention but does not need
+ * (PostgreSQL must still learn its type): "AND <this>" is always true. */
+#define SW_SQL_UNUSED(p, type) "(" p "::" type " IS NULL OR true)"
+
+/* The page of a list of rows of alias t (columns created_at and id): the
+ * cursor ($4 microseconds, $5 id) and order ($6 'asc' or 'desc'), the
+ * ordering and the limit ($3). Goes after the WHERE conditions. */
+#define SW_SQL_PAGE(t)                                                                         \
+	" AND ($4::bigint IS NULL OR CASE WHEN $6 = 'asc'"                                     \
+	" THEN (" t ".created_at, " t ".id) > (steward_from_us($4::bigint), $5::uuid)"          \
+	" ELSE (" t ".created_at, " t ".id) < (steward_from_us($4::bigint), $5::uuid) END)"     \
+	" ORDER BY CASE WHEN $6 = 'asc' THEN " t ".created_at END,"                             \
+	" CASE WHEN $6 = 'asc' THEN " t ".id END, " t ".created_at DESC, " t ".id DESC"          \
+	" LIMIT $3::int"
+
+/* A timestamp column as the API writes it, and its cursor microseconds. */
+#define SW_SQL_TS(col) "steward_rfc3339(" col ")"
+#define SW_SQL_US(col) "steward_us(" col ")"
+
+#endif
