@@ -38,6 +38,7 @@
 #include "steward/limits.h"
 #include "steward/log.h"
 #include "steward/ratelimit.h"
+#include "steward/seal.h"
 #include "steward/secret.h"
 #include "steward/totp.h"
 #include "api/internal.h"
@@ -51,16 +52,6 @@
 #define ISSUER "Steward"
 #define CHALLENGE_UNKNOWN "The sign-in challenge is unknown, expired or used; sign in again."
 
-
-static void hex_encode(const uint8_t *in, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[in[i] >> 4];
-		out[2 * i + 1] = digits[in[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
 
 static int hex_value(char c)
 {
@@ -85,6 +76,25 @@ static bool hex_decode(const char *in, uint8_t *out, size_t cap, size_t *ret_len
 	}
 	*ret_len = n / 2;
 	return true;
+}
+
+/* The associated data binding a user's TOTP key to them. */
+static void key_aad(const char *user_id, char out[64])
+{
+	snprintf(out, 64, "totp:%s", user_id);
+}
+
+/* Opens a TOTP key as stored: sealed under the master key ("v1.", bound to
+ * "totp:<user id>"), or the hex of an enrolment made before keys were
+ * sealed (it stays readable until the user enrols again). */
+static bool key_open(const char *user_id, const char *stored, uint8_t *key, size_t cap,
+		     size_t *ret_len)
+{
+	if (strncmp(stored, "v1.", 3) != 0)
+		return hex_decode(stored, key, cap, ret_len);
+	char aad[64];
+	key_aad(user_id, aad);
+	return sw_unseal(stored, aad, key, cap, ret_len) == 0;
 }
 
 /* Reads one string field of a body that has no others: 422 (answered) and
@@ -125,7 +135,7 @@ struct tf {
 	void (*then)(struct tf *t); /* after the state row (and the password) */
 	char email[SW_EMAIL_MAX_LEN + 1];
 	char state[16];             /* NONE, PENDING, ENABLED */
-	char secret_hex[2 * 64 + 1];
+	char stored_key[192];       /* as stored: sealed text (or legacy hex) */
 	int64_t last_used_step;
 };
 
@@ -139,8 +149,8 @@ static void tf_state_read(void *arg, const PGresult *res, const struct sw_db_err
 	}
 	snprintf(t->email, sizeof(t->email), "%s", PQgetvalue(res, 0, SW_DB_TWO_FACTOR_EMAIL));
 	snprintf(t->state, sizeof(t->state), "%s", PQgetvalue(res, 0, SW_DB_TWO_FACTOR_STATE));
-	snprintf(t->secret_hex, sizeof(t->secret_hex), "%s",
-		 PQgetvalue(res, 0, SW_DB_TWO_FACTOR_SECRET_HEX));
+	snprintf(t->stored_key, sizeof(t->stored_key), "%s",
+		 PQgetvalue(res, 0, SW_DB_TWO_FACTOR_STORED_KEY));
 	t->last_used_step = PQgetisnull(res, 0, SW_DB_TWO_FACTOR_LAST_USED_STEP) ? -1 :
 			    strtoll(PQgetvalue(res, 0, SW_DB_TWO_FACTOR_LAST_USED_STEP), NULL, 10);
 	t->then(t);
@@ -282,12 +292,17 @@ static void enrol_reauthed(struct tf *t)
 		return;
 	}
 	e->t = t;
-	char hex[2 * SW_TOTP_SECRET_LEN + 1];
-	hex_encode(e->secret, sizeof(e->secret), hex);
-	const char *params[2] = { req->principal.user_id, hex };
+	/* The key is sealed before it leaves for the database. */
+	char aad[64], sealed[192];
+	key_aad(req->principal.user_id, aad);
+	if (sw_seal(e->secret, sizeof(e->secret), aad, sealed, sizeof(sealed)) < 0) {
+		OPENSSL_cleanse(e->secret, sizeof(e->secret));
+		sw_api_internal_error(req);
+		return;
+	}
+	const char *params[2] = { req->principal.user_id, sealed };
 	if (!sw_api_query(req, &sw_db_stmt_two_factor_enrol, params, 2, enrolled, e))
 		OPENSSL_cleanse(e->secret, sizeof(e->secret));
-	OPENSSL_cleanse(hex, sizeof(hex));
 }
 
 static void two_factor_enrol(struct sw_http_request *req)
@@ -362,7 +377,7 @@ static void confirm_checked(struct tf *t)
 	uint8_t key[64];
 	size_t klen = 0;
 	int64_t step = 0;
-	bool ok = hex_decode(t->secret_hex, key, sizeof(key), &klen) &&
+	bool ok = key_open(req->principal.user_id, t->stored_key, key, sizeof(key), &klen) &&
 		  sw_totp_verify(key, klen, sw_api_secret_str(&t->input), (uint64_t)time(NULL),
 				 t->last_used_step, &step);
 	OPENSSL_cleanse(key, sizeof(key));
@@ -398,10 +413,10 @@ static void confirm_checked(struct tf *t)
 	hashes[o] = '\0';
 	char step_text[24];
 	snprintf(step_text, sizeof(step_text), "%lld", (long long)step);
-	const char *params[4] = { req->principal.user_id, step_text, t->secret_hex, hashes };
+	const char *params[4] = { req->principal.user_id, step_text, t->stored_key, hashes };
 	if (!sw_api_query(req, &sw_db_stmt_two_factor_enable, params, 4, confirmed, c))
 		confirm_wipe(c);
-	OPENSSL_cleanse(t->secret_hex, sizeof(t->secret_hex));
+	OPENSSL_cleanse(t->stored_key, sizeof(t->stored_key));
 }
 
 static void two_factor_confirm(struct sw_http_request *req)
@@ -587,8 +602,8 @@ static void challenge_resolved(void *arg, const PGresult *res, const struct sw_d
 		/* Matched against any step in the window, then against the
 		 * newer-than-last rule, to tell a replay from a wrong code in
 		 * the audit record; the database decides again atomically. */
-		bool ok = hex_decode(PQgetvalue(res, 0, SW_DB_TWO_FACTOR_CHALLENGE_SECRET_HEX), key,
-				     sizeof(key), &klen) &&
+		bool ok = key_open(v->user_id, PQgetvalue(res, 0, SW_DB_TWO_FACTOR_CHALLENGE_STORED_KEY),
+				   key, sizeof(key), &klen) &&
 			  sw_totp_verify(key, klen, sw_str_from(v->code, v->code_len),
 					 (uint64_t)time(NULL), -1, &step);
 		OPENSSL_cleanse(key, sizeof(key));

@@ -10,7 +10,7 @@
 #include "db/statements_two_factor.h"
 
 /* (user_id) -> password_hash, email, state, unused recovery codes,
- * enabled_at, secret hex, last_used_step. */
+ * enabled_at, the key as stored (sealed, or legacy hex), last_used_step. */
 const struct sw_db_stmt sw_db_stmt_two_factor_state = {
 	.name = "two_factor_state",
 	.sql = "SELECT u.password_hash, u.email,"
@@ -18,24 +18,26 @@ const struct sw_db_stmt sw_db_stmt_two_factor_state = {
 	       "  WHEN t.enabled_at IS NULL THEN 'PENDING' ELSE 'ENABLED' END,"
 	       " (SELECT count(*) FROM two_factor_recovery_codes r"
 	       "  WHERE r.user_id = u.id AND r.used_at IS NULL),"
-	       " steward_rfc3339(t.enabled_at), encode(t.secret, 'hex'), t.last_used_step"
+	       " steward_rfc3339(t.enabled_at), coalesce(t.secret_sealed, encode(t.secret, 'hex')),"
+	       " t.last_used_step"
 	       " FROM users u LEFT JOIN two_factor t ON t.user_id = u.id WHERE u.id = $1::uuid",
 	.nparams = 1,
 };
 
-/* (user_id, secret_hex) -> one row when the key was stored as a pending
+/* (user_id, sealed key) -> one row when the key was stored as a pending
  * enrolment (replacing a pending one); none when two-factor is enabled. */
 const struct sw_db_stmt sw_db_stmt_two_factor_enrol = {
 	.name = "two_factor_enrol",
-	.sql = "INSERT INTO two_factor AS t (user_id, secret) VALUES ($1::uuid, decode($2, 'hex'))"
-	       " ON CONFLICT (user_id) DO UPDATE SET secret = EXCLUDED.secret, last_used_step = -1,"
+	.sql = "INSERT INTO two_factor AS t (user_id, secret_sealed) VALUES ($1::uuid, $2)"
+	       " ON CONFLICT (user_id) DO UPDATE SET secret_sealed = EXCLUDED.secret_sealed,"
+	       "  secret = NULL, last_used_step = -1,"
 	       "  created_at = now(), updated_at = now()"
 	       " WHERE t.enabled_at IS NULL"
 	       " RETURNING t.user_id",
 	.nparams = 2,
 };
 
-/* (user_id, step, secret_hex, recovery hashes as a text array literal of
+/* (user_id, step, the key as read (stored form), recovery hashes as a text array literal of
  * hex digests "{ab..,cd..}") -> one row: the recovery codes stored; 0 when
  * the pending key is no longer the one checked, is enabled already, or the
  * step is not newer than the last used one. */
@@ -44,7 +46,7 @@ const struct sw_db_stmt sw_db_stmt_two_factor_enable = {
 	.sql = "WITH t AS (UPDATE two_factor SET enabled_at = now(), last_used_step = $2::bigint,"
 	       "  updated_at = now()"
 	       "  WHERE user_id = $1::uuid AND enabled_at IS NULL AND last_used_step < $2::bigint"
-	       "  AND secret = decode($3, 'hex') RETURNING user_id),"
+	       "  AND coalesce(secret_sealed, encode(secret, 'hex')) = $3 RETURNING user_id),"
 	       " i AS (INSERT INTO two_factor_recovery_codes (user_id, code_hash)"
 	       "  SELECT t.user_id, decode(h, 'hex') FROM t, unnest($4::text[]) AS h RETURNING 1)"
 	       " SELECT count(*) FROM i",
@@ -78,12 +80,13 @@ const struct sw_db_stmt sw_db_stmt_two_factor_challenge_create = {
 	.nparams = 3,
 };
 
-/* (token_hash_hex, max_failures) -> id, user_id, secret hex,
+/* (token_hash_hex, max_failures) -> id, user_id, the key as stored,
  * last_used_step of a live challenge whose user has two-factor enabled;
  * no row otherwise (unknown, used, expired, failed too often, disabled). */
 const struct sw_db_stmt sw_db_stmt_two_factor_challenge_resolve = {
 	.name = "two_factor_challenge_resolve",
-	.sql = "SELECT c.id, c.user_id, encode(t.secret, 'hex'), t.last_used_step"
+	.sql = "SELECT c.id, c.user_id, coalesce(t.secret_sealed, encode(t.secret, 'hex')),"
+	       " t.last_used_step"
 	       " FROM two_factor_challenges c"
 	       " JOIN two_factor t ON t.user_id = c.user_id AND t.enabled_at IS NOT NULL"
 	       " WHERE c.token_hash = decode($1, 'hex') AND c.used_at IS NULL"

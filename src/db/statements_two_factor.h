@@ -1,6 +1,7 @@
 /* Statements of two-factor authentication (statements_two_factor.c,
- * migration 0004_two_factor.sql). Keys, codes and challenges arrive as the
- * hex of their bytes or of their SHA-256; identifiers are checked to be
+ * migrations 0004_two_factor.sql, 0017_two_factor_sealed.sql). A TOTP key
+ * arrives sealed under the master key (bound to "totp:<user id>"); codes
+ * and challenges as the hex of their SHA-256; identifiers are checked to be
  * UUIDs (or come from the database) before they reach these statements. */
 #ifndef STEWARD_DB_STATEMENTS_TWO_FACTOR_H
 #define STEWARD_DB_STATEMENTS_TWO_FACTOR_H
@@ -14,7 +15,7 @@ enum sw_db_two_factor_state_col {
 	SW_DB_TWO_FACTOR_STATE,          /* "NONE", "PENDING" or "ENABLED" */
 	SW_DB_TWO_FACTOR_RECOVERY_LEFT,  /* unused recovery codes */
 	SW_DB_TWO_FACTOR_ENABLED_AT,     /* RFC 3339, NULL unless ENABLED */
-	SW_DB_TWO_FACTOR_SECRET_HEX,     /* NULL when NONE */
+	SW_DB_TWO_FACTOR_STORED_KEY,     /* the key sealed ("v1.", or legacy hex); NULL when NONE */
 	SW_DB_TWO_FACTOR_LAST_USED_STEP, /* NULL when NONE */
 };
 
@@ -22,7 +23,7 @@ enum sw_db_two_factor_state_col {
 enum sw_db_two_factor_challenge_col {
 	SW_DB_TWO_FACTOR_CHALLENGE_ID,
 	SW_DB_TWO_FACTOR_CHALLENGE_USER_ID,
-	SW_DB_TWO_FACTOR_CHALLENGE_SECRET_HEX,
+	SW_DB_TWO_FACTOR_CHALLENGE_STORED_KEY, /* as SW_DB_TWO_FACTOR_STORED_KEY */
 	SW_DB_TWO_FACTOR_CHALLENGE_LAST_USED_STEP,
 };
 

@@ -164,6 +164,15 @@ test('enrolment_needs_the_password_and_returns_the_key_and_its_otpauth_uri', asy
 	assert.equal(uri.searchParams.get('digits'), '6');
 	assert.equal(uri.searchParams.get('period'), '30');
 
+	// At rest the key is sealed under the master key: neither its bytes
+	// (hex) nor its base32 form is in the row.
+	const row = (await pg.psql(`SELECT coalesce(encode(secret, 'hex'), '-') || ' ' || secret_sealed FROM two_factor WHERE user_id = '${u.id}'`, main.dbName)).trim();
+	const [plain, sealed] = row.split(' ');
+	assert.equal(plain, '-', row);
+	assert.match(sealed, /^v1\.[0-9a-f]{8}\./);
+	const keyHex = base32Decode(d.secret).toString('hex');
+	assert.ok(!sealed.includes(keyHex) && !sealed.includes(d.secret), 'the key is not stored in the clear');
+
 	const st = await call(u, 'GET', '/auth/two-factor');
 	assert.deepEqual(st.json().data, { enabled: false, pending: true, enabledAt: null, recoveryCodesRemaining: 0 });
 	// Pending changes nothing for sign-in.
