@@ -30,6 +30,13 @@ struct sw_config {
 	unsigned shutdown_timeout_ms; /* STEWARD_SHUTDOWN_TIMEOUT_MS */
 	unsigned db_query_timeout_ms; /* STEWARD_DB_QUERY_TIMEOUT_MS */
 	bool access_log;          /* STEWARD_ACCESS_LOG, default on */
+	/* Deployments */
+	unsigned deploy_log_max_bytes; /* DEPLOY_LOG_MAX_BYTES, default 16 MiB (64 KiB..1 GiB) */
+	unsigned blue_green_min_free_mb; /* DEPLOY_BLUE_GREEN_MIN_FREE_MEMORY_MB, default 512 */
+	char *deploy_base_image;  /* DEPLOY_BASE_IMAGE; NULL: each stack's own default */
+	char *docker_host;        /* DOCKER_HOST, default unix:///var/run/docker.sock */
+	char *caddy_admin_url;    /* CADDY_ADMIN_URL, default http://127.0.0.1:2019 */
+	bool runners;             /* STEWARD_RUNNERS, default on: this process runs jobs */
 };
 
 /* Reads the environment into *ret. On a bad value returns -EINVAL and

@@ -77,6 +77,13 @@ struct sw_route_doc {
 	/* A second success status with the same schema (a PUT that answers
 	 * 201 when it creates and 200 when it replaces), or 0. */
 	int also_status;
+	/* A success body that is not the JSON envelope: its media type
+	 * ("text/plain; charset=utf-8", "text/event-stream"), documented as a
+	 * string; response_schema is then NULL. */
+	const char *media_type;
+	/* The request body's media type when it is not application/json
+	 * ("multipart/form-data"), or NULL. */
+	const char *request_media;
 };
 
 struct sw_route {
@@ -172,6 +179,76 @@ void sw_http_respond(struct sw_http_request *req, int status, const char *conten
 		     struct sw_str body);
 void sw_http_respond_static(struct sw_http_request *req, int status, const char *content_type,
 			    struct sw_str body);
+
+/* Bytes sent by reference (never copied into the connection's buffers):
+ * release(ref) runs once for each write the bytes were given to, on the
+ * loop's thread, after the kernel has taken them or once they are dropped
+ * (the connection closed). One ref may be given to many connections at
+ * once: a refcounted chunk whose release drops one reference. */
+struct sw_http_ref {
+	void (*release)(struct sw_http_ref *ref);
+};
+
+/* Answers status with len bytes of the open file fd from offset off
+ * (Content-Length: len), without copying them through user space:
+ * splice(2) file -> pipe -> socket on the ring, or sendfile(2) on the
+ * worker pool where the ring cannot splice. Takes fd (closed when done or
+ * on failure). HEAD: the head alone. A file that ends before off + len
+ * closes the connection after what it had (the client sees a short body).
+ * Headers added with sw_http_add_header() are sent. */
+void sw_http_respond_file(struct sw_http_request *req, int status, const char *content_type,
+			  int fd, uint64_t off, uint64_t len);
+
+/* ---- streamed responses (SSE) ----
+ * A response whose body is written as it comes: HTTP/1.1 chunked (the
+ * connection can serve further requests after it), or delimited by
+ * closing the connection for HTTP/1.0. Every piece is sent by reference
+ * (a struct sw_http_ref) or copied once into a piece of its own; pieces
+ * are written in order with writev. All calls on the loop's thread. */
+struct sw_http_stream;
+struct sw_http_stream_ops {
+	/* The stream is over without the owner ending it: the client went
+	 * away, a write failed, the server is stopping (-ESHUTDOWN; the
+	 * response is ended cleanly), the reader fell too far behind
+	 * (-ENOBUFS, SW_HTTP_STREAM_MAX_QUEUED*) or stopped reading
+	 * (-ETIMEDOUT). Runs once, never inside a stream function; the stream
+	 * is freed when it returns. Never runs after sw_http_stream_end(). */
+	void (*closed)(void *arg, int reason);
+	/* Optional: everything written so far has been handed to a write
+	 * (nothing waits in the stream's queue): a producer reading a file
+	 * writes its next block. */
+	void (*writable)(void *arg);
+	/* Written when nothing else was for this long (0: never), e.g. an SSE
+	 * comment ": ping\n\n" (a literal: it is sent by reference). */
+	unsigned heartbeat_ms;
+	const char *heartbeat;
+};
+/* Sends the head of a streamed response (status, content_type, the common
+ * headers and those added with sw_http_add_header()). The request stays
+ * open (later pipelined requests wait) until sw_http_stream_end() or
+ * ops->closed. NULL when there is no stream to write: HEAD (the head was
+ * sent and the request is over), the client already gone, or out of
+ * memory (answered 500); ops->closed never runs then. */
+struct sw_http_stream *sw_http_stream_begin(struct sw_http_request *req, int status,
+					    const char *content_type,
+					    const struct sw_http_stream_ops *ops, void *arg);
+/* Queues n bytes at p: by reference when ref is given (ref->release runs
+ * once they are written or dropped, also when this call fails), else
+ * copied. 0; -EPIPE once the stream has failed (closed runs or ran);
+ * -ENOBUFS when the reader is too far behind (the stream fails, closed
+ * runs later); -ENOMEM. */
+int sw_http_stream_write(struct sw_http_stream *s, const void *p, size_t n, struct sw_http_ref *ref);
+/* Bytes queued on s that no write has taken yet. */
+size_t sw_http_stream_queued(const struct sw_http_stream *s);
+/* Ends the body once what is queued is written (the last chunk), then the
+ * connection serves its next request (or closes, for HTTP/1.0, Connection:
+ * close, or a server stopping). s is gone when it returns; closed never
+ * runs after it, even for a stream that had failed. */
+void sw_http_stream_end(struct sw_http_stream *s);
+/* Drops what is queued and closes the connection at once, without the
+ * last chunk (a reader too far behind: the client sees the stream cut and
+ * resumes). s is gone when it returns; closed never runs after it. */
+void sw_http_stream_abort(struct sw_http_stream *s);
 
 /* Envelope helpers: sw_http_json_begin() writes `{"data":` into buf and
  * returns a writer for the value; sw_http_json_end() closes and sends it

@@ -58,6 +58,20 @@ int sw_io_recv_multishot(struct sw_loop *loop, struct sw_io_op *op, int fd);
 int sw_io_writev(struct sw_loop *loop, struct sw_io_op *op, int fd,
 		 const struct iovec *iov, unsigned iovcnt);
 int sw_io_read(struct sw_loop *loop, struct sw_io_op *op, int fd, void *buf, size_t len);
+/* Reads up to len bytes at file offset off (pread(2)); res is the count
+ * (0 at the end of the file) or -errno. */
+int sw_io_pread(struct sw_loop *loop, struct sw_io_op *op, int fd, void *buf, size_t len,
+		uint64_t off);
+/* Moves up to len bytes from fd_in to fd_out without copying through user
+ * space (splice(2)); one of them must be a pipe. off_in, off_out: a file
+ * offset, or -1 for a pipe or a socket. res: the bytes moved, 0 at the end
+ * of the input, or -errno; -EAGAIN when a non-blocking socket is full (the
+ * ring does not wait for it: poll it for POLLOUT and splice again). Only
+ * where sw_loop_can_splice(). */
+int sw_io_splice(struct sw_loop *loop, struct sw_io_op *op, int fd_in, int64_t off_in,
+		 int fd_out, int64_t off_out, unsigned len);
+/* Whether the kernel runs IORING_OP_SPLICE (Linux 5.7; probed once per loop). */
+bool sw_loop_can_splice(const struct sw_loop *loop);
 /* One-shot poll; res is the ready mask or -errno. */
 int sw_io_poll(struct sw_loop *loop, struct sw_io_op *op, int fd, unsigned poll_mask);
 /* Asks the kernel to cancel every op whose user_data is target; each

@@ -98,4 +98,32 @@
 #define SW_DOMAINS_MAX 50                      /* per application */
 #define SW_RESOURCE_BODY_MAX (256 * 1024)      /* a bulk variables body */
 
+/* Deployments (issue 5) */
+/* An uploaded archive (POST /deployments, the part "archive"); over it: 413. */
+#define SW_DEPLOY_UPLOAD_MAX (100 * 1024 * 1024)
+/* The route's body limit: the archive plus the multipart framing and the
+ * form's other fields. */
+#define SW_DEPLOY_UPLOAD_BODY_MAX (SW_DEPLOY_UPLOAD_MAX + 64 * 1024)
+
+/* Streamed responses (src/http/server.c) and live deployment logs (issue 5) */
+/* Pieces queued on one streamed response beyond what its socket has taken;
+ * past either bound the writer of the stream is not listening to its
+ * backpressure (sw_http_stream_queued): the stream is closed. */
+#define SW_HTTP_STREAM_MAX_QUEUED 1024
+#define SW_HTTP_STREAM_MAX_QUEUED_BYTES (1024 * 1024)
+/* SSE readers of one deployment's live log in one process; past it: 503. */
+#define SW_SSE_MAX_READERS 2000
+/* A comment line (": ping") on an idle SSE stream this often, so proxies
+ * and clients see the stream is alive. */
+#define SW_SSE_HEARTBEAT_MS 15000
+/* A live reader this far (bytes of log) behind the writer loses its
+ * stream (an SSE client resumes with Last-Event-ID); it bounds the chunks
+ * the hub keeps for the slowest reader. */
+#define SW_HUB_MAX_LAG_BYTES (4 * 1024 * 1024)
+/* One line of a deployment's log: a longer one is split. */
+#define SW_DEPLOY_LOG_MAX_LINE 4096
+/* A live reader in a process that does not write the log polls the file
+ * and the deployment's status this often. */
+#define SW_DEPLOY_LOG_POLL_MS 1000
+
 #endif

@@ -151,6 +151,7 @@ static const char *status_description(int status)
 	case 201: return "Created";
 	case 202: return "Accepted: the work is queued";
 	case 204: return "No content";
+	case 206: return "Partial content: the range asked for";
 	case 400: return "Malformed request or invalid JSON";
 	case 401: return "Not authenticated";
 	case 403: return "Authenticated, but the role does not allow this";
@@ -158,6 +159,7 @@ static const char *status_description(int status)
 	case 409: return "Conflict with the current state";
 	case 413: return "Request body too large";
 	case 415: return "Body is not application/json";
+	case 416: return "The range asked for is past the end";
 	case 422: return "Validation failed; see error.fields";
 	case 429: return "Too many requests";
 	case 500: return "Internal error";
@@ -253,6 +255,20 @@ static void add_query_params(json_t *params, const char *query)
 	}
 }
 
+/* The success answer resp (stolen) under code, and under the route's
+ * second success status too when it has one. */
+static void add_success(json_t *responses, const struct sw_route *r, const char *code, json_t *resp)
+{
+	if (r->doc.also_status) {
+		char also[8];
+		snprintf(also, sizeof(also), "%d", r->doc.also_status);
+		json_t *copy = json_deep_copy(resp);
+		json_object_set_new(copy, "description", json_string(status_description(r->doc.also_status)));
+		json_object_set_new(responses, also, copy);
+	}
+	json_object_set_new(responses, code, resp);
+}
+
 static int add_operation(json_t *paths, const struct sw_route *r)
 {
 	/* ":id" -> "{id}", and collect the parameters. */
@@ -309,15 +325,24 @@ static int add_operation(json_t *paths, const struct sw_route *r)
 	if (r->doc.request_schema) {
 		char ref[128];
 		snprintf(ref, sizeof(ref), "#/components/schemas/%s", r->doc.request_schema);
+		const char *media = r->doc.request_media ? r->doc.request_media : "application/json";
 		json_object_set_new(op, "requestBody",
 			json_pack("{s:b, s:{s:{s:{s:s}}}, s:s}", "required", 1, "content",
-				  "application/json", "schema", "$ref", ref, "description",
-				  "JSON object; limited to the route's body size."));
+				  media, "schema", "$ref", ref, "description",
+				  r->doc.request_media ? "Form fields as the schema names them; limited to the "
+							 "route's body size."
+						       : "JSON object; limited to the route's body size."));
 	}
 	json_t *responses = json_object();
 	char code[8];
 	snprintf(code, sizeof(code), "%d", r->doc.success_status ? r->doc.success_status : 200);
-	if (r->doc.response_schema) {
+	if (r->doc.media_type) {
+		/* A body that is not the envelope: a log as text, an SSE stream. */
+		json_t *resp = json_pack("{s:s, s:{s:{s:{s:s}}}}", "description",
+					 status_description(atoi(code)), "content", r->doc.media_type,
+					 "schema", "type", "string");
+		add_success(responses, r, code, resp);
+	} else if (r->doc.response_schema) {
 		char ref[128];
 		snprintf(ref, sizeof(ref), "#/components/schemas/%s", r->doc.response_schema);
 		json_t *resp = json_pack("{s:s, s:{s:{s:{s:s, s:[s], s:{s:{s:s}}}}}}", "description",
@@ -330,15 +355,7 @@ static int add_operation(json_t *paths, const struct sw_route *r)
 			json_object_set_new(schema, "pagination",
 					    json_pack("{s:s}", "$ref", "#/components/schemas/Pagination"));
 		}
-		if (r->doc.also_status) {
-			char also[8];
-			snprintf(also, sizeof(also), "%d", r->doc.also_status);
-			json_t *copy = json_deep_copy(resp);
-			json_object_set_new(copy, "description",
-					    json_string(status_description(r->doc.also_status)));
-			json_object_set_new(responses, also, copy);
-		}
-		json_object_set_new(responses, code, resp);
+		add_success(responses, r, code, resp);
 	} else if (r->doc.success_status == 204) {
 		json_object_set_new(responses, code, json_pack("{s:s}", "description", "No content"));
 	} else {

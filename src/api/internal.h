@@ -43,6 +43,10 @@ extern const struct sw_api_route_group sw_api_services_group;
 extern const struct sw_api_route_group sw_api_alerts_group;
 extern const struct sw_api_route_group sw_api_channels_group;
 extern const struct sw_api_route_group sw_api_plans_group;
+extern const struct sw_api_route_group sw_api_deployments_group;
+extern const struct sw_api_route_group sw_api_deployment_logs_group;
+extern const struct sw_api_route_group sw_api_webhooks_group;
+extern const struct sw_api_route_group sw_api_runtime_group;
 /* The i-th group's schemas ("{}" when none); NULL past the last group. */
 const char *sw_api_schema_group(size_t i);
 
@@ -68,6 +72,7 @@ extern const struct sw_ratelimit sw_api_limit_sign_in_account;
 extern const struct sw_ratelimit sw_api_limit_two_factor_address;
 extern const struct sw_ratelimit sw_api_limit_two_factor_account;
 extern const struct sw_ratelimit sw_api_limit_passkey_address;
+extern const struct sw_ratelimit sw_api_limit_webhook_address;
 bool sw_api_rate_limit(struct sw_http_request *req, const struct sw_ratelimit *rl, struct sw_str key);
 bool sw_api_rate_limit_sign_in(struct sw_http_request *req, const char *account);
 

@@ -1,10 +1,12 @@
 /* Rate limits of the public routes that check a secret, on the shared
  * limiter (steward/ratelimit.h). Values are documented in the OpenAPI
- * document; the webhook route will use the same code with a tighter bucket.
+ * document.
  *
  *   sign-in             per address 30 / 5 min, per account 10 / 15 min
  *   two-factor verify   per address 30 / 5 min, per account  5 / 5 min
  *   passkey verify      per address 30 / 5 min
+ *   webhooks            per address 60 / 1 min (every request, verified or
+ *                       not: a burst of 60, then one a second)
  *
  * A successful sign-in refills the account's bucket, so a person who
  * mistyped a few times is not locked out after getting it right. The
@@ -19,6 +21,7 @@ const struct sw_ratelimit sw_api_limit_sign_in_account = { "sign_in_account", 10
 const struct sw_ratelimit sw_api_limit_two_factor_address = { "two_factor_address", 30, 300 };
 const struct sw_ratelimit sw_api_limit_two_factor_account = { "two_factor_account", 5, 300 };
 const struct sw_ratelimit sw_api_limit_passkey_address = { "passkey_address", 30, 300 };
+const struct sw_ratelimit sw_api_limit_webhook_address = { "webhook_address", 60, 60 };
 
 bool sw_api_rate_limit(struct sw_http_request *req, const struct sw_ratelimit *rl, struct sw_str key)
 {

@@ -95,6 +95,10 @@ static const struct sw_api_route_group *const groups[] = {
 	&sw_api_alerts_group,
 	&sw_api_channels_group,
 	&sw_api_plans_group,
+	&sw_api_deployments_group,
+	&sw_api_deployment_logs_group,
+	&sw_api_webhooks_group,
+	&sw_api_runtime_group,
 };
 
 static struct sw_route *table;

@@ -150,6 +150,11 @@ int sw_config_load(struct sw_config *c, char *err, size_t errlen)
 			  &c->db_query_timeout_ms, err, errlen);
 	r = r ?: get_bool("SIGNUP_ENABLED", false, &c->signup_enabled, err, errlen);
 	r = r ?: get_bool("STEWARD_ACCESS_LOG", true, &c->access_log, err, errlen);
+	r = r ?: get_uint("DEPLOY_LOG_MAX_BYTES", 16u * 1024 * 1024, 64u * 1024, 1024u * 1024 * 1024,
+			  &c->deploy_log_max_bytes, err, errlen);
+	r = r ?: get_uint("DEPLOY_BLUE_GREEN_MIN_FREE_MEMORY_MB", 512, 0, 1048576,
+			  &c->blue_green_min_free_mb, err, errlen);
+	r = r ?: get_bool("STEWARD_RUNNERS", true, &c->runners, err, errlen);
 	if (r < 0)
 		return r;
 
@@ -177,6 +182,22 @@ int sw_config_load(struct sw_config *c, char *err, size_t errlen)
 	c->cors_origins = dup_env("CORS_ALLOWED_ORIGINS");
 	c->public_base_url = dup_env("PUBLIC_BASE_URL");
 	c->auth_trusted_origins = dup_env("AUTH_TRUSTED_ORIGINS");
+	c->deploy_base_image = dup_env("DEPLOY_BASE_IMAGE");
+	c->docker_host = dup_env("DOCKER_HOST");
+	if (!c->docker_host)
+		c->docker_host = strdup("unix:///var/run/docker.sock");
+	c->caddy_admin_url = dup_env("CADDY_ADMIN_URL");
+	if (!c->caddy_admin_url)
+		c->caddy_admin_url = strdup("http://127.0.0.1:2019");
+	if (!c->docker_host || !c->caddy_admin_url) {
+		snprintf(err, errlen, "out of memory reading the configuration");
+		return -ENOMEM;
+	}
+	if (strncmp(c->docker_host, "unix://", 7) != 0 || c->docker_host[7] != '/') {
+		snprintf(err, errlen, "DOCKER_HOST must be unix:///path/to/docker.sock (got \"%.60s\")",
+			 c->docker_host);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -186,5 +207,9 @@ void sw_config_release(struct sw_config *c)
 	free(c->cors_origins);
 	free(c->public_base_url);
 	free(c->auth_trusted_origins);
+	free(c->deploy_base_image);
+	free(c->docker_host);
+	free(c->caddy_admin_url);
 	c->database_url = c->cors_origins = c->public_base_url = c->auth_trusted_origins = NULL;
+	c->deploy_base_image = c->docker_host = c->caddy_admin_url = NULL;
 }

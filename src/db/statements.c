@@ -109,6 +109,9 @@ static const struct sw_db_stmt_group *const groups[] = {
 	&sw_db_alerts_statements,
 	&sw_db_channels_statements,
 	&sw_db_plans_statements,
+	&sw_db_deployments_statements,
+	&sw_db_webhooks_statements,
+	&sw_db_runtime_statements,
 };
 
 static const struct sw_db_stmt *registry[SW_DB_MAX_STATEMENTS];

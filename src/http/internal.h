@@ -5,5 +5,8 @@
 #include "steward/http.h"
 
 const char *sw_http_reason(int status);
+/* Tests: file bodies take the sendfile() fallback even where the ring can
+ * splice (the path a kernel without IORING_OP_SPLICE takes). */
+void sw_http_force_sendfile(bool on);
 
 #endif

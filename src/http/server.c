@@ -18,21 +18,33 @@
  * - Closing after an error is a lingering close: write the response, shut
  *   down our side, then read and discard until the client closes or a short
  *   timer expires, so unread input cannot turn into a reset that destroys
- *   the response before the client reads it. */
+ *   the response before the client reads it.
+ * - Bodies that are not in memory: a streamed response (SSE) queues pieces
+ *   by reference (struct sw_http_ref) and moves them into the output
+ *   generation as room frees up, each batch framed as one HTTP chunk; a
+ *   file is spliced file -> pipe -> socket on the ring once the head is
+ *   written (sendfile() on the worker pool where the ring cannot splice).
+ *   Either keeps the request open (CONN_HANDLER) until its body is done,
+ *   so later pipelined requests wait; the connection going away ends it
+ *   asynchronously (the stream's closed callback, the splice's completion). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/random.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 #include "steward/db.h"
 #include "steward/http.h"
 #include "steward/io.h"
+#include "steward/limits.h"
 #include "steward/log.h"
 #include "steward/query.h"
 #include "http/internal.h"
@@ -41,11 +53,18 @@
 #define LINGER_MS 2000
 #define OUT_MAX_PIECES 16
 #define IDLE_BUF_KEEP 4096
+/* Input a client may pipeline while a streamed or file body is being
+ * sent; past it the connection is closed (a stream can last hours). */
+#define STREAMING_INPUT_MAX (64 * 1024)
+/* Bytes one sendfile() job moves before it hands the loop a turn. */
+#define SENDFILE_BUDGET (1024 * 1024)
+#define SPLICE_PIPE_SIZE (256 * 1024)
 
 struct piece {
 	const char *ptr; /* NULL: bytes [off, off+len) of the generation's buffer */
 	size_t off;
 	size_t len;
+	struct sw_http_ref *ref; /* released once the piece is written or dropped */
 };
 
 struct outgen {
@@ -81,7 +100,57 @@ struct sw_conn {
 	char peer[46];        /* INET6_ADDRSTRLEN */
 	struct outgen gen[2]; /* gen[wi] is being written */
 	unsigned wi;
+	uint64_t writes_done;  /* completed writes: a stream's stall detector */
+	struct sw_http_stream *stream; /* a streamed body in progress */
+	struct file_body *file;        /* a file body in progress */
 	struct iovec iov[OUT_MAX_PIECES];
+};
+
+/* A streamed body: pieces wait here until the output generation has room. */
+struct stream_piece {
+	const char *p;
+	size_t n;
+	struct sw_http_ref *ref;
+};
+
+struct sw_http_stream {
+	struct sw_conn *conn;
+	struct sw_http_request *req;
+	const struct sw_http_stream_ops *ops;
+	void *arg;
+	bool chunked;
+	bool close_at_end;
+	bool ended;       /* the owner is done with it (sw_http_stream_end) */
+	bool in_closed;   /* inside ops->closed */
+	int failed;       /* 0, or the reason given to ops->closed */
+	struct sw_timer timer; /* heartbeat, stall check, the deferred closed */
+	uint64_t last_ms;      /* when bytes were last queued */
+	uint64_t writes_seen;  /* conn->writes_done at the last tick */
+	bool stalled;          /* a write was pending at the last tick without progress */
+	uint64_t body_bytes;
+	struct stream_piece *q; /* ring of qcap */
+	unsigned qhead, qlen, qcap;
+	size_t qbytes;
+};
+
+/* A file body: splice(2) through a pipe on the ring, or sendfile(2) on a
+ * worker (fallback). */
+enum file_step { FILE_WAIT, FILE_IN, FILE_OUT, FILE_POLL, FILE_WORKER, FILE_RETRY };
+
+struct file_body {
+	struct sw_conn *conn;
+	int fd;
+	uint64_t off, left, sent;
+	int pipe_r, pipe_w;
+	size_t pipe_cap, in_pipe;
+	enum file_step step;
+	bool active;   /* a ring op or a worker job is in flight */
+	bool fallback; /* sendfile on the worker pool */
+	bool cancelling;
+	struct sw_io_op op;
+	struct sw_worker_job job;
+	struct sw_timer retry;
+	int job_err;   /* worker: errno of the last sendfile, 0, or -1 for the end of the file */
 };
 
 struct sw_server {
@@ -135,6 +204,12 @@ static void conn_hold(struct sw_conn *c);
 static void conn_release(struct sw_conn *c);
 static void server_check_done(struct sw_server *srv);
 static void ready_check(struct sw_timer *t);
+static void finish_request(struct sw_http_request *req, size_t body_len);
+static void stream_pump(struct sw_conn *c);
+static void stream_fail(struct sw_http_stream *s, int reason, bool hard);
+static void file_maybe_start(struct sw_conn *c);
+static void file_cancel(struct sw_conn *c);
+static void conn_arm_timer(struct sw_conn *c, unsigned ms);
 
 const char *sw_http_reason(int status)
 {
@@ -144,6 +219,7 @@ const char *sw_http_reason(int status)
 	case 201: return "Created";
 	case 202: return "Accepted";
 	case 204: return "No Content";
+	case 206: return "Partial Content";
 	case 400: return "Bad Request";
 	case 401: return "Unauthorized";
 	case 403: return "Forbidden";
@@ -154,6 +230,7 @@ const char *sw_http_reason(int status)
 	case 413: return "Content Too Large";
 	case 414: return "URI Too Long";
 	case 415: return "Unsupported Media Type";
+	case 416: return "Range Not Satisfiable";
 	case 417: return "Expectation Failed";
 	case 422: return "Unprocessable Content";
 	case 429: return "Too Many Requests";
@@ -184,7 +261,7 @@ static void out_bytes(struct sw_conn *c, const void *p, size_t n)
 	if (last && !last->ptr && last->off + last->len == off) {
 		last->len += n;
 	} else if (g->npieces < OUT_MAX_PIECES) {
-		g->pieces[g->npieces++] = (struct piece){ NULL, off, n };
+		g->pieces[g->npieces++] = (struct piece){ NULL, off, n, NULL };
 	} else {
 		/* No piece left: fold everything into the buffer. Only happens
 		 * with many static bodies queued at once. */
@@ -201,7 +278,21 @@ static void out_static(struct sw_conn *c, const char *p, size_t n)
 		out_bytes(c, p, n);
 		return;
 	}
-	g->pieces[g->npieces++] = (struct piece){ p, 0, n };
+	g->pieces[g->npieces++] = (struct piece){ p, 0, n, NULL };
+	g->bytes += n;
+}
+
+/* Queues n bytes at p by reference; the caller made sure a piece is free. */
+static void out_ref(struct sw_conn *c, const char *p, size_t n, struct sw_http_ref *ref)
+{
+	struct outgen *g = acc(c);
+	if (SW_NEVER(g->npieces >= OUT_MAX_PIECES)) {
+		if (ref)
+			ref->release(ref);
+		c->close_after_write = true;
+		return;
+	}
+	g->pieces[g->npieces++] = (struct piece){ p, 0, n, ref };
 	g->bytes += n;
 }
 
@@ -210,8 +301,13 @@ static size_t out_pending(const struct sw_conn *c)
 	return c->gen[0].bytes + c->gen[1].bytes;
 }
 
+/* Empties g, releasing what it held by reference: never while a write of
+ * g is in flight (the kernel may still read it). */
 static void gen_reset(struct outgen *g)
 {
+	for (unsigned i = 0; i < g->npieces; i++)
+		if (g->pieces[i].ref)
+			g->pieces[i].ref->release(g->pieces[i].ref);
 	g->npieces = 0;
 	g->bytes = 0;
 	g->buf.len = 0;
@@ -234,6 +330,7 @@ static void write_done_held(struct sw_conn *c, int res)
 {
 	struct outgen *g = &c->gen[c->wi];
 	c->write_active = false;
+	c->writes_done++;
 	if (res < 0) {
 		if (res == -EAGAIN || res == -EINTR) {
 			conn_flush(c);
@@ -248,8 +345,12 @@ static void write_done_held(struct sw_conn *c, int res)
 	size_t n = (size_t)res;
 	g->bytes -= n;
 	unsigned i = 0;
-	while (i < g->npieces && n >= g->pieces[i].len)
-		n -= g->pieces[i++].len;
+	while (i < g->npieces && n >= g->pieces[i].len) {
+		n -= g->pieces[i].len;
+		if (g->pieces[i].ref)
+			g->pieces[i].ref->release(g->pieces[i].ref);
+		i++;
+	}
 	if (i < g->npieces) {
 		if (g->pieces[i].ptr)
 			g->pieces[i].ptr += n;
@@ -259,9 +360,27 @@ static void write_done_held(struct sw_conn *c, int res)
 	}
 	memmove(g->pieces, g->pieces + i, (g->npieces - i) * sizeof(g->pieces[0]));
 	g->npieces -= i;
-	if (g->npieces == 0)
+	if (g->npieces == 0) {
 		gen_reset(g);
+		/* A stream idles between events: it keeps no output buffer. */
+		if (c->stream)
+			sw_buf_release(&g->buf);
+	}
+	if (c->stream)
+		stream_pump(c); /* may end the stream and the request */
 	conn_flush(c);
+	if (c->file) {
+		file_maybe_start(c); /* once the head is written */
+		return;
+	}
+	struct sw_http_stream *s = c->stream;
+	if (s) {
+		/* Last: the owner may write, or end the stream (and with it
+		 * the request: the connection then goes on to the next). */
+		if (!s->failed && !s->ended && s->qlen == 0 && s->ops->writable)
+			s->ops->writable(s->arg);
+		return;
+	}
 	if (!c->write_active && out_pending(c) == 0) {
 		if (c->close_after_write || c->closing) {
 			conn_close(c);
@@ -522,33 +641,43 @@ static void finish_request_held(struct sw_http_request *req, size_t body_len)
 		conn_process(c);
 }
 
-static void respond(struct sw_http_request *req, int status, const char *content_type,
-		    struct sw_str body, bool by_reference)
+/* How a response's body is delimited. */
+enum body_framing {
+	FRAME_LENGTH,  /* Content-Length (none for 204) */
+	FRAME_CHUNKED, /* a stream: Transfer-Encoding: chunked */
+	FRAME_CLOSE,   /* a stream to an HTTP/1.0 client: the end is the close */
+};
+
+/* Whether the connection closes after this response. */
+static bool response_closes(const struct sw_http_request *req, int status)
+{
+	return !req->keep_alive || req->server->stopping || req->conn->close_after_write ||
+	       status == 400 || status == 408 || status == 413 || status == 414 || status == 431;
+}
+
+/* Writes the status line and the headers of req's response. A response
+ * framed by length that closes the connection sets close_after_write; a
+ * stream says Connection: close and closes at its end instead. */
+static void write_head(struct sw_http_request *req, int status, const char *content_type,
+		       enum body_framing framing, uint64_t length)
 {
 	struct sw_conn *c = req->conn;
 	struct sw_server *srv = req->server;
-	if (SW_NEVER(req->status != 0))
-		return;
-	req->status = status;
-	if (!req->request_id_len)
-		request_set_id(req);
-	if (c->closing) {
-		/* The client went away while the handler ran: nothing to send. */
-		finish_request(req, 0);
-		return;
-	}
-	bool close = !req->keep_alive || srv->stopping || c->close_after_write || status == 400 ||
-		     status == 408 || status == 413 || status == 414 || status == 431;
+	bool close = framing == FRAME_CLOSE || response_closes(req, status);
 	refresh_date(srv);
 	char line[256];
 	int n;
-	if (status == 204) /* RFC 9110 15.3.5: no Content-Length, no body */
+	if (framing != FRAME_LENGTH)
+		n = snprintf(line, sizeof(line), "HTTP/1.1 %d %s\r\nDate: %s\r\n%s", status,
+			     sw_http_reason(status), srv->date,
+			     framing == FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "");
+	else if (status == 204) /* RFC 9110 15.3.5: no Content-Length, no body */
 		n = snprintf(line, sizeof(line), "HTTP/1.1 204 No Content\r\nDate: %s\r\n", srv->date);
 	else
-		n = snprintf(line, sizeof(line), "HTTP/1.1 %d %s\r\nDate: %s\r\nContent-Length: %zu\r\n",
-			     status, sw_http_reason(status), srv->date, body.len);
+		n = snprintf(line, sizeof(line), "HTTP/1.1 %d %s\r\nDate: %s\r\nContent-Length: %llu\r\n",
+			     status, sw_http_reason(status), srv->date, (unsigned long long)length);
 	out_bytes(c, line, (size_t)n);
-	if (content_type && (body.len || req->head_only)) {
+	if (content_type && (framing != FRAME_LENGTH || length || req->head_only)) {
 		out_bytes(c, "Content-Type: ", 14);
 		out_bytes(c, content_type, strlen(content_type));
 		out_bytes(c, "\r\n", 2);
@@ -569,12 +698,39 @@ static void respond(struct sw_http_request *req, int status, const char *content
 		out_bytes(c, req->resp_headers.data, req->resp_headers.len);
 	if (close) {
 		out_bytes(c, "Connection: close\r\n\r\n", 21);
-		c->close_after_write = true;
+		if (framing == FRAME_LENGTH)
+			c->close_after_write = true;
 	} else if (req->keep_alive && req->version_minor == 0) {
 		out_bytes(c, "Connection: keep-alive\r\n\r\n", 26);
 	} else {
 		out_bytes(c, "\r\n", 2);
 	}
+}
+
+/* Takes the answer slot of req: false when it was answered already (a bug)
+ * or the client is gone (the request is then finished). */
+static bool begin_answer(struct sw_http_request *req, int status)
+{
+	if (SW_NEVER(req->status != 0))
+		return false;
+	req->status = status;
+	if (!req->request_id_len)
+		request_set_id(req);
+	if (req->conn->closing) {
+		/* The client went away while the handler ran: nothing to send. */
+		finish_request(req, 0);
+		return false;
+	}
+	return true;
+}
+
+static void respond(struct sw_http_request *req, int status, const char *content_type,
+		    struct sw_str body, bool by_reference)
+{
+	struct sw_conn *c = req->conn;
+	if (!begin_answer(req, status))
+		return;
+	write_head(req, status, content_type, FRAME_LENGTH, status == 204 ? 0 : body.len);
 	size_t sent_body = 0;
 	if (!req->head_only && body.len) {
 		if (by_reference)
@@ -596,6 +752,616 @@ void sw_http_respond_static(struct sw_http_request *req, int status, const char 
 			    struct sw_str body)
 {
 	respond(req, status, content_type, body, true);
+}
+
+/* ---- streamed bodies ---- */
+
+static void noop_release(struct sw_http_ref *ref)
+{
+	(void)ref;
+}
+
+/* Heartbeats and other literals are sent by reference with nothing to release. */
+static struct sw_http_ref static_ref = { noop_release };
+
+/* Bytes a stream copied: released with the piece. */
+struct owned_bytes {
+	struct sw_http_ref ref;
+	char data[];
+};
+
+static void owned_release(struct sw_http_ref *ref)
+{
+	free(SW_CONTAINER_OF(ref, struct owned_bytes, ref));
+}
+
+static void stream_timer(struct sw_timer *t);
+
+static void stream_drop_queue(struct sw_http_stream *s)
+{
+	while (s->qlen) {
+		struct stream_piece *e = &s->q[s->qhead];
+		s->qhead = (s->qhead + 1) % s->qcap;
+		s->qlen--;
+		if (e->ref)
+			e->ref->release(e->ref);
+	}
+	s->qbytes = 0;
+}
+
+/* Frees s and finishes its request (the connection goes on or closes). */
+static void stream_done(struct sw_conn *c, struct sw_http_stream *s)
+{
+	struct sw_http_request *req = s->req;
+	uint64_t bytes = s->body_bytes;
+	stream_drop_queue(s);
+	sw_timer_stop(c->srv->loop, &s->timer);
+	free(s->q);
+	c->stream = NULL;
+	free(s);
+	finish_request(req, (size_t)bytes);
+}
+
+/* The body is complete: the last chunk, then the request is done. */
+static void stream_finish(struct sw_conn *c, struct sw_http_stream *s)
+{
+	if (s->chunked)
+		out_static(c, "0\r\n\r\n", 5);
+	if (s->close_at_end || c->srv->stopping)
+		c->close_after_write = true;
+	stream_done(c, s);
+}
+
+/* Moves queued pieces into the output generation while it has room; a
+ * batch is one HTTP chunk. Ends the stream once the owner ended it and
+ * nothing is queued. */
+static void stream_pump(struct sw_conn *c)
+{
+	struct sw_http_stream *s = c->stream;
+	if (!s || s->failed)
+		return;
+	struct outgen *g = acc(c);
+	while (s->qlen) {
+		/* A chunk needs its size line and its CRLF beside the pieces. */
+		unsigned free_pieces = OUT_MAX_PIECES - g->npieces;
+		unsigned need = s->chunked ? 2 : 0;
+		if (free_pieces <= need)
+			break;
+		unsigned k = SW_MIN(free_pieces - need, s->qlen);
+		size_t total = 0;
+		for (unsigned i = 0; i < k; i++)
+			total += s->q[(s->qhead + i) % s->qcap].n;
+		if (s->chunked) {
+			char line[24];
+			int n = snprintf(line, sizeof(line), "%zx\r\n", total);
+			out_bytes(c, line, (size_t)n);
+		}
+		for (unsigned i = 0; i < k; i++) {
+			struct stream_piece *e = &s->q[s->qhead];
+			s->qhead = (s->qhead + 1) % s->qcap;
+			s->qlen--;
+			out_ref(c, e->p, e->n, e->ref);
+		}
+		if (s->chunked)
+			out_bytes(c, "\r\n", 2);
+		s->qbytes -= total;
+		s->body_bytes += total;
+	}
+	if (s->ended && s->qlen == 0)
+		stream_finish(c, s);
+}
+
+/* Stops all I/O on c at once: a reader too slow or stalled. What is queued
+ * is dropped; a write in flight completes (with an error) and releases its
+ * pieces then. */
+static void conn_abort(struct sw_conn *c)
+{
+	gen_reset(acc(c));
+	if (!c->write_active)
+		gen_reset(&c->gen[c->wi]);
+	c->closing = true;
+	if (c->fd >= 0)
+		shutdown(c->fd, SHUT_RDWR);
+	if (c->recv_active)
+		sw_io_cancel(c->srv->loop, &c->recv_op);
+	if (c->write_active)
+		sw_io_cancel(c->srv->loop, &c->write_op);
+}
+
+/* The stream cannot go on: drop what is queued, and tell the owner (unless
+ * it ended the stream itself) from the stream's timer, never from inside
+ * the call that noticed. hard: stop the connection's I/O at once. */
+static void stream_fail(struct sw_http_stream *s, int reason, bool hard)
+{
+	if (s->failed)
+		return;
+	s->failed = reason;
+	stream_drop_queue(s);
+	if (hard)
+		conn_abort(s->conn);
+	sw_timer_start(s->conn->srv->loop, &s->timer, 0, stream_timer);
+}
+
+static void stream_timer_held(struct sw_conn *c, struct sw_http_stream *s);
+
+static void stream_timer(struct sw_timer *t)
+{
+	struct sw_http_stream *s = SW_CONTAINER_OF(t, struct sw_http_stream, timer);
+	struct sw_conn *c = s->conn;
+	conn_hold(c);
+	stream_timer_held(c, s);
+	conn_release(c);
+}
+
+static void stream_timer_held(struct sw_conn *c, struct sw_http_stream *s)
+{
+	struct sw_loop *loop = c->srv->loop;
+	if (s->failed) {
+		if (!s->ended) {
+			s->in_closed = true;
+			s->ops->closed(s->arg, s->failed);
+			s->ended = true;
+		}
+		if (s->failed == -ESHUTDOWN && !c->closing) {
+			/* A clean end the client can resume after. */
+			if (s->chunked)
+				out_static(c, "0\r\n\r\n", 5);
+			c->close_after_write = true;
+		}
+		stream_done(c, s);
+		return;
+	}
+	/* A write pending through two ticks without completing: the client
+	 * stopped reading. */
+	if (c->write_active && c->writes_done == s->writes_seen) {
+		if (s->stalled) {
+			stream_fail(s, -ETIMEDOUT, true);
+			return;
+		}
+		s->stalled = true;
+	} else {
+		s->stalled = false;
+	}
+	s->writes_seen = c->writes_done;
+	uint64_t now = sw_loop_now_ms(loop);
+	if (now - s->last_ms >= s->ops->heartbeat_ms)
+		sw_http_stream_write(s, s->ops->heartbeat, strlen(s->ops->heartbeat), &static_ref);
+	if (!s->failed)
+		sw_timer_start(loop, &s->timer, s->ops->heartbeat_ms, stream_timer);
+}
+
+struct sw_http_stream *sw_http_stream_begin(struct sw_http_request *req, int status,
+					    const char *content_type,
+					    const struct sw_http_stream_ops *ops, void *arg)
+{
+	struct sw_conn *c = req->conn;
+	if (!begin_answer(req, status))
+		return NULL;
+	struct sw_http_stream *s = NULL;
+	if (!req->head_only) {
+		s = calloc(1, sizeof(*s));
+		if (!s) {
+			/* Not answered yet: the error envelope can still go. */
+			req->status = 0;
+			sw_http_error(req, 500, "INTERNAL_ERROR", "The server is out of memory.");
+			return NULL;
+		}
+	}
+	bool chunked = req->version_minor >= 1;
+	write_head(req, status, content_type, chunked ? FRAME_CHUNKED : FRAME_CLOSE, 0);
+	sw_buf_release(&req->resp_headers); /* written: a long stream keeps nothing it needs no more */
+	if (!s) {
+		/* HEAD: the head is the whole answer. */
+		if (!chunked || response_closes(req, status))
+			c->close_after_write = true;
+		finish_request(req, 0);
+		return NULL;
+	}
+	s->conn = c;
+	s->req = req;
+	s->ops = ops;
+	s->arg = arg;
+	s->chunked = chunked;
+	s->close_at_end = !chunked || response_closes(req, status);
+	s->last_ms = sw_loop_now_ms(req->loop);
+	c->stream = s;
+	if (c->in.len == 0)
+		sw_buf_release(&c->in); /* a long-lived stream keeps no input buffer */
+	if (ops->heartbeat_ms)
+		sw_timer_start(req->loop, &s->timer, ops->heartbeat_ms, stream_timer);
+	conn_hold(c);
+	conn_flush(c);
+	conn_release(c);
+	return s;
+}
+
+int sw_http_stream_write(struct sw_http_stream *s, const void *p, size_t n, struct sw_http_ref *ref)
+{
+	if (s->failed || s->ended) {
+		if (ref)
+			ref->release(ref);
+		return -EPIPE;
+	}
+	if (n == 0) {
+		if (ref)
+			ref->release(ref);
+		return 0;
+	}
+	if (s->qlen >= SW_HTTP_STREAM_MAX_QUEUED || s->qbytes + n > SW_HTTP_STREAM_MAX_QUEUED_BYTES) {
+		if (ref)
+			ref->release(ref);
+		stream_fail(s, -ENOBUFS, true);
+		return -ENOBUFS;
+	}
+	if (s->qlen == s->qcap) {
+		unsigned cap = s->qcap ? s->qcap * 2 : 8;
+		struct stream_piece *q = malloc(cap * sizeof(*q));
+		if (!q) {
+			if (ref)
+				ref->release(ref);
+			return -ENOMEM;
+		}
+		for (unsigned i = 0; i < s->qlen; i++)
+			q[i] = s->q[(s->qhead + i) % s->qcap];
+		free(s->q);
+		s->q = q;
+		s->qcap = cap;
+		s->qhead = 0;
+	}
+	if (!ref) {
+		struct owned_bytes *o = malloc(sizeof(*o) + n);
+		if (!o)
+			return -ENOMEM;
+		o->ref.release = owned_release;
+		memcpy(o->data, p, n);
+		p = o->data;
+		ref = &o->ref;
+	}
+	s->q[(s->qhead + s->qlen) % s->qcap] = (struct stream_piece){ p, n, ref };
+	s->qlen++;
+	s->qbytes += n;
+	s->last_ms = sw_loop_now_ms(s->conn->srv->loop);
+	struct sw_conn *c = s->conn;
+	conn_hold(c);
+	stream_pump(c);
+	conn_flush(c);
+	conn_release(c);
+	return 0;
+}
+
+size_t sw_http_stream_queued(const struct sw_http_stream *s)
+{
+	return s->qbytes + out_pending(s->conn);
+}
+
+void sw_http_stream_end(struct sw_http_stream *s)
+{
+	if (s->in_closed || s->ended)
+		return;
+	s->ended = true;
+	struct sw_conn *c = s->conn;
+	conn_hold(c);
+	if (s->failed) {
+		/* The deferred closed will not run: finish now. */
+		stream_done(c, s);
+	} else {
+		stream_pump(c); /* ends it once nothing is queued */
+		conn_flush(c);
+	}
+	conn_release(c);
+}
+
+void sw_http_stream_abort(struct sw_http_stream *s)
+{
+	if (s->in_closed || s->ended)
+		return;
+	s->ended = true;
+	struct sw_conn *c = s->conn;
+	conn_hold(c);
+	if (s->failed)
+		stream_done(c, s);
+	else
+		stream_fail(s, -ECONNABORTED, true); /* its timer finishes the request */
+	conn_release(c);
+}
+
+/* ---- file bodies ---- */
+
+/* Test hook (http/internal.h): the sendfile path even where splice works. */
+static bool force_sendfile; /* atomic */
+
+void sw_http_force_sendfile(bool on)
+{
+	__atomic_store_n(&force_sendfile, on, __ATOMIC_RELAXED);
+}
+
+static void file_op_done(struct sw_io_op *op, int res, uint32_t flags);
+static void file_worker_submit(struct sw_conn *c);
+
+/* The body is over: complete (ok) or not (the connection closes after
+ * what was sent, so the client sees a short body). */
+static void file_done(struct sw_conn *c, bool ok)
+{
+	struct file_body *fb = c->file;
+	c->file = NULL;
+	sw_timer_stop(c->srv->loop, &fb->retry);
+	close(fb->fd);
+	if (fb->pipe_r >= 0)
+		close(fb->pipe_r);
+	if (fb->pipe_w >= 0)
+		close(fb->pipe_w);
+	uint64_t sent = fb->sent;
+	free(fb);
+	if (!ok) {
+		c->close_after_write = true;
+		if (!c->closing && c->fd >= 0)
+			shutdown(c->fd, SHUT_RDWR);
+	}
+	finish_request(c->req, (size_t)sent);
+}
+
+static void file_submit(struct sw_conn *c, int r)
+{
+	if (r == 0)
+		c->file->active = true;
+	else
+		file_done(c, false);
+}
+
+static void splice_in(struct sw_conn *c)
+{
+	struct file_body *fb = c->file;
+	fb->step = FILE_IN;
+	fb->op.cb = file_op_done;
+	unsigned n = (unsigned)SW_MIN(fb->left, (uint64_t)fb->pipe_cap);
+	file_submit(c, sw_io_splice(c->srv->loop, &fb->op, fb->fd, (int64_t)fb->off, fb->pipe_w, -1, n));
+}
+
+static void splice_out(struct sw_conn *c)
+{
+	struct file_body *fb = c->file;
+	fb->step = FILE_OUT;
+	fb->op.cb = file_op_done;
+	file_submit(c, sw_io_splice(c->srv->loop, &fb->op, fb->pipe_r, -1, c->fd, -1, (unsigned)fb->in_pipe));
+}
+
+static void poll_out(struct sw_conn *c)
+{
+	struct file_body *fb = c->file;
+	fb->step = FILE_POLL;
+	fb->op.cb = file_op_done;
+	file_submit(c, sw_io_poll(c->srv->loop, &fb->op, c->fd, POLLOUT));
+}
+
+static void file_retry_timer(struct sw_timer *t)
+{
+	struct file_body *fb = SW_CONTAINER_OF(t, struct file_body, retry);
+	struct sw_conn *c = fb->conn;
+	conn_hold(c);
+	if (c->closing)
+		file_done(c, false);
+	else if (fb->step == FILE_RETRY)
+		file_worker_submit(c);
+	conn_release(c);
+}
+
+static void file_worker_run(struct sw_worker_job *job)
+{
+	struct file_body *fb = SW_CONTAINER_OF(job, struct file_body, job);
+	size_t budget = SENDFILE_BUDGET;
+	fb->job_err = 0;
+	while (fb->left && budget) {
+		off_t off = (off_t)fb->off;
+		ssize_t w = sendfile(fb->conn->fd, fb->fd, &off, (size_t)SW_MIN(fb->left, (uint64_t)budget));
+		if (w > 0) {
+			fb->off += (uint64_t)w;
+			fb->left -= (uint64_t)w;
+			fb->sent += (uint64_t)w;
+			budget -= (size_t)w;
+		} else if (w == 0) {
+			fb->job_err = -1; /* the file ended early */
+			return;
+		} else if (errno != EINTR) {
+			fb->job_err = errno;
+			return;
+		}
+	}
+}
+
+static void file_worker_done(struct sw_worker_job *job)
+{
+	struct file_body *fb = SW_CONTAINER_OF(job, struct file_body, job);
+	struct sw_conn *c = fb->conn;
+	conn_hold(c);
+	fb->active = false;
+	if (fb->sent)
+		conn_arm_timer(c, c->srv->config->idle_timeout_ms); /* progress */
+	if (c->closing)
+		file_done(c, false);
+	else if (fb->left == 0)
+		file_done(c, true);
+	else if (fb->job_err == 0)
+		file_worker_submit(c); /* the budget ran out: another turn */
+	else if (fb->job_err == EAGAIN)
+		poll_out(c);
+	else
+		file_done(c, false);
+	conn_release(c);
+}
+
+static void file_worker_submit(struct sw_conn *c)
+{
+	struct file_body *fb = c->file;
+	fb->step = FILE_WORKER;
+	fb->job.run = file_worker_run;
+	fb->job.done = file_worker_done;
+	int r = sw_worker_submit(c->srv->loop, &fb->job);
+	if (r == 0) {
+		fb->active = true;
+	} else if (r == -EBUSY) {
+		fb->step = FILE_RETRY; /* the pool is full: try again shortly */
+		sw_timer_start(c->srv->loop, &fb->retry, 10, file_retry_timer);
+	} else {
+		file_done(c, false);
+	}
+}
+
+static void file_use_fallback(struct sw_conn *c)
+{
+	struct file_body *fb = c->file;
+	fb->fallback = true;
+	if (fb->pipe_r >= 0)
+		close(fb->pipe_r);
+	if (fb->pipe_w >= 0)
+		close(fb->pipe_w);
+	fb->pipe_r = fb->pipe_w = -1;
+	file_worker_submit(c);
+}
+
+static void file_op_done_held(struct sw_conn *c, int res);
+
+static void file_op_done(struct sw_io_op *op, int res, uint32_t flags)
+{
+	struct file_body *fb = SW_CONTAINER_OF(op, struct file_body, op);
+	struct sw_conn *c = fb->conn;
+	(void)flags;
+	conn_hold(c);
+	fb->active = false;
+	file_op_done_held(c, res);
+	conn_release(c);
+}
+
+static void file_op_done_held(struct sw_conn *c, int res)
+{
+	struct file_body *fb = c->file;
+	if (c->closing) {
+		file_done(c, false);
+		return;
+	}
+	switch (fb->step) {
+	case FILE_IN:
+		if (res > 0) {
+			fb->in_pipe = (size_t)res;
+			fb->off += (uint64_t)res;
+			fb->left -= (uint64_t)res;
+			splice_out(c);
+		} else if (res == -EAGAIN || res == -EINTR) {
+			splice_in(c);
+		} else if (res == -EINVAL || res == -EOPNOTSUPP) {
+			/* This file system cannot splice: the pipe is empty here. */
+			file_use_fallback(c);
+		} else {
+			file_done(c, false); /* 0: the file ended early */
+		}
+		return;
+	case FILE_OUT:
+		if (res > 0) {
+			fb->in_pipe -= (size_t)res;
+			fb->sent += (uint64_t)res;
+			conn_arm_timer(c, c->srv->config->idle_timeout_ms); /* progress */
+			if (fb->in_pipe)
+				splice_out(c);
+			else if (fb->left)
+				splice_in(c);
+			else
+				file_done(c, true);
+		} else if (res == -EAGAIN || res == -EINTR) {
+			poll_out(c);
+		} else {
+			file_done(c, false);
+		}
+		return;
+	case FILE_POLL:
+		if (res < 0 && res != -EINTR)
+			file_done(c, false);
+		else if (fb->fallback)
+			file_worker_submit(c);
+		else
+			splice_out(c);
+		return;
+	default:
+		(void)SW_NEVER(true);
+		file_done(c, false);
+		return;
+	}
+}
+
+/* Starts sending the file once the head has been written. */
+static void file_maybe_start(struct sw_conn *c)
+{
+	struct file_body *fb = c->file;
+	if (!fb || fb->step != FILE_WAIT || c->write_active || out_pending(c))
+		return;
+	if (c->closing) {
+		file_done(c, false);
+		return;
+	}
+	int p[2];
+	if (__atomic_load_n(&force_sendfile, __ATOMIC_RELAXED) || !sw_loop_can_splice(c->srv->loop) ||
+	    pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
+		file_use_fallback(c);
+		return;
+	}
+	fb->pipe_r = p[0];
+	fb->pipe_w = p[1];
+	fcntl(fb->pipe_w, F_SETPIPE_SZ, SPLICE_PIPE_SIZE); /* best effort */
+	int cap = fcntl(fb->pipe_w, F_GETPIPE_SZ);
+	fb->pipe_cap = cap > 0 ? (size_t)cap : 65536;
+	splice_in(c);
+}
+
+/* The connection is going away under a file body: make its operation
+ * complete soon; its completion finishes the request. */
+static void file_cancel(struct sw_conn *c)
+{
+	struct file_body *fb = c->file;
+	if (fb->cancelling)
+		return;
+	fb->cancelling = true;
+	if (fb->active) {
+		if (fb->step != FILE_WORKER)
+			sw_io_cancel(c->srv->loop, &fb->op);
+		/* A sendfile job fails fast on the shut-down socket. */
+	} else {
+		fb->step = FILE_RETRY;
+		sw_timer_start(c->srv->loop, &fb->retry, 0, file_retry_timer);
+	}
+}
+
+void sw_http_respond_file(struct sw_http_request *req, int status, const char *content_type,
+			  int fd, uint64_t off, uint64_t len)
+{
+	struct sw_conn *c = req->conn;
+	if (!begin_answer(req, status)) {
+		close(fd);
+		return;
+	}
+	write_head(req, status, content_type, FRAME_LENGTH, len);
+	struct file_body *fb = NULL;
+	if (!req->head_only && len)
+		fb = calloc(1, sizeof(*fb));
+	if (!fb) {
+		close(fd);
+		if (!req->head_only && len)
+			c->close_after_write = true; /* out of memory: the body cannot follow */
+		finish_request(req, 0);
+		return;
+	}
+	fb->conn = c;
+	fb->fd = fd;
+	fb->off = off;
+	fb->left = len;
+	fb->pipe_r = fb->pipe_w = -1;
+	fb->step = FILE_WAIT;
+	c->file = fb;
+	if (c->in.len == 0)
+		sw_buf_release(&c->in);
+	/* A client that stops reading for this long loses the connection. */
+	conn_arm_timer(c, c->srv->config->idle_timeout_ms);
+	conn_hold(c);
+	conn_flush(c);
+	file_maybe_start(c);
+	conn_release(c);
 }
 
 void sw_http_json_begin(struct sw_http_request *req, struct sw_buf *buf, struct sw_json *j)
@@ -770,8 +1536,13 @@ static void conn_timeout_held(struct sw_conn *c)
 		conn_maybe_free(c);
 		return;
 	}
+	if (c->file) {
+		/* The client took nothing of the file for the idle timeout. */
+		conn_close(c);
+		return;
+	}
 	if (c->state == CONN_HANDLER)
-		return; /* the handler's own deadlines bound it */
+		return; /* the handler's own deadlines bound it (a stream: its heartbeat) */
 	if (c->write_active) {
 		/* The client reads nothing of what we send. */
 		conn_close(c);
@@ -1056,7 +1827,7 @@ static void recv_done_held(struct sw_conn *c, int res, uint32_t flags)
 		} else {
 			int r = sw_buf_append(&c->in, data, (size_t)res);
 			sw_loop_buffer_recycle(srv->loop, flags);
-			if (r < 0) {
+			if (r < 0 || ((c->stream || c->file) && c->in.len > STREAMING_INPUT_MAX)) {
 				conn_close(c);
 				return;
 			}
@@ -1096,6 +1867,20 @@ static void recv_done_held(struct sw_conn *c, int res, uint32_t flags)
  * first; then shuts down our side and lingers (see the top comment). */
 static void conn_close(struct sw_conn *c)
 {
+	if (c->stream || c->file) {
+		/* A body in progress cannot be completed: stop all I/O; the
+		 * stream's closed callback or the file's last completion
+		 * finishes the request, then the connection is freed. */
+		if (!c->closing) {
+			c->closing = true;
+			if (c->fd >= 0)
+				shutdown(c->fd, SHUT_RDWR);
+			if (c->recv_active)
+				sw_io_cancel(c->srv->loop, &c->recv_op);
+		}
+		conn_maybe_free(c);
+		return;
+	}
 	if (c->write_active || out_pending(c)) {
 		c->close_after_write = true;
 		conn_flush(c);
@@ -1122,6 +1907,11 @@ static void conn_maybe_free(struct sw_conn *c)
 	/* Never while an entry point still uses c: conn_release() frees then. */
 	if (!c->closing || c->holds)
 		return;
+	/* A body in progress ends asynchronously, then finishes its request. */
+	if (c->stream && !c->stream->failed)
+		stream_fail(c->stream, -EPIPE, false);
+	if (c->file)
+		file_cancel(c);
 	if (c->req && c->state != CONN_HANDLER) {
 		/* Mid-head or mid-body: no handler holds it, nobody will answer. */
 		request_free(c->req);
@@ -1340,8 +2130,9 @@ static void shutdown_deadline(struct sw_timer *t)
 		    sw_loop_index(srv->loop), srv->nconns);
 	for (struct sw_conn *c = srv->conns, *n; c; c = n) {
 		n = c->next;
-		gen_reset(&c->gen[0]);
-		gen_reset(&c->gen[1]);
+		gen_reset(acc(c));
+		if (!c->write_active) /* else its completion releases it */
+			gen_reset(&c->gen[c->wi]);
 		c->closing = true;
 		if (c->recv_active)
 			sw_io_cancel(srv->loop, &c->recv_op);
@@ -1370,10 +2161,13 @@ static void begin_shutdown(void *arg)
 		sw_io_close(srv->loop, srv->listen_fd);
 		srv->listen_fd = -1;
 	}
-	/* Idle connections go now; the others after their current request. */
+	/* Idle connections go now; the others after their current request;
+	 * streams end now (cleanly: the client resumes elsewhere). */
 	for (struct sw_conn *c = srv->conns, *n; c; c = n) {
 		n = c->next;
-		if (c->state == CONN_HEAD && c->in.len == 0 && !c->write_active && !out_pending(c))
+		if (c->stream)
+			stream_fail(c->stream, -ESHUTDOWN, false);
+		else if (c->state == CONN_HEAD && c->in.len == 0 && !c->write_active && !out_pending(c))
 			conn_close(c);
 	}
 	sw_timer_start(srv->loop, &srv->shutdown_timer, srv->config->shutdown_timeout_ms,

@@ -44,6 +44,7 @@ struct sw_loop {
 	struct io_uring ring;
 	unsigned index;
 	bool stop;
+	bool can_splice; /* IORING_OP_SPLICE is supported */
 	uint64_t now_ms;
 	void *data;
 
@@ -210,6 +211,11 @@ struct sw_loop *sw_loop_new(unsigned index, unsigned entries, unsigned nbufs, un
 	r = setup_buf_ring(loop, nbufs, bufsize);
 	if (r < 0)
 		goto fail_ring;
+	struct io_uring_probe *probe = io_uring_get_probe_ring(&loop->ring);
+	if (probe) {
+		loop->can_splice = io_uring_opcode_supported(probe, IORING_OP_SPLICE);
+		io_uring_free_probe(probe);
+	}
 	loop->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (loop->efd < 0) {
 		r = -errno;
@@ -344,6 +350,35 @@ int sw_io_read(struct sw_loop *loop, struct sw_io_op *op, int fd, void *buf, siz
 	io_uring_prep_read(sqe, fd, buf, (unsigned)len, 0);
 	io_uring_sqe_set_data(sqe, op);
 	return 0;
+}
+
+int sw_io_pread(struct sw_loop *loop, struct sw_io_op *op, int fd, void *buf, size_t len,
+		uint64_t off)
+{
+	struct io_uring_sqe *sqe = get_sqe(loop);
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_read(sqe, fd, buf, (unsigned)SW_MIN(len, (size_t)1 << 30), off);
+	io_uring_sqe_set_data(sqe, op);
+	return 0;
+}
+
+int sw_io_splice(struct sw_loop *loop, struct sw_io_op *op, int fd_in, int64_t off_in,
+		 int fd_out, int64_t off_out, unsigned len)
+{
+	if (!loop->can_splice)
+		return -EOPNOTSUPP;
+	struct io_uring_sqe *sqe = get_sqe(loop);
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_splice(sqe, fd_in, off_in, fd_out, off_out, len, 0);
+	io_uring_sqe_set_data(sqe, op);
+	return 0;
+}
+
+bool sw_loop_can_splice(const struct sw_loop *loop)
+{
+	return loop->can_splice;
 }
 
 int sw_io_poll(struct sw_loop *loop, struct sw_io_op *op, int fd, unsigned poll_mask)

@@ -12,8 +12,10 @@
 #include "steward/auth.h"
 #include "steward/config.h"
 #include "steward/db.h"
+#include "steward/deploy.h"
 #include "steward/http.h"
 #include "steward/io.h"
+#include "steward/jobs.h"
 #include "steward/log.h"
 #include "steward/mail.h"
 #include "steward/seal.h"
@@ -147,6 +149,24 @@ int main(void)
 		sw_log_error("cannot start worker threads");
 		goto out_docs;
 	}
+	/* The job runners: before serving, so that deployments a dead
+	 * process left in flight are FAILED before anyone reads them. */
+	struct sw_deploy_settings deploy = {
+		.data_dir = config.data_dir,
+		.log_max_bytes = config.deploy_log_max_bytes,
+		.blue_green_min_free_mb = config.blue_green_min_free_mb,
+		.base_image = config.deploy_base_image,
+		.allow_file_urls = config.env != SW_ENV_PRODUCTION,
+	};
+	if (config.runners) {
+		size_t nkinds = 0;
+		const struct sw_job_kind *kinds = sw_deploy_job_kinds(&deploy, &nkinds);
+		if (sw_jobs_start(conninfo, kinds, nkinds, err, sizeof(err)) < 0) {
+			sw_log_error("job runners: %s", err);
+			sw_workers_stop();
+			goto out_docs;
+		}
+	}
 	struct thread_arg *threads = calloc(config.threads, sizeof(*threads));
 	unsigned started = 0;
 	for (unsigned i = 0; threads && i < config.threads; i++) {
@@ -184,6 +204,9 @@ int main(void)
 			code = 1;
 	}
 	free(threads);
+	/* Handlers still running at the deadline are left to the next
+	 * start's reaper. */
+	sw_jobs_stop(config.shutdown_timeout_ms);
 	sw_workers_stop();
 	if (code == 0)
 		sw_log_info("stopped");

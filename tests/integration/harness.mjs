@@ -38,7 +38,7 @@ function skip(why) {
 const children = new Set(); // {proc, graceful: signal name}
 const tempDirs = new Set();
 
-function processAlive(pid) {
+export function processAlive(pid) {
 	// A zombie is dead for our purpose: nothing reaps it while we spin.
 	try {
 		const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -49,7 +49,7 @@ function processAlive(pid) {
 	}
 }
 
-function sleepSync(ms) {
+export function sleepSync(ms) {
 	Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
@@ -402,6 +402,9 @@ export async function startStewardd({ env = {}, db = null, healthTimeoutMs = 200
 	const base = {};
 	for (const [k, v] of Object.entries(process.env)) if (!CLEARED_ENV.test(k)) base[k] = v;
 	base.STEWARD_ENV = 'test';
+	// Job runners only where a test asks for them (STEWARD_RUNNERS: 'true'):
+	// elsewhere queued work must stay queued for the test to see it.
+	base.STEWARD_RUNNERS = 'false';
 	let dbName = null;
 	if (db && !('DATABASE_URL' in env)) {
 		base.DATABASE_URL = await db.freshDatabase();

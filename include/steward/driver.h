@@ -1,0 +1,168 @@
+/* The driver: everything Steward does to a server, as a closed set of
+ * typed, blocking calls run on a runner thread (never on an io loop).
+ *
+ * The local driver (src/driver/local.c) does them in-process through the
+ * Docker Engine API on its unix socket (DOCKER_HOST, default
+ * unix:///var/run/docker.sock) and Caddy's admin API (CADDY_ADMIN_URL,
+ * default http://127.0.0.1:2019). The agent issue adds a remote driver with
+ * the same operations over the agent channel, so every argument is plain
+ * data (no callbacks into Steward's state beyond the log sink) and every
+ * call is idempotent where it can be (creating what exists, removing what
+ * is gone: 0).
+ *
+ * Errors: 0 or -errno; on failure err (errlen bytes) holds one sentence for
+ * a deployment's errorMessage, never a secret (no environment values).
+ * A peer that does not answer: -ECONNREFUSED (or -ETIMEDOUT, -EIO) and
+ * "the Docker engine at <socket> cannot be reached: ..." / "Caddy's admin
+ * API cannot be reached: ...". Bad arguments (names, tags, ids, paths
+ * outside the strict formats) are -EINVAL before any call.
+ *
+ * A driver is immutable once made: its calls may run on several runner
+ * threads at once. */
+#ifndef STEWARD_DRIVER_H
+#define STEWARD_DRIVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Receives output lines (no trailing newline) as they come; the deploy
+ * log writer scrubs them. */
+typedef void (*sw_driver_log_fn)(void *arg, const char *line, size_t len);
+
+struct sw_driver;
+
+/* ---- images ---- */
+/* The build: POST /build of the engine's classic builder with the context
+ * streamed as a tar (nothing staged on disk; symbolic links archived as
+ * links, never followed; ".git" left out at every depth, and sockets,
+ * FIFOs and devices; owners written as 0:0; .dockerignore is NOT read).
+ * Output lines reach log as they come (without colour sequences); the
+ * engine's step containers are removed (rm, forcerm). Failures: the
+ * build's own error, "the image build failed: <the engine's sentence>"
+ * (-EIO); a refusal before it starts, "the image build was refused: ..."
+ * (e.g. "Cannot locate specified Dockerfile: x"); -EFBIG "the build
+ * context is larger than N bytes"; -ECANCELED "the build was cancelled"
+ * (within about a second of *cancel: the engine then stops the step and
+ * removes its container). Builds use the engine's default network; a
+ * FROM image that is not local is pulled by the engine. */
+struct sw_image_build {
+	const char *context_dir;  /* a directory: sent to the engine as a tar stream */
+	const char *dockerfile;   /* path of the Dockerfile relative to context_dir */
+	const char *tag;          /* "steward/<application id>:<deployment number>" */
+	const char *const *labels; /* "key=value" pairs, NULL-terminated */
+	const volatile bool *cancel; /* polled: true stops the build (-ECANCELED) */
+	uint64_t context_max_bytes;   /* the tar stream's cap (-EFBIG past it); 0: none */
+};
+int sw_driver_image_build(struct sw_driver *d, const struct sw_image_build *b,
+			  sw_driver_log_fn log, void *log_arg, char *err, size_t errlen);
+/* Removes the tag (force=0: an image with other tags keeps them). A tag
+ * that is gone: 0. In use by a container: -EBUSY. */
+int sw_driver_image_remove(struct sw_driver *d, const char *tag, char *err, size_t errlen);
+/* Image tags carrying label "steward.application=<application_id>",
+ * newest first, into tags (each SW_DRIVER_TAG_MAX bytes), at most cap.
+ * Newest is by the number after the tag's last ':' (the deployment
+ * number: a later deployment can reuse an older image from the build
+ * cache, with its old creation time), then by creation time. */
+#define SW_DRIVER_TAG_MAX 160
+int sw_driver_images_list(struct sw_driver *d, const char *application_id,
+			  char (*tags)[SW_DRIVER_TAG_MAX], size_t cap, size_t *ret_n,
+			  char *err, size_t errlen);
+bool sw_driver_image_exists(struct sw_driver *d, const char *tag);
+
+/* ---- containers ---- */
+struct sw_container_spec {
+	const char *name;          /* unique on the server */
+	const char *image;
+	const char *const *env;    /* "KEY=value", NULL-terminated (values are secrets: never logged) */
+	const char *const *labels; /* "key=value": compose-compatible + steward.* */
+	const char *const *cmd;    /* exec form or NULL (the image's) */
+	const char *const *mounts; /* "volume-name:/container/path" or "/host/path:/container/path" */
+	uint64_t memory_bytes;     /* 0: no limit */
+	uint64_t nano_cpus;        /* 0: no limit (1e9 = one CPU) */
+	unsigned port;             /* the port the application listens on (host networking);
+				    * given as PORT=<port> unless env has PORT; 0: none */
+	bool restart_unless_stopped; /* else restart policy "no" */
+};
+/* Create: HostConfig NetworkMode "host"; a named volume mount is a
+ * "volume" Mount (created on first use); a host path is a Bind (the
+ * directory is created when missing, as `docker run -v` does); Memory,
+ * NanoCpus; json-file logs capped at 3 x 10 MB. The id (64 hex) into id.
+ * A container of that name exists already: -EEXIST, its id in id (it is
+ * not replaced, its spec may differ: remove it first for a fresh one).
+ * No such image: -ENOENT. */
+#define SW_DRIVER_ID_MAX 65
+int sw_driver_container_create(struct sw_driver *d, const struct sw_container_spec *s,
+			       char id[SW_DRIVER_ID_MAX], char *err, size_t errlen);
+/* Start: running already is 0; no such container -ENOENT. */
+int sw_driver_container_start(struct sw_driver *d, const char *id_or_name, char *err, size_t errlen);
+/* Stop: SIGTERM, then SIGKILL after timeout_s. Stopped already or gone: 0. */
+int sw_driver_container_stop(struct sw_driver *d, const char *id_or_name, unsigned timeout_s,
+			     char *err, size_t errlen);
+/* Remove (force: a running one is killed; named volumes are kept). Gone: 0. */
+int sw_driver_container_remove(struct sw_driver *d, const char *id_or_name, char *err, size_t errlen);
+
+struct sw_container_info {
+	char id[SW_DRIVER_ID_MAX];
+	char name[128];
+	char image[SW_DRIVER_TAG_MAX];
+	char state[24];   /* created, running, exited, ... */
+	char status[64];  /* the engine's human text, e.g. "Up 3 minutes" */
+	char project[128]; /* com.docker.compose.project */
+	char colour[8];   /* steward.colour: "blue", "green" or "" */
+	int64_t created;  /* unix seconds */
+};
+/* Containers with label steward.application=<application_id> (every
+ * container of the engine, Steward's or not, when NULL), running or not,
+ * newest first, at most cap (the rest are left out); *ret_n is set. */
+int sw_driver_containers_list(struct sw_driver *d, const char *application_id,
+			      struct sw_container_info *out, size_t cap, size_t *ret_n,
+			      char *err, size_t errlen);
+
+/* ---- ingress ----
+ * Caddy's server "steward" (apps.http.servers.steward) holds one route per
+ * application, "@id": "steward-app-<application id>", matching its
+ * hostnames and reverse-proxying to one upstream. The driver creates the
+ * server when it is absent, listening on CADDY_HTTP_LISTEN (default
+ * ":80"; comma-separated addresses; an existing server keeps its own). */
+struct sw_ingress_route {
+	const char *application_id; /* the route's @id is "steward-app-<application_id>" */
+	const char *const *hostnames; /* at least one (-EINVAL otherwise) */
+	const char *upstream;       /* "127.0.0.1:<port>" */
+};
+/* Creates or replaces the application's route in one request (atomic for
+ * Caddy: a blue-green switch is this call with the new upstream; when it
+ * returns 0 Caddy serves the new route). */
+int sw_driver_route_set(struct sw_driver *d, const struct sw_ingress_route *r, char *err, size_t errlen);
+/* Removes the route; no route: 0. */
+int sw_driver_route_remove(struct sw_driver *d, const char *application_id, char *err, size_t errlen);
+/* The ingress state as JSON text (malloc'd, caller frees) for GET /proxy:
+ *   {"server": {"name": "steward", "listen": ["<address>", ...],
+ *               "automaticHttps": bool} | null (no such server yet),
+ *    "routes": [{"id": "steward-app-<uuid>" | null, "applicationId": "<uuid>" | null,
+ *                "hosts": ["<hostname>", ...], "upstreams": ["127.0.0.1:<port>", ...]}],
+ *    "certificates": [{"subjects": ["<name>", ...] (empty: every other name),
+ *                      "issuers": ["acme" | "zerossl" | "internal" | ...], "onDemand": bool}],
+ *    "internalCa": {"id", "name", "rootCommonName", "intermediateCommonName"} | null}
+ * Caddy's admin API does not list the certificates it holds, so
+ * "certificates" is what Caddy is configured to obtain them with (its TLS
+ * automation policies; [] when none: Caddy's defaults then apply where
+ * automatic HTTPS is on), not issuance status. automaticHttps follows
+ * Caddy's rule: on unless disabled or the server listens only on Caddy's
+ * HTTP port. internalCa is read only when a policy uses the internal issuer
+ * (reading it makes Caddy create its CA). */
+int sw_driver_proxy_state(struct sw_driver *d, char **ret_json, char *err, size_t errlen);
+
+/* ---- host ---- */
+/* MemAvailable of the server, bytes, from <HOST_PROC_PATH or /proc>/meminfo.
+ * -ENODATA when the kernel does not report it. */
+int sw_driver_memory_available(struct sw_driver *d, uint64_t *ret_bytes);
+
+/* The driver of the control plane's own host (the local server). NULL with
+ * errno (EINVAL: DOCKER_HOST is not unix:///path). DOCKER_HOST,
+ * CADDY_ADMIN_URL, CADDY_HTTP_LISTEN and HOST_PROC_PATH are read here
+ * (src/driver/local.c lists their defaults). */
+struct sw_driver *sw_driver_local_new(void);
+void sw_driver_free(struct sw_driver *d);
+
+#endif

@@ -1,0 +1,191 @@
+/* Shared by the files of the deployment pipeline's runners (pipeline.c,
+ * strategy.c, health.c, lifecycle.c): one job's state, SQL on the runner's
+ * own connection, the application's variables, runtime names, and the
+ * putting back of the serving version.
+ *
+ * Everything here blocks and runs on a runner thread (jobs.h). */
+#ifndef STEWARD_DEPLOY_PIPELINE_INTERNAL_H
+#define STEWARD_DEPLOY_PIPELINE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <libpq-fe.h>
+#include "steward/deploy.h"
+#include "steward/driver.h"
+#include "steward/jobs.h"
+#include "db/statements_runtime.h"
+
+/* Caps of what one runner holds. */
+#define SW_PL_MAX_CONTAINERS 64   /* of one application listed at once */
+#define SW_PL_MAX_IMAGES 128      /* of one application listed at once */
+#define SW_PL_MAX_VARIABLES 512   /* the API allows fewer */
+#define SW_PL_LOCK_WAIT_MS 120000 /* for the application's runtime lock */
+#define SW_PL_STOP_TIMEOUT_S 10   /* a container's graceful stop */
+#define SW_PL_NAME_MAX 128        /* container names */
+
+/* One job's state. Zeroed by sw_pl_init(), released by sw_pl_release(). */
+struct sw_pl {
+	struct sw_job *job;
+	const struct sw_deploy_settings *s;
+	struct sw_driver *driver;     /* made on first use (sw_pl_driver()) */
+	struct sw_deploy_log *log;    /* the deployment's log, or NULL */
+	PGresult *row;                /* rt_deployment or rt_application */
+	int app;                      /* the row's first application column */
+	char **env;                   /* "KEY=value" of the variables, NULL-terminated */
+	size_t nenv;
+	const char **secrets;         /* their values (into env): the scrub list */
+	size_t nsecrets;
+	bool stop_on_full;            /* the build: a full log stops the job */
+	bool log_full;                /* ... and it did */
+	bool locked;                  /* holds the application's runtime lock */
+	char phase[16];               /* the deployment's phase as last written */
+	char locked_app[37];
+};
+
+void sw_pl_init(struct sw_pl *p, struct sw_job *job, const struct sw_deploy_settings *s);
+/* Releases the lock (if held), wipes the variables, closes the log (as
+ * not final: NULL), frees the row and the driver. */
+void sw_pl_release(struct sw_pl *p);
+
+/* Runs st with params (NULL entries: SQL NULL) on the job's connection.
+ * The result (tuples or command done; PQclear it), or NULL with a sentence
+ * in err; sqlstate (6 bytes, may be NULL) gets the SQLSTATE of a refusal
+ * ("" when the connection failed). */
+PGresult *sw_pl_exec(struct sw_pl *p, const struct sw_db_stmt *st, const char *const *params,
+		     char *err, size_t errlen);
+/* A column of the row (NULL for SQL NULL). */
+const char *sw_pl_col(const struct sw_pl *p, int col);
+/* An application column of the row. */
+const char *sw_pl_app(const struct sw_pl *p, enum sw_db_rt_app_col col);
+/* The driver of the application's server: -EHOSTUNREACH with a sentence
+ * when the server is not the local one (no agent channel exists yet), or
+ * the local driver. */
+int sw_pl_driver(struct sw_pl *p, char *err, size_t errlen);
+/* The same for a server whose is_local column reads is_local ("t"/"f";
+ * NULL: the local server, for jobs whose row is gone). */
+int sw_pl_driver_for(struct sw_pl *p, const char *is_local, char *err, size_t errlen);
+
+/* Reads and unseals the application's variables into p->env and
+ * p->secrets. 0, or -errno with a sentence (never a value). */
+int sw_pl_variables_load(struct sw_pl *p, const char *app_id, char *err, size_t errlen);
+/* Replaces every secret value in s (NUL-terminated, in place) by "***". */
+void sw_pl_scrub(const struct sw_pl *p, char *s, size_t cap);
+
+/* A line into the deployment's log (scrubbed there), or the process log
+ * when the job has none. */
+void sw_pl_log(struct sw_pl *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A driver log sink writing into p's log (arg: p). During the build
+ * (stop_on_full), the log reaching DEPLOY_LOG_MAX_BYTES sets log_full and
+ * the job's stop flag: a runaway build is stopped, and fails saying so. */
+void sw_pl_log_sink(void *arg, const char *line, size_t len);
+
+/* Takes the application's runtime lock (a session advisory lock on the
+ * job's connection), waiting up to SW_PL_LOCK_WAIT_MS while polling the
+ * job's stop flag. 0, -ECANCELED (stop asked), -ETIMEDOUT, -EIO. */
+int sw_pl_lock(struct sw_pl *p, const char *app_id, char *err, size_t errlen);
+void sw_pl_unlock(struct sw_pl *p);
+
+/* Whether the job was asked to stop (cancel or shutdown). */
+bool sw_pl_stopping(const struct sw_pl *p);
+/* Sleeps ms in short steps; false when the job was asked to stop. */
+bool sw_pl_sleep(const struct sw_pl *p, unsigned ms);
+
+/* Removes a directory tree without following links; gone is fine. */
+void sw_pl_rmtree(const char *path);
+
+/* ---- runtime names (issue 5 framework) ---- */
+/* "sw-<first 12 hex of the application id>-<number>[-<colour>]". */
+void sw_pl_container_name(char out[SW_PL_NAME_MAX], const char *app_id, long number,
+			  const char *colour);
+/* The deployment number in a container name of the application (a leading
+ * '/' ignored), or -1 when the name is not one of its. */
+long sw_pl_container_number(const char *name, const char *app_id);
+/* "sw-<application id>-<volume name>". */
+void sw_pl_volume_name(char *out, size_t cap, const char *app_id, const char *volume);
+/* "steward/<application id>:<number>". */
+void sw_pl_image_tag(char out[SW_DRIVER_TAG_MAX], const char *app_id, long number);
+
+/* Lists the application's containers (at most SW_PL_MAX_CONTAINERS) into
+ * out. 0 or -errno with a sentence. */
+int sw_pl_containers(struct sw_pl *p, const char *app_id, struct sw_container_info *out,
+		     size_t *ret_n, char *err, size_t errlen);
+
+/* Puts the serving version of app_id back after deployment number `failed`
+ * (0: none) did not finish: removes that deployment's containers (and its
+ * image image_tag when not NULL and no retained deployment shares it),
+ * starts the serving deployment's containers when the application is
+ * RUNNING (app_status), and routes its verified hostnames to the serving
+ * port. The caller holds the runtime lock. Every step is idempotent and
+ * logged; 0, or -errno with a sentence of the first failure. */
+int sw_pl_restore(struct sw_pl *p, const char *app_id, const char *app_status, long failed,
+		  const char *image_tag, char *err, size_t errlen);
+
+/* Removes the images of app_id other than those of its newest `keep`
+ * SUCCEEDED deployments and current (the tag just deployed). Failures are
+ * logged, never fatal. */
+void sw_pl_retention(struct sw_pl *p, const char *app_id, unsigned keep, const char *current);
+
+/* ---- health.c ---- */
+/* A free TCP port on 127.0.0.1 (bound and released: another process may
+ * take it before the container does, which the health gate then sees). */
+int sw_pl_free_port(unsigned *ret_port);
+/* The health gate: GET http://127.0.0.1:<port><path> every second until it
+ * answers expected, at most retries tries of timeout_s each; between tries
+ * the container container (name) is checked to be running. 0; -ECANCELED
+ * when the job was asked to stop; -ETIMEDOUT (or -ECHILD: the container
+ * exited) with a sentence. */
+int sw_pl_health_gate(struct sw_pl *p, unsigned port, const char *path, int expected,
+		      unsigned timeout_s, unsigned retries, const char *app_id,
+		      const char *container, char *err, size_t errlen);
+
+/* ---- a deployment's steps (pipeline.c) ---- */
+/* Reads the deployment job->target_id into p->row (rt_deployment;
+ * p->app set). 1, 0 when it is gone (its application deleted), or -errno
+ * with a sentence. */
+int sw_pl_load_deployment(struct sw_pl *p, char *err, size_t errlen);
+/* Moves the deployment (claimed by the job runners, 0013) from one of
+ * `allowed` ("{QUEUED,BUILDING}") to status with phase, as this worker's.
+ * 1: it is ours to run. 0: nothing to run: it is no longer in one of those
+ * states, or its cancel was asked for (then ended CANCELLED here). -errno
+ * with a sentence when the database failed. */
+int sw_pl_begin(struct sw_pl *p, const char *status, const char *phase, const char *allowed,
+		char *err, size_t errlen);
+/* Writes phase to the deployment (and a timestamped "==> PHASE" line to
+ * its log). 0; -ECANCELED when a cancel was asked for or the job must
+ * stop; -ESTALE when the deployment is no longer in flight (the reaper
+ * ended it, or its application was deleted); -EIO. */
+int sw_pl_phase(struct sw_pl *p, const char *phase, char *err, size_t errlen);
+/* Runs st, a statement on the deployment in flight returning one row
+ * (cancel_requested) or none: 0, -ECANCELED, -ESTALE, -EIO as
+ * sw_pl_phase(). */
+int sw_pl_step(struct sw_pl *p, const struct sw_db_stmt *st, const char *const *params, char *err,
+	       size_t errlen);
+/* Opens the deployment's log (appending) with the variables as the scrub
+ * list. 0 or -errno with a sentence. */
+int sw_pl_log_open(struct sw_pl *p, char *err, size_t errlen);
+
+/* ---- the handlers ---- */
+int sw_pl_build(struct sw_job *job, void *ctx, char *err, size_t errlen);    /* pipeline.c */
+int sw_pl_deploy(struct sw_job *job, void *ctx, char *err, size_t errlen);   /* strategy.c */
+/* lifecycle.c */
+int sw_pl_recover(struct sw_job *job, void *ctx, char *err, size_t errlen);
+/* application.start, .stop, .restart (the verb read from the kind) */
+int sw_pl_app_lifecycle(struct sw_job *job, void *ctx, char *err, size_t errlen);
+int sw_pl_app_delete(struct sw_job *job, void *ctx, char *err, size_t errlen);
+int sw_pl_volume_delete(struct sw_job *job, void *ctx, char *err, size_t errlen);
+/* service.start, .stop, .restart */
+int sw_pl_service_lifecycle(struct sw_job *job, void *ctx, char *err, size_t errlen);
+int sw_pl_service_delete(struct sw_job *job, void *ctx, char *err, size_t errlen);
+int sw_pl_service_backup(struct sw_job *job, void *ctx, char *err, size_t errlen);
+
+/* Shared by the build and the deploy: ends the deployment (status
+ * SUCCEEDED, FAILED or CANCELLED; message: the errorMessage, scrubbed
+ * here, or NULL) with its log's byte count and tail, and closes the log
+ * with that final status. 0 or -errno (the database failed). */
+int sw_pl_end(struct sw_pl *p, const char *status, const char *message);
+/* After a step failed with r (and err): CANCELLED when the deployment's
+ * cancel was asked for, FAILED "the worker stopped" when the process is
+ * shutting down, else FAILED with err. */
+int sw_pl_fail(struct sw_pl *p, int r, const char *err);
+
+#endif
