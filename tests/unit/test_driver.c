@@ -299,7 +299,7 @@ static void *cancel_when_running(void *arg)
 		usleep(50 * 1000);
 	usleep(300 * 1000); /* well inside the sleep */
 	c->at = now_ms();
-	c->flag = true;
+	__atomic_store_n(&c->flag, true, __ATOMIC_RELAXED);
 	return NULL;
 }
 

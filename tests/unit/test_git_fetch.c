@@ -635,7 +635,7 @@ TEST(silent_server_times_out)
 static void *cancel_later(void *arg)
 {
 	usleep(300 * 1000);
-	*(volatile bool *)arg = true;
+	__atomic_store_n((volatile bool *)arg, true, __ATOMIC_RELAXED);
 	return NULL;
 }
 
