@@ -335,7 +335,8 @@ int main(int argc, char **argv)
 	int readers = 100, rate = 1000, seconds = 5, line_bytes = 120, client_cpu = -1, burst = 0;
 	if (argc >= 6 && strcmp(argv[1], "--client") == 0)
 		return client_main(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), strtoull(argv[5], NULL, 10));
-	for (int i = 1; i < argc; i++) {
+	/* Options come in pairs: a name, then its value. */
+	for (int i = 1; i < argc; i += 2) {
 		if (i + 1 >= argc)
 			usage();
 		int v = atoi(argv[i + 1]);
@@ -353,7 +354,6 @@ int main(int argc, char **argv)
 			burst = v;
 		else
 			usage();
-		i++;
 	}
 	if (readers < 0 || readers > 5000 || rate < 1 || rate > 1000000 || seconds < 1 || seconds > 120 ||
 	    line_bytes < 16 || line_bytes > 4000 || burst < 0 || burst > 10000000)
