@@ -63,6 +63,19 @@ static SW_UNUSED char *scratch_read(const char *path, size_t *ret_len)
 	return b;
 }
 
+/* The file at path into out, at most cap - 1 bytes, NUL-terminated; false
+ * when it cannot be opened. */
+static SW_UNUSED bool scratch_read_into(const char *path, char *out, size_t cap)
+{
+	FILE *fp = fopen(path, "r");
+	if (!fp)
+		return false;
+	size_t n = fread(out, 1, cap - 1, fp);
+	out[n] = '\0';
+	fclose(fp);
+	return true;
+}
+
 /* A loopback TCP port nothing listens on now (the kernel's choice). */
 static SW_UNUSED int scratch_port(void)
 {

@@ -24,6 +24,7 @@
 #include "steward/base.h"
 #include "steward/driver.h"
 #include "test_help.h"
+#include "scratch_dir.h"
 
 static struct sw_driver *drv;
 static const char *app_id, *base_image;
@@ -59,16 +60,6 @@ __attribute__((constructor(101))) static void need_engine_and_caddy(void)
 
 /* ---- helpers ---- */
 
-static unsigned free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	bind(fd, (struct sockaddr *)&a, sizeof(a));
-	getsockname(fd, (struct sockaddr *)&a, &len);
-	close(fd);
-	return ntohs(a.sin_port);
-}
 
 /* GET path from 127.0.0.1:port with Host h (HTTP/1.0, read to EOF): the
  * status, the body into body (cap bytes), or -1. */
@@ -327,7 +318,7 @@ TEST(cancel_stops_a_slow_build_quickly)
 
 TEST(container_runs_with_host_networking_env_and_limits)
 {
-	port_blue = free_port();
+	port_blue = (unsigned)scratch_port();
 	char err[512] = "";
 	int rc = create_colour(name_blue, "blue", port_blue, id_blue, err, sizeof(err));
 	if (rc)
@@ -395,7 +386,7 @@ TEST(route_set_sends_a_request_through_caddy_to_the_container)
 
 TEST(route_set_again_switches_the_upstream_at_once)
 {
-	port_green = free_port();
+	port_green = (unsigned)scratch_port();
 	char err[512] = "", id[SW_DRIVER_ID_MAX];
 	REQUIRE(create_colour(name_green, "green", port_green, id, err, sizeof(err)) == 0);
 	CHECK_INT_EQ(sw_driver_container_start(drv, name_green, err, sizeof(err)), 0);

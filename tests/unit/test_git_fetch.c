@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include "steward/sshkey.h"
 #include "test_help.h"
+#include "scratch_dir.h"
 
 extern char **environ;
 
@@ -95,16 +96,6 @@ static int write_text(const char *dir, const char *name, const char *text)
 	return fclose(fp);
 }
 
-static bool read_text(const char *path, char *out, size_t cap)
-{
-	FILE *fp = fopen(path, "r");
-	if (!fp)
-		return false;
-	size_t n = fread(out, 1, cap - 1, fp);
-	out[n] = '\0';
-	fclose(fp);
-	return true;
-}
 
 static bool exists(const char *path)
 {
@@ -319,8 +310,8 @@ TEST(key_files_are_0600_in_the_private_directory_and_removed)
 	REQUIRE(stat(priv, &st) == 0);
 	CHECK_INT_EQ(st.st_mode & 0777, 0600);
 	char text[128];
-	CHECK(read_text(priv, text, sizeof(text)) && strcmp(text, f.private_key) == 0);
-	CHECK(read_text(pub, text, sizeof(text)) && strcmp(text, f.public_key) == 0);
+	CHECK(scratch_read_into(priv, text, sizeof(text)) && strcmp(text, f.private_key) == 0);
+	CHECK(scratch_read_into(pub, text, sizeof(text)) && strcmp(text, f.public_key) == 0);
 	/* a link planted at the path is never followed */
 	remove_key_files(&c);
 	CHECK(!exists(priv) && !exists(pub));
@@ -353,7 +344,7 @@ TEST(file_branch_checks_out_its_tip_without_git_directory)
 	CHECK_STR_EQ(info.message, "Second");
 	CHECK_STR_EQ(info.author, "Ada Lovelace <ada@example.com>");
 	snprintf(path, sizeof(path), "%s/index.html", dest);
-	CHECK(read_text(path, text, sizeof(text)) && strcmp(text, "v2\n") == 0);
+	CHECK(scratch_read_into(path, text, sizeof(text)) && strcmp(text, "v2\n") == 0);
 	snprintf(path, sizeof(path), "%s/.git", dest);
 	CHECK(!exists(path));
 	snprintf(path, sizeof(path), "%s/feature.txt", dest);
@@ -425,7 +416,7 @@ TEST(file_annotated_tag_is_peeled_to_its_commit)
 	CHECK_STR_EQ(info.ref, "refs/tags/v1");
 	CHECK_STR_EQ(info.message, "First commit\n\nThe body, line one.\nLine two.");
 	snprintf(path, sizeof(path), "%s/index.html", dest);
-	CHECK(read_text(path, text, sizeof(text)) && strcmp(text, "v1\n") == 0);
+	CHECK(scratch_read_into(path, text, sizeof(text)) && strcmp(text, "v1\n") == 0);
 	REQUIRE(fetch(url, "refs/tags/light", NULL, true, dest, &info, NULL, err) == 0);
 	CHECK_STR_EQ(info.sha, sha_feature);
 	CHECK_STR_EQ(info.ref, "refs/tags/light");
@@ -666,7 +657,6 @@ static bool port_open(unsigned port)
 	return ok;
 }
 
-static unsigned free_port(void);
 
 TEST(https_with_an_untrusted_certificate_is_refused)
 {
@@ -678,7 +668,7 @@ TEST(https_with_an_untrusted_certificate_is_refused)
 							 "ec_paramgen_curve:P-256", "-nodes", "-keyout", key,
 							 "-out", cert, "-days", "1", "-subj", "/CN=localhost",
 							 NULL }) == 0);
-	unsigned port = free_port();
+	unsigned port = (unsigned)scratch_port();
 	snprintf(accept_at, sizeof(accept_at), "127.0.0.1:%u", port);
 	const char *argv[] = { OPENSSL, "s_server", "-accept", accept_at, "-cert", cert, "-key", key, "-quiet", NULL };
 	pid_t pid = spawn_server(argv, "/dev/null");
@@ -701,16 +691,6 @@ static unsigned sshd_port;
 static char deploy_pub[SW_SSH_PUBLIC_KEY_MAX], deploy_priv[SW_SSH_PRIVATE_KEY_MAX];
 static char host_fp[64];
 
-static unsigned free_port(void)
-{
-	int s = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t al = sizeof(a);
-	if (bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 || getsockname(s, (struct sockaddr *)&a, &al) < 0)
-		exit(1);
-	close(s);
-	return ntohs(a.sin_port);
-}
 
 static bool banner_ready(unsigned port)
 {
@@ -746,7 +726,7 @@ static void start_sshd(void)
 		printf("SKIP: cannot make /run/sshd (%s): sshd needs it\n", strerror(errno));
 		exit(77);
 	}
-	sshd_port = free_port();
+	sshd_port = (unsigned)scratch_port();
 	snprintf(conf, sizeof(conf),
 		 "Port %u\nListenAddress 127.0.0.1\nHostKey %s/host_key\nPidFile none\n"
 		 "AuthorizedKeysFile %s/authorized_keys\nPubkeyAuthentication yes\n"

@@ -11,6 +11,7 @@
 #include "steward/base.h"
 #include "steward/source.h"
 #include "test_help.h"
+#include "scratch_dir.h"
 
 static char base[64];
 static unsigned tree_no;
@@ -64,22 +65,12 @@ static const char *tree(char *root, size_t cap, const char *const *files)
 	return root;
 }
 
-static bool read_text(const char *path, char *out, size_t cap)
-{
-	FILE *fp = fopen(path, "r");
-	if (!fp)
-		return false;
-	size_t n = fread(out, 1, cap - 1, fp);
-	out[n] = '\0';
-	fclose(fp);
-	return true;
-}
 
 static bool generated_text(const char *root, const char *context, char *out, size_t cap)
 {
 	char path[512];
 	snprintf(path, sizeof(path), "%s/%s/.steward.Dockerfile", root, context);
-	return read_text(path, out, cap);
+	return scratch_read_into(path, out, cap);
 }
 
 #define HEADER(stack)                                                                    \
@@ -365,7 +356,7 @@ TEST(generated_file_replaces_a_planted_one_without_following_links)
 	struct stat st;
 	REQUIRE(lstat(link, &st) == 0);
 	CHECK(S_ISREG(st.st_mode));
-	CHECK(read_text(victim, text, sizeof(text)) && strcmp(text, "untouched") == 0);
+	CHECK(scratch_read_into(victim, text, sizeof(text)) && strcmp(text, "untouched") == 0);
 	tree(root, sizeof(root), (const char *[]){ "index.html=x", ".steward.Dockerfile/", NULL });
 	CHECK_INT_EQ(detect(root, &app, &plan, err), -EINVAL);
 	CHECK_STR_EQ(err, "the build context holds a directory named .steward.Dockerfile");
