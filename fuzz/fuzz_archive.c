@@ -19,8 +19,8 @@
  * - the tree under out holds only directories (mode 0755), regular files
  *   (0644 or 0755) and symbolic links, within the caps (bytes, entries,
  *   depth), whatever the answer;
- * - every symbolic link, resolved the way the kernel would (component by
- *   component, following links, ".." popping), never climbs above out.
+ * - every symbolic link, resolved by the kernel itself (openat2() with
+ *   RESOLVE_BENEATH from out), never climbs above out.
  * out is removed after each run without following links. */
 #include <dirent.h>
 #include <errno.h>
@@ -31,7 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 #include <archive.h>
 #include <archive_entry.h>
 #include "steward/base.h"
@@ -57,6 +59,8 @@ static void teardown(void)
 	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+static void oracle_self_check(void);
+
 static void setup(void)
 {
 	if (base[0])
@@ -76,6 +80,7 @@ static void setup(void)
 	snprintf(out_path, sizeof(out_path), "%s/out", c_dir);
 	out_len = strlen(out_path);
 	atexit(teardown);
+	oracle_self_check();
 }
 
 /* dir holds exactly the names in allowed (NULL-terminated). */
@@ -97,67 +102,62 @@ static void only(const char *dir, const char *const *allowed)
 	closedir(d);
 }
 
-/* ---- resolving links as the kernel would ---- */
+/* ---- resolving links: the kernel is the oracle ---- */
 
-struct stack {
-	char *comp[PATH_MAX / 2];
-	size_t n;
-};
-
-static void stack_path(const struct stack *s, char *out, size_t cap)
+/* Whether the kernel, resolving path (relative to dir_fd, following every
+ * link, the last one included), stays beneath out: openat2() with
+ * RESOLVE_BENEATH refuses (EXDEV) an absolute link or a ".." that would
+ * climb above out at any step. A name that does not resolve (dangling,
+ * ELOOP, ENAMETOOLONG, ENOTDIR) leaves nothing to reach: it stays.
+ * ("out" below: dir_fd.) */
+static bool stays_beneath(int dir_fd, const char *path)
 {
-	size_t o = (size_t)snprintf(out, cap, "%s", out_path);
-	for (size_t i = 0; i < s->n && o < cap; i++)
-		o += (size_t)snprintf(out + o, cap - o, "/%s", s->comp[i]);
-	ASSERT(o < cap);
-}
-
-/* Walks path (relative to the directory in s) component by component;
- * returns false when it climbs above out. Stops at a name that does not
- * exist (the kernel would too). Components are strdup()ed into s. */
-static bool walk(struct stack *s, const char *path, int *budget)
-{
-	if (path[0] == '/')
-		return false; /* absolute: not ours */
-	char *copy = strdup(path), *save = NULL;
-	ASSERT(copy);
-	bool ok = true;
-	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-		if (!strcmp(c, "."))
-			continue;
-		if (!strcmp(c, "..")) {
-			if (s->n == 0) {
-				ok = false;
-				break;
-			}
-			free(s->comp[--s->n]);
-			continue;
-		}
-		ASSERT(s->n < SW_ARRAY_SIZE(s->comp));
-		s->comp[s->n++] = strdup(c);
-		char full[PATH_MAX * 2];
-		stack_path(s, full, sizeof(full));
-		struct stat st;
-		if (lstat(full, &st) != 0)
-			break; /* dangling: resolution stops here */
-		if (!S_ISLNK(st.st_mode))
-			continue;
-		if (--*budget <= 0)
-			break; /* ELOOP */
-		char target[PATH_MAX];
-		ssize_t n = readlink(full, target, sizeof(target) - 1);
-		ASSERT(n >= 0);
-		target[n] = '\0';
-		free(s->comp[--s->n]); /* the link's own name: resolve from its directory */
-		if (!walk(s, target, budget)) {
-			ok = false;
-			break;
-		}
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_BENEATH };
+	int fd = (int)syscall(SYS_openat2, dir_fd, path, &how, sizeof(how));
+	if (fd >= 0) {
+		close(fd);
+		return true;
 	}
-	free(copy);
-	return ok;
+	if (errno == ENOSYS) {
+		fprintf(stderr, "openat2() is missing: this harness needs Linux 5.6 or later\n");
+		abort();
+	}
+	if (errno == EXDEV)
+		return false;
+	ASSERT(errno == ENOENT || errno == ELOOP || errno == ENAMETOOLONG || errno == ENOTDIR ||
+	       errno == EACCES);
+	return true;
 }
 
+static int out_fd = -1;
+
+/* The oracle on links made here, once: one that climbs out is caught,
+ * one that stays and one that dangles are not. */
+static void oracle_self_check(void)
+{
+	char dir[96], link[112];
+	snprintf(dir, sizeof(dir), "%s/probe", base);
+	ASSERT(mkdir(dir, 0755) == 0);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT(fd >= 0);
+	static const struct {
+		const char *name, *target;
+		bool stays;
+	} cases[] = { { "up", "../probe/../..", false }, { "abs", "/etc", false }, { "here", ".", true },
+		      { "gone", "nothing/there", true }, { "via", "here/../up", false } };
+	for (size_t i = 0; i < SW_ARRAY_SIZE(cases); i++) {
+		snprintf(link, sizeof(link), "%s/%s", dir, cases[i].name);
+		ASSERT(symlink(cases[i].target, link) == 0);
+	}
+	for (size_t i = 0; i < SW_ARRAY_SIZE(cases); i++)
+		ASSERT(stays_beneath(fd, cases[i].name) == cases[i].stays);
+	for (size_t i = 0; i < SW_ARRAY_SIZE(cases); i++) {
+		snprintf(link, sizeof(link), "%s/%s", dir, cases[i].name);
+		ASSERT(unlink(link) == 0);
+	}
+	close(fd);
+	ASSERT(rmdir(dir) == 0);
+}
 static uint64_t seen_bytes, seen_entries;
 
 static int check_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -174,28 +174,14 @@ static int check_one(const char *path, const struct stat *st, int flag, struct F
 		seen_bytes += (uint64_t)st->st_size;
 	} else {
 		ASSERT(S_ISLNK(st->st_mode));
-		struct stack s = { .n = 0 };
-		/* The link's directory, relative to out. */
-		char *rel = strdup(path + out_len + 1), *save = NULL;
-		ASSERT(rel);
-		char *slash = strrchr(rel, '/');
-		if (slash) {
-			*slash = '\0';
-			for (char *c = strtok_r(rel, "/", &save); c; c = strtok_r(NULL, "/", &save))
-				s.comp[s.n++] = strdup(c);
-		}
-		free(rel);
-		char target[PATH_MAX];
-		ssize_t n = readlink(path, target, sizeof(target) - 1);
-		ASSERT(n >= 0);
-		target[n] = '\0';
-		int budget = 40;
-		bool inside = walk(&s, target, &budget);
-		if (!inside)
+		bool inside = stays_beneath(out_fd, path + out_len + 1);
+		if (!inside) {
+			char target[PATH_MAX];
+			ssize_t n = readlink(path, target, sizeof(target) - 1);
+			target[n < 0 ? 0 : n] = '\0';
 			fprintf(stderr, "link %s -> %s leaves the tree\n", path, target);
+		}
 		ASSERT(inside);
-		while (s.n)
-			free(s.comp[--s.n]);
 	}
 	return 0;
 }
@@ -329,7 +315,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct stat st;
 	if (lstat(out_path, &st) == 0) {
 		ASSERT(S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0755);
+		out_fd = open(out_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		ASSERT(out_fd >= 0);
 		ASSERT(nftw(out_path, check_one, 16, FTW_PHYS) == 0);
+		close(out_fd);
+		out_fd = -1;
 		ASSERT(seen_bytes <= lim.max_bytes);
 		ASSERT(seen_entries <= lim.max_entries);
 		ASSERT(nftw(out_path, rm_one, 16, FTW_DEPTH | FTW_PHYS) == 0);
