@@ -36,6 +36,7 @@ struct sw_config {
 	char *deploy_base_image;  /* DEPLOY_BASE_IMAGE; NULL: each stack's own default */
 	char *docker_host;        /* DOCKER_HOST, default unix:///var/run/docker.sock */
 	char *caddy_admin_url;    /* CADDY_ADMIN_URL, default http://127.0.0.1:2019 */
+	char *git_ca_file;        /* GIT_CA_FILE: PEM CAs for https git servers; NULL: the system's */
 	bool runners;             /* STEWARD_RUNNERS, default on: this process runs jobs */
 };
 

@@ -196,6 +196,7 @@ struct sw_deploy_settings {
 	uint64_t blue_green_min_free_mb; /* DEPLOY_BLUE_GREEN_MIN_FREE_MEMORY_MB */
 	const char *base_image;         /* DEPLOY_BASE_IMAGE: FROM of generated Dockerfiles */
 	bool allow_file_urls;           /* STEWARD_ENV is not production */
+	const char *git_ca_file;        /* GIT_CA_FILE, or NULL: the system's CA bundle */
 };
 /* The handlers, for sw_jobs_start(): a static array, each ctx set to s
  * (which must outlive the runners). Call once, at start-up. *ret_n is set. */

@@ -86,6 +86,10 @@
 #define SW_DESCRIPTION_MAX_LEN 500             /* free text shown in the dashboard */
 #define SW_HOSTNAME_MAX_LEN 253
 #define SW_GIT_BRANCH_MAX_LEN 200
+/* A git credential's token (a host's personal access token or app
+ * password), in bytes. */
+#define SW_GIT_TOKEN_MIN_LEN 8
+#define SW_GIT_TOKEN_MAX_LEN 1024
 #define SW_PATH_MAX_LEN 255                    /* relative, container and host paths */
 #define SW_HTTP_PATH_MAX_LEN 256               /* a health-check path */
 #define SW_URL_MAX_LEN 2048

@@ -17,6 +17,10 @@ struct sw_git_fetch {
 	const char *branch;       /* the git source's branch */
 	const char *private_key;  /* OpenSSH private key (ssh URLs), or NULL; wiped by the caller */
 	const char *public_key;   /* its authorized_keys line */
+	const char *ssh_host_key; /* "<type> SHA256:<base64>" pinned, or NULL: accept and report */
+	const char *https_username; /* with https_token: HTTP Basic when the server asks */
+	const char *https_token;  /* NULL: none (public repositories); wiped by the caller */
+	const char *ca_file;      /* PEM CA bundle for https, NULL: the system's */
 	bool allow_file;          /* file:// allowed (not in production) */
 	const volatile bool *cancel;
 	unsigned timeout_s;       /* the whole fetch */
@@ -26,6 +30,7 @@ struct sw_commit_info {
 	char ref[256];            /* the full ref resolved, e.g. refs/heads/main; or the sha */
 	char message[1024];       /* the summary line and body, cut */
 	char author[256];         /* "Name <email>" */
+	char host_key[128];       /* ssh: "<type> SHA256:<base64>" of the server; else "" */
 };
 /* Clones url into dest (a directory that must not exist), checks out the
  * ref, and reads the commit's metadata from the clone into ret (set only
@@ -36,8 +41,10 @@ struct sw_commit_info {
  * remote's default branch; a 40-hex sha must be a commit reachable from a
  * branch or tag; "refs/heads/x" and "refs/tags/x" name one kind; any other
  * name is a branch, else a tag. ssh offers the deploy key (private_key)
- * once; https sends no credentials. The ssh host key is accepted and its
- * SHA256 fingerprint logged (not pinned). Progress lines go to log (may be
+ * once; https sends https_username and https_token once when the server
+ * asks (none: -EACCES). The ssh host key must be ssh_host_key when that is
+ * set (another: -EACCES naming both); else it is accepted; either way it
+ * is logged and returned in ret->host_key. Progress lines go to log (may be
  * NULL), from the calling thread. The clone runs in a forked child, so
  * the cancel flag and timeout_s (0: 600 s) end it within 100 ms wherever
  * it is. Errors, each with a sentence in err: -EEXIST (dest exists),

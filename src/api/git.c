@@ -21,10 +21,15 @@
  *   fingerprint, hasWebhookSecret, and webhookUrl (PUBLIC_BASE_URL, else
  *   http://<STEWARD_LISTEN>, + /webhooks/<provider in lower case>). A
  *   replacing PUT keeps key and secret.
+ * - credentialId names a git credential of the organization whose token a
+ *   fetch of an https repository sends (HTTP Basic) when the host asks;
+ *   sshHostKey is the ssh server's key pinned on first use or by a member
+ *   (migration 0018 checks both and forgets the pin when the URL changes).
  * - POST .../deploy-key replaces the key pair (the old one stops at once:
  *   nothing keeps it) and answers the new public half; POST
  *   .../webhook-secret replaces the secret and answers it, once.
- * - A git credential is a token for a git host's API. The token is sealed
+ * - A git credential is a token for a git host: its API (the repository
+ *   picker) and https fetches of the git sources naming it. The token is sealed
  *   to "git-credential:<id>" and never returned: tokenHint is its last four
  *   characters. apiBaseUrl defaults to the provider's public API
  *   (https://api.github.com, https://gitlab.com/api/v4,
@@ -53,8 +58,8 @@
 #include "api/app_config.h"
 #include "db/statements_git.h"
 
-#define GIT_TOKEN_MIN_LEN 8
-#define GIT_TOKEN_MAX_LEN 1024
+#define GIT_TOKEN_MIN_LEN SW_GIT_TOKEN_MIN_LEN
+#define GIT_TOKEN_MAX_LEN SW_GIT_TOKEN_MAX_LEN
 #define GIT_USERNAME_MAX_LEN 254
 #define WEBHOOK_SECRET_BYTES 32
 #define WEBHOOK_SECRET_LEN SW_BASE64URL_LEN(WEBHOOK_SECRET_BYTES)
@@ -77,11 +82,38 @@ static bool repository_url_parse(struct sw_http_request *req, json_t *v, const c
 	return *ret != NULL;
 }
 
-enum { SOURCE_URL, SOURCE_BRANCH, SOURCE_PROVIDER, SOURCE_NFIELDS };
+/* "<key type> SHA256:<43 base64 characters>", as a fetch logs it and
+ * ssh-keygen -l prints it (key types: lower-case letters, digits, '@',
+ * '.', '-'). */
+static bool ssh_host_key_ok(struct sw_str s, const char **ret_msg)
+{
+	static const char form[] = "must be a key type and its SHA256 fingerprint, e.g. "
+				   "\"ssh-ed25519 SHA256:<43 base64 characters>\"";
+	const char *sp = memchr(s.ptr, ' ', s.len);
+	size_t type_len = sp ? (size_t)(sp - s.ptr) : 0;
+	bool ok = type_len >= 1 && type_len <= 64 && s.len == type_len + 1 + 7 + 43 &&
+		  memcmp(sp + 1, "SHA256:", 7) == 0;
+	for (size_t i = 0; ok && i < type_len; i++) {
+		char c = s.ptr[i];
+		ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '@' || c == '.' || c == '-';
+	}
+	for (size_t i = type_len + 8; ok && i < s.len; i++) {
+		char c = s.ptr[i];
+		ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+		     c == '/';
+	}
+	if (!ok)
+		*ret_msg = form;
+	return ok;
+}
+
+enum { SOURCE_URL, SOURCE_BRANCH, SOURCE_PROVIDER, SOURCE_CREDENTIAL, SOURCE_HOST_KEY, SOURCE_NFIELDS };
 static const struct sw_api_field source_fields[] = {
 	{ "repositoryUrl", SW_API_FIELD_CUSTOM, SW_API_FIELD_REQUIRED, .parse = repository_url_parse },
 	{ "branch", SW_API_FIELD_STRING, 0, sw_valid_git_branch, .def = "main" },
 	{ "provider", SW_API_FIELD_ENUM, 0, .values = providers },
+	{ "credentialId", SW_API_FIELD_ID, SW_API_FIELD_NULLABLE },
+	{ "sshHostKey", SW_API_FIELD_STRING, SW_API_FIELD_NULLABLE, ssh_host_key_ok },
 };
 
 /* The provider a repository URL's host names: the three hosted services
@@ -110,6 +142,9 @@ static const struct sw_api_column source_columns[] = {
 	{ "repositoryUrl", SW_DB_GIT_SOURCE_REPOSITORY_URL, SW_API_COL_TEXT },
 	{ "branch", SW_DB_GIT_SOURCE_BRANCH, SW_API_COL_TEXT },
 	{ "provider", SW_DB_GIT_SOURCE_PROVIDER, SW_API_COL_TEXT },
+	{ "credentialId", SW_DB_GIT_SOURCE_CREDENTIAL_ID, SW_API_COL_NULLABLE },
+	{ "sshHostKey", SW_DB_GIT_SOURCE_SSH_HOST_KEY, SW_API_COL_NULLABLE },
+	{ "sshHostKeyPinnedAt", SW_DB_GIT_SOURCE_SSH_HOST_KEY_PINNED_AT, SW_API_COL_NULLABLE },
 };
 static const struct sw_api_column deploy_key_columns[] = {
 	{ "publicKey", SW_DB_GIT_SOURCE_PUBLIC_KEY, SW_API_COL_TEXT },
@@ -285,7 +320,8 @@ static struct source *source_read(struct sw_http_request *req, bool creating, co
 static void git_source_put(struct sw_http_request *req)
 {
 	const char *f[SOURCE_NFIELDS];
-	struct source *s = source_read(req, true, f, NULL);
+	char mask[SOURCE_NFIELDS + 1];
+	struct source *s = source_read(req, true, f, mask);
 	if (!s)
 		return;
 	char pub[SW_SSH_PUBLIC_KEY_MAX], fp[64];
@@ -294,11 +330,14 @@ static void git_source_put(struct sw_http_request *req)
 		OPENSSL_cleanse(s->secret, sizeof(s->secret));
 		return;
 	}
-	const char *params[10] = { req->principal.organization_id, s->app, req->principal.user_id,
+	/* sshHostKey left out of a replacing PUT keeps the pin (a changed
+	 * repositoryUrl forgets it: migration 0018) */
+	const char *params[13] = { req->principal.organization_id, s->app, req->principal.user_id,
 				   f[SOURCE_URL], f[SOURCE_BRANCH],
 				   f[SOURCE_PROVIDER] ? f[SOURCE_PROVIDER] : provider_of(f[SOURCE_URL]),
-				   pub, fp, sealed_key, sealed_secret };
-	if (!sw_api_query(req, &sw_db_stmt_git_source_put, params, 10, source_done, s))
+				   pub, fp, sealed_key, sealed_secret, f[SOURCE_CREDENTIAL],
+				   f[SOURCE_HOST_KEY], mask[SOURCE_HOST_KEY] == '1' ? "t" : "f" };
+	if (!sw_api_query(req, &sw_db_stmt_git_source_put, params, 13, source_done, s))
 		OPENSSL_cleanse(s->secret, sizeof(s->secret));
 }
 
@@ -309,9 +348,10 @@ static void git_source_patch(struct sw_http_request *req)
 	struct source *s = source_read(req, false, f, mask);
 	if (!s)
 		return;
-	const char *params[7] = { req->principal.organization_id, s->app, NULL, mask,
-				  f[SOURCE_URL], f[SOURCE_BRANCH], f[SOURCE_PROVIDER] };
-	sw_api_query(req, &sw_db_stmt_git_source_update, params, 7, source_done, s);
+	const char *params[9] = { req->principal.organization_id, s->app, NULL, mask,
+				  f[SOURCE_URL], f[SOURCE_BRANCH], f[SOURCE_PROVIDER],
+				  f[SOURCE_CREDENTIAL], f[SOURCE_HOST_KEY] };
+	sw_api_query(req, &sw_db_stmt_git_source_update, params, 9, source_done, s);
 }
 
 static void git_source_delete(struct sw_http_request *req)
@@ -695,6 +735,7 @@ static void credential_repositories(struct sw_http_request *req)
 static const int err_read[] = { 404, 503, 0 };
 static const int err_put[] = { 400, 404, 413, 415, 422, 503, 0 };
 static const int err_delete[] = { 404, 503, 0 };
+static const int err_credential_delete[] = { 404, 409, 503, 0 };
 static const int err_rotate[] = { 404, 503, 0 };
 static const int err_list[] = { 422, 503, 0 };
 static const int err_create[] = { 400, 409, 413, 415, 422, 503, 0 };
@@ -706,7 +747,15 @@ static const int err_repositories[] = { 404, 409, 422, 429, 500, 502, 503, 0 };
 	" repositoryUrl: https://host/path, ssh://user@host/path or user@host:path (no "          \
 	"credentials in it, no plain http); file:///path only when STEWARD_ENV is not production." \
 	" branch: a git branch name (default main). provider: GITHUB, GITLAB, BITBUCKET or "       \
-	"GENERIC."
+	"GENERIC. credentialId: a git credential of the organization whose token is sent (HTTP "   \
+	"Basic) when an https repository asks for credentials: with the credential's username, "   \
+	"else x-access-token for GITHUB, oauth2 for GITLAB, git for GENERIC; https URLs only "     \
+	"(ssh uses the deploy key); null: none (public repositories). sshHostKey: the ssh "        \
+	"server's key as \"<type> SHA256:<fingerprint>\" (ssh-keygen -l's form); a fetch that "   \
+	"meets another key fails before any credential is sent. Left null, the first fetch pins "  \
+	"the key it meets (trust on first use) and sshHostKeyPinnedAt says when; null forgets the " \
+	"pin; changing repositoryUrl forgets it too unless the same request sets it. Left out of "  \
+	"a replacing PUT, the pin is kept."
 #define B SW_HTTP_DEFAULT_MAX_BODY
 
 static const struct sw_route routes[] = {
@@ -777,8 +826,10 @@ static const struct sw_route routes[] = {
 	    NOT_FOUND_DOC,
 	    "Git credentials", "GitCredentialUpdate", "GitCredential", 200, err_update } },
 	{ SW_HTTP_DELETE, "/git-credentials/:id", SW_ACCESS_SESSION, credential_remove, 0, 0,
-	  { "Delete a git credential", "The token is gone with it. A repeat answers 404."
-	    NOT_FOUND_DOC, "Git credentials", NULL, NULL, 204, err_delete } },
+	  { "Delete a git credential",
+	    "The token is gone with it. 409 GIT_CREDENTIAL_IN_USE while a git source fetches with it "
+	    "(its credentialId). A repeat answers 404." NOT_FOUND_DOC,
+	    "Git credentials", NULL, NULL, 204, err_credential_delete } },
 	{ SW_HTTP_GET, "/git-credentials/:id/repositories", SW_ACCESS_SESSION, credential_repositories,
 	  0, 0,
 	  { "List the repositories a git credential can see (the repository picker)",
@@ -796,6 +847,10 @@ static const struct sw_route routes[] = {
 #define TS "{\"type\":\"string\",\"format\":\"date-time\"}"
 #define TS_OR_NULL "{\"type\":[\"string\",\"null\"],\"format\":\"date-time\"}"
 #define ID "{\"type\":\"string\",\"format\":\"uuid\"}"
+#define ID_OR_NULL "{\"type\":[\"string\",\"null\"],\"format\":\"uuid\"}"
+#define HOST_KEY                                                                               \
+	"{\"type\":[\"string\",\"null\"],\"pattern\":\"^[a-z0-9@.-]{1,64} SHA256:[A-Za-z0-9+/]{43}$\"," \
+	"\"examples\":[\"ssh-ed25519 SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s\"]}"
 #define PROVIDER "{\"type\":\"string\",\"enum\":[\"GITHUB\",\"GITLAB\",\"BITBUCKET\",\"GENERIC\"]}"
 #define URL_SCHEMA "{\"type\":\"string\",\"minLength\":1,\"maxLength\":2048}"
 #define BRANCH "{\"type\":\"string\",\"minLength\":1,\"maxLength\":200,\"default\":\"main\"}"
@@ -809,10 +864,12 @@ static const struct sw_route routes[] = {
 	"\"deployKey\":{\"$ref\":\"#/components/schemas/GitDeployKey\"},"                        \
 	"\"webhookUrl\":{\"type\":\"string\",\"format\":\"uri\"},"                              \
 	"\"hasWebhookSecret\":{\"type\":\"boolean\"},\"webhookSecretCreatedAt\":" TS ","        \
-	"\"createdAt\":" TS ",\"updatedAt\":" TS
+	"\"credentialId\":" ID_OR_NULL ",\"sshHostKey\":" HOST_KEY ","                         \
+	"\"sshHostKeyPinnedAt\":" TS_OR_NULL ",\"createdAt\":" TS ",\"updatedAt\":" TS
 #define SOURCE_REQUIRED                                                                       \
 	"\"id\",\"applicationId\",\"repositoryUrl\",\"branch\",\"provider\",\"deployKey\","     \
-	"\"webhookUrl\",\"hasWebhookSecret\",\"webhookSecretCreatedAt\",\"createdAt\",\"updatedAt\""
+	"\"webhookUrl\",\"hasWebhookSecret\",\"webhookSecretCreatedAt\",\"credentialId\",\"sshHostKey\"," \
+	"\"sshHostKeyPinnedAt\",\"createdAt\",\"updatedAt\""
 #define CREDENTIAL_PROPERTIES                                                                  \
 	"\"name\":{\"$ref\":\"#/components/schemas/ResourceName\"},\"provider\":" PROVIDER ","  \
 	"\"apiBaseUrl\":{\"type\":[\"string\",\"null\"],\"maxLength\":2048},"                   \
@@ -831,9 +888,11 @@ static const char schemas[] = "{"
 	"\"description\":\"Only in the answer that created the source (201).\"}}},"
 	"\"GitSourcePut\":{\"type\":\"object\",\"additionalProperties\":false,"
 	"\"required\":[\"repositoryUrl\"],\"properties\":{\"repositoryUrl\":" URL_SCHEMA ","
-	"\"branch\":" BRANCH ",\"provider\":" PROVIDER "}},"
+	"\"branch\":" BRANCH ",\"provider\":" PROVIDER ",\"credentialId\":" ID_OR_NULL ","
+	"\"sshHostKey\":" HOST_KEY "}},"
 	"\"GitSourcePatch\":{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-	"\"repositoryUrl\":" URL_SCHEMA ",\"branch\":" BRANCH ",\"provider\":" PROVIDER "}},"
+	"\"repositoryUrl\":" URL_SCHEMA ",\"branch\":" BRANCH ",\"provider\":" PROVIDER ","
+	"\"credentialId\":" ID_OR_NULL ",\"sshHostKey\":" HOST_KEY "}},"
 	"\"GitWebhookSecret\":{\"type\":\"object\",\"required\":[\"webhookSecret\",\"createdAt\"],"
 	"\"properties\":{\"webhookSecret\":{\"type\":\"string\",\"pattern\":\"^[A-Za-z0-9_-]{43}$\","
 	"\"description\":\"Shown once.\"},\"createdAt\":" TS "}},"

@@ -183,6 +183,11 @@ int sw_config_load(struct sw_config *c, char *err, size_t errlen)
 	c->public_base_url = dup_env("PUBLIC_BASE_URL");
 	c->auth_trusted_origins = dup_env("AUTH_TRUSTED_ORIGINS");
 	c->deploy_base_image = dup_env("DEPLOY_BASE_IMAGE");
+	c->git_ca_file = dup_env("GIT_CA_FILE");
+	if (c->git_ca_file && (c->git_ca_file[0] != '/' || access(c->git_ca_file, R_OK) != 0)) {
+		snprintf(err, errlen, "GIT_CA_FILE must be the absolute path of a readable PEM file");
+		return -EINVAL;
+	}
 	c->docker_host = dup_env("DOCKER_HOST");
 	if (!c->docker_host)
 		c->docker_host = strdup("unix:///var/run/docker.sock");
@@ -210,6 +215,8 @@ void sw_config_release(struct sw_config *c)
 	free(c->deploy_base_image);
 	free(c->docker_host);
 	free(c->caddy_admin_url);
+	free(c->git_ca_file);
+	c->git_ca_file = NULL;
 	c->database_url = c->cors_origins = c->public_base_url = c->auth_trusted_origins = NULL;
 	c->deploy_base_image = c->docker_host = c->caddy_admin_url = NULL;
 }

@@ -6,20 +6,25 @@
 	"g.id, g.application_id, g.repository_url, g.branch, g.provider, g.deploy_public_key," \
 	" g.deploy_key_fingerprint, " SW_SQL_TS("g.deploy_key_created_at") ","                 \
 	" " SW_SQL_TS("g.webhook_secret_created_at") ", " SW_SQL_TS("g.created_at") ","        \
-	" " SW_SQL_TS("g.updated_at")
+	" " SW_SQL_TS("g.updated_at") ", g.credential_id, g.ssh_host_key,"                     \
+	" " SW_SQL_TS("g.ssh_host_key_pinned_at")
 
 const struct sw_db_stmt sw_db_stmt_git_source_put = {
 	.name = "git_source_put",
 	.sql = "WITH g AS (INSERT INTO git_sources AS s (application_id, organization_id,"
 	       "  repository_url, branch, provider, deploy_public_key, deploy_key_fingerprint,"
-	       "  deploy_private_key_sealed, webhook_secret_sealed)"
-	       "  SELECT a.id, a.organization_id, $4, $5, $6, $7, $8, $9, $10 FROM applications a"
+	       "  deploy_private_key_sealed, webhook_secret_sealed, credential_id, ssh_host_key)"
+	       "  SELECT a.id, a.organization_id, $4, $5, $6, $7, $8, $9, $10, $11::uuid, $12"
+	       "  FROM applications a"
 	       "  WHERE a.organization_id = $1::uuid AND a.id = $2::uuid AND " SW_SQL_UNUSED("$3", "uuid")
 	       "  ON CONFLICT (application_id) DO UPDATE SET repository_url = EXCLUDED.repository_url,"
-	       "  branch = EXCLUDED.branch, provider = EXCLUDED.provider, updated_at = now()"
+	       "  branch = EXCLUDED.branch, provider = EXCLUDED.provider,"
+	       "  credential_id = EXCLUDED.credential_id,"
+	       "  ssh_host_key = CASE WHEN $13::bool THEN EXCLUDED.ssh_host_key ELSE s.ssh_host_key END,"
+	       "  updated_at = now()"
 	       "  RETURNING s.*, (s.xmax = 0) AS created)"
 	       " SELECT " GIT_SOURCE_COLUMNS ", g.created FROM g",
-	.nparams = 10,
+	.nparams = 13,
 };
 
 const struct sw_db_stmt sw_db_stmt_git_source_get = {
@@ -34,11 +39,12 @@ const struct sw_db_stmt sw_db_stmt_git_source_update = {
 	.name = "git_source_update",
 	.sql = "WITH g AS (UPDATE git_sources SET " SW_SQL_SET("repository_url", 1, "$5") ","
 	       " " SW_SQL_SET("branch", 2, "$6") ", " SW_SQL_SET("provider", 3, "$7") ","
+	       " " SW_SQL_SET("credential_id", 4, "$8::uuid") ", " SW_SQL_SET("ssh_host_key", 5, "$9") ","
 	       " updated_at = now()"
 	       " WHERE organization_id = $1::uuid AND application_id = $2::uuid"
 	       " AND " SW_SQL_UNUSED("$3", "uuid") " RETURNING *)"
 	       " SELECT " GIT_SOURCE_COLUMNS " FROM g",
-	.nparams = 7,
+	.nparams = 9,
 };
 
 const struct sw_db_stmt sw_db_stmt_git_source_remove = {

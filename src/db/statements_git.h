@@ -20,17 +20,23 @@ enum sw_db_git_source_col {
 	SW_DB_GIT_SOURCE_SECRET_CREATED_AT,
 	SW_DB_GIT_SOURCE_CREATED_AT,
 	SW_DB_GIT_SOURCE_UPDATED_AT,
+	SW_DB_GIT_SOURCE_CREDENTIAL_ID,
+	SW_DB_GIT_SOURCE_SSH_HOST_KEY,
+	SW_DB_GIT_SOURCE_SSH_HOST_KEY_PINNED_AT,
 	SW_DB_GIT_SOURCE_CREATED, /* git_source_put only: "t" when it was created */
 };
 /* (organization, application, acting user, repository URL, branch,
  * provider, public key, fingerprint, sealed private key, sealed webhook
- * secret) -> the source. Creates it, or replaces URL, branch and provider
- * and keeps the key and secret it has. No row: no such application. */
+ * secret, credential id, ssh host key, host key given 't'/'f') -> the
+ * source. Creates it, or replaces URL, branch, provider and credential
+ * (and the host key when given) and keeps the key and secret it has. No
+ * row: no such application. SW422 credentialId (migration 0018). */
 extern const struct sw_db_stmt sw_db_stmt_git_source_put;
 /* (organization, application, NULL) -> the source. */
 extern const struct sw_db_stmt sw_db_stmt_git_source_get;
 /* (organization, application, NULL, mask, repository URL, branch,
- * provider) -> the source (resource update convention). */
+ * provider, credential id, ssh host key) -> the source (resource update
+ * convention). */
 extern const struct sw_db_stmt sw_db_stmt_git_source_update;
 /* (organization, application, NULL) -> the id when it was there. */
 extern const struct sw_db_stmt sw_db_stmt_git_source_remove;

@@ -14,9 +14,11 @@
 	" a.start_command::text, a.port, a.health_check_path, a.health_check_expected_status,"     \
 	" a.health_check_timeout_seconds, a.health_check_retries, a.deploy_strategy,"              \
 	" a.image_retention_count, a.cpu_limit_millicores, a.memory_limit_mb, a.status,"           \
-	" s.is_local, g.repository_url, g.branch, g.deploy_public_key, g.deploy_private_key_sealed"
+	" s.is_local, g.repository_url, g.branch, g.deploy_public_key, g.deploy_private_key_sealed," \
+	" g.ssh_host_key, gc.id, gc.provider, gc.username, gc.token_sealed"
 #define APP_JOINS                                                                                  \
-	" JOIN servers s ON s.id = a.server_id LEFT JOIN git_sources g ON g.application_id = a.id"
+	" JOIN servers s ON s.id = a.server_id LEFT JOIN git_sources g ON g.application_id = a.id"   \
+	" LEFT JOIN git_credentials gc ON gc.id = g.credential_id"
 
 /* ($1 deployment) -> zero or one row: enum sw_db_rt_deployment_col, then
  * the application. */
@@ -86,6 +88,21 @@ const struct sw_db_stmt sw_db_stmt_rt_phase = {
 
 /* ($1 deployment, $2 git ref, $3 commit sha, $4 message, $5 author): read
  * from the clone. */
+/* ($1 application, $2 repository URL fetched, $3 "<type> SHA256:...") ->
+ * no row: the ssh host key pinned on first use (migration 0018). */
+const struct sw_db_stmt sw_db_stmt_rt_host_key_learned = {
+	.name = "rt_host_key_learned",
+	.sql = "SELECT steward_git_source_learn_host_key($1::uuid, $2, $3)",
+	.nparams = 3,
+};
+
+/* ($1 credential) -> no row: the credential was used by a fetch. */
+const struct sw_db_stmt sw_db_stmt_rt_credential_used = {
+	.name = "rt_credential_used",
+	.sql = "UPDATE git_credentials SET last_used_at = now() WHERE id = $1::uuid",
+	.nparams = 1,
+};
+
 const struct sw_db_stmt sw_db_stmt_rt_commit = {
 	.name = "rt_commit",
 	.sql = "UPDATE deployments SET git_ref = $2, commit_sha = $3, commit_message = $4,"
@@ -246,6 +263,7 @@ static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_rt_variables,       &sw_db_stmt_rt_volumes,
 	&sw_db_stmt_rt_hostnames,       &sw_db_stmt_rt_begin,
 	&sw_db_stmt_rt_phase,           &sw_db_stmt_rt_commit,
+	&sw_db_stmt_rt_host_key_learned, &sw_db_stmt_rt_credential_used,
 	&sw_db_stmt_rt_built,           &sw_db_stmt_rt_started,
 	&sw_db_stmt_rt_finish,
 	&sw_db_stmt_rt_serving,         &sw_db_stmt_rt_retained,

@@ -35,6 +35,11 @@ enum sw_db_rt_app_col {
 	SW_DB_RT_APP_GIT_BRANCH,
 	SW_DB_RT_APP_GIT_PUBLIC_KEY,
 	SW_DB_RT_APP_GIT_PRIVATE_KEY_SEALED, /* bound to "deploy-key:<application id>" */
+	SW_DB_RT_APP_GIT_SSH_HOST_KEY,  /* "<type> SHA256:...", NULL: learn on the next fetch */
+	SW_DB_RT_APP_GIT_CREDENTIAL_ID, /* NULL: no credential (then the rest are NULL) */
+	SW_DB_RT_APP_GIT_CREDENTIAL_PROVIDER,
+	SW_DB_RT_APP_GIT_CREDENTIAL_USERNAME, /* NULL: the provider's convention */
+	SW_DB_RT_APP_GIT_CREDENTIAL_TOKEN_SEALED, /* bound to "git-credential:<id>" */
 	SW_DB_RT_APP_NCOLUMNS
 };
 
@@ -83,6 +88,12 @@ extern const struct sw_db_stmt sw_db_stmt_rt_hostnames;
 extern const struct sw_db_stmt sw_db_stmt_rt_begin;
 extern const struct sw_db_stmt sw_db_stmt_rt_phase;
 extern const struct sw_db_stmt sw_db_stmt_rt_commit;
+/* ($1 application, $2 repository URL fetched, $3 "<type> SHA256:...") ->
+ * no row: pins the ssh host key a fetch met when none was pinned and the
+ * URL is unchanged. */
+extern const struct sw_db_stmt sw_db_stmt_rt_host_key_learned;
+/* ($1 credential) -> no row: its lastUsedAt becomes now. */
+extern const struct sw_db_stmt sw_db_stmt_rt_credential_used;
 extern const struct sw_db_stmt sw_db_stmt_rt_built;
 extern const struct sw_db_stmt sw_db_stmt_rt_started;
 extern const struct sw_db_stmt sw_db_stmt_rt_finish;

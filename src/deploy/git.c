@@ -33,16 +33,18 @@
  *   libgit2 1.5 is built with it). A build without it gets the key as a
  *   0600 file in a 0700 directory made by mkdtemp, removed as soon as
  *   the transfer starts and again, with the directory, by the parent when
- *   the child has ended (also after SIGKILL). https: no credentials
- *   (public repositories only); a server asking for some is -EACCES with a
- *   sentence saying so.
- * - Host keys (ssh): accepted without pinning, and the key's type and
- *   SHA256 fingerprint (ssh-keygen -l's form) are written to the build
- *   log, so an operator can compare. Known gap: no trust-on-first-use
- *   memory yet (it needs a column on git_sources and the pipeline to pass
- *   it in and store it back). TLS (https): the library's verification
- *   against the system CA bundle decides; an invalid certificate is
- *   refused with a sentence naming the host.
+ *   the child has ended (also after SIGKILL). https: the git source's
+ *   credential (https_username, https_token) as HTTP Basic, offered once
+ *   when the server asks (a refusal ends the fetch with -EACCES instead
+ *   of libgit2 asking again); without one a server asking is -EACCES with
+ *   a sentence saying how to attach one.
+ * - Host keys (ssh): trust on first use. The key's type and SHA256
+ *   fingerprint (ssh-keygen -l's form) are compared with ssh_host_key when
+ *   one is pinned (a different key ends the fetch before any credential is
+ *   sent: libssh2 checks the host key first), logged, and returned in
+ *   ret->host_key so the caller can pin it. TLS (https): the library's
+ *   verification against ca_file (else the system CA bundle) decides; an
+ *   invalid certificate is refused with a sentence naming the host.
  * - The clone is a full one (libgit2 1.5 has no shallow clone), all tags
  *   included, then the ref is resolved in it: NULL is the source's branch
  *   (or the remote's default branch when that is NULL too); a 40-hex sha
@@ -228,7 +230,9 @@ struct child {
 	const char *keydir; /* NULL without a key */
 	char host[256];
 	bool key_offered;
+	bool token_offered;
 	bool key_files; /* written: remove them */
+	char host_key[128]; /* the ssh server's key as met, or "" */
 	int code;       /* the first error a callback decided, with msg */
 	char msg[512];
 	uint64_t last_ms[3]; /* receiving, resolving, checking out */
@@ -311,11 +315,21 @@ static int credentials_cb(git_credential **out, const char *url, const char *use
 	struct child *c = payload;
 	(void)url;
 	const char *user = user_from_url && *user_from_url ? user_from_url : "git";
-	if (c->kind != SW_GIT_URL_SSH)
-		return child_fail(c, -EACCES,
-				  "the repository at %s asks for credentials: only public repositories can be "
-				  "fetched over https; use an ssh URL with the application's deploy key",
-				  c->host);
+	if (c->kind != SW_GIT_URL_SSH) {
+		if (!c->f->https_token || !(allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT))
+			return child_fail(c, -EACCES,
+					  "the repository at %s asks for credentials: attach a git credential to "
+					  "the git source (credentialId), or use an ssh URL with the application's "
+					  "deploy key", c->host);
+		if (c->token_offered)
+			return child_fail(c, -EACCES,
+					  "the git host at %s did not accept the git credential: check that its "
+					  "token is current and can read the repository", c->host);
+		c->token_offered = true;
+		return git_credential_userpass_plaintext_new(out, c->f->https_username ? c->f->https_username
+										       : "git",
+							     c->f->https_token);
+	}
 	if (allowed & GIT_CREDENTIAL_USERNAME)
 		return git_credential_username_new(out, user);
 	if (!c->f->private_key)
@@ -378,9 +392,17 @@ static int certificate_cb(git_cert *cert, int valid, const char *host, void *pay
 	while (n > 0 && b64[n - 1] == '=')
 		n--;
 	const char *type = k->type & GIT_CERT_SSH_RAW ? ssh_key_type(k->raw_type) : "ssh";
-	child_log("Host key of %s: %s SHA256:%.*s (accepted; host keys are not pinned)", c->host, type, n,
-		  (const char *)b64);
+	snprintf(c->host_key, sizeof(c->host_key), "%s SHA256:%.*s", type, n, (const char *)b64);
 	(void)host;
+	const char *pinned = c->f->ssh_host_key;
+	if (pinned && strcmp(pinned, c->host_key) != 0)
+		return child_fail(c, -EACCES,
+				  "the ssh host key of %s has changed: the server offered %s, but %s is pinned. "
+				  "If the server's key was replaced on purpose, set the git source's sshHostKey "
+				  "to the new key (or to null to pin the next key met)",
+				  c->host, c->host_key, pinned);
+	child_log("Host key of %s: %s (%s)", c->host, c->host_key,
+		  pinned ? "matches the pinned key" : "pinned on first use");
 	return 0;
 }
 
@@ -592,8 +614,9 @@ static void __attribute__((noreturn)) child_main(struct child *c)
 	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_XDG, "");
 	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_GLOBAL, "");
 	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_PROGRAMDATA, "");
-	if (c->kind == SW_GIT_URL_HTTPS && access(CA_BUNDLE, R_OK) == 0)
-		git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, CA_BUNDLE, NULL);
+	const char *ca = c->f->ca_file ? c->f->ca_file : CA_BUNDLE;
+	if (c->kind == SW_GIT_URL_HTTPS && access(ca, R_OK) == 0)
+		git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, ca, NULL);
 
 	git_clone_options co = GIT_CLONE_OPTIONS_INIT;
 	co.local = GIT_CLONE_NO_LOCAL;
@@ -631,6 +654,7 @@ static void __attribute__((noreturn)) child_main(struct child *c)
 		child_fail(c, -EIO, "could not remove the clone's .git directory");
 		goto failed;
 	}
+	memcpy(info.host_key, c->host_key, sizeof(info.host_key));
 	child_send(MSG_DONE, &info, sizeof(info));
 	_exit(0);
 
@@ -701,6 +725,7 @@ static void read_frames(struct reader *rd, sw_driver_log_fn log, void *log_arg)
 			rd->info.sha[sizeof(rd->info.sha) - 1] = rd->info.ref[sizeof(rd->info.ref) - 1] = '\0';
 			rd->info.message[sizeof(rd->info.message) - 1] = '\0';
 			rd->info.author[sizeof(rd->info.author) - 1] = '\0';
+			rd->info.host_key[sizeof(rd->info.host_key) - 1] = '\0';
 			rd->done = true;
 		} else if (h.type == MSG_FAIL && h.len >= sizeof(int32_t)) {
 			int32_t code;
@@ -769,6 +794,10 @@ int sw_git_fetch(const struct sw_git_fetch *f, const char *dest, struct sw_commi
 	if (!ref_ok(f->ref) || !ref_ok(f->branch)) {
 		snprintf(err, errlen, "the git ref is not a valid branch, tag or commit name");
 		return -EINVAL;
+	}
+	if (kind == SW_GIT_URL_HTTPS && f->ca_file && access(f->ca_file, R_OK) != 0) {
+		snprintf(err, errlen, "the CA bundle for https git servers (GIT_CA_FILE) cannot be read");
+		return -EIO;
 	}
 	struct stat st;
 	if (lstat(dest, &st) == 0 || errno != ENOENT) {

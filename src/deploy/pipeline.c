@@ -56,6 +56,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include <openssl/crypto.h>
+#include "steward/limits.h"
 #include "steward/log.h"
 #include "steward/seal.h"
 #include "steward/source.h"
@@ -64,6 +65,7 @@
 
 /* The whole clone, and the build context streamed to the engine. */
 #define SW_PL_GIT_TIMEOUT_S 600
+#define SW_PL_GIT_TOKEN_MAX SW_GIT_TOKEN_MAX_LEN
 #define SW_PL_CONTEXT_MAX_BYTES (2ull << 30)
 /* Uploaded archives, unpacked. */
 #define SW_PL_ARCHIVE_MAX_BYTES (2ull << 30)
@@ -599,6 +601,20 @@ static const char *const *start_command(const char *text, json_t **ret_json, con
 	return argv;
 }
 
+/* The user name sent with a git credential's token over https: its own,
+ * else its provider's convention (GitHub's x-access-token, GitLab's oauth2,
+ * Bitbucket always has one, "git" for a generic host). */
+const char *sw_pl_git_username(const char *provider, const char *username)
+{
+	if (username)
+		return username;
+	if (provider && strcmp(provider, "GITHUB") == 0)
+		return "x-access-token";
+	if (provider && strcmp(provider, "GITLAB") == 0)
+		return "oauth2";
+	return "git";
+}
+
 /* Fetches the source into src: the archive, or the git source. */
 static int fetch_source(struct sw_pl *p, const char *src, char *err, size_t errlen)
 {
@@ -619,8 +635,9 @@ static int fetch_source(struct sw_pl *p, const char *src, char *err, size_t errl
 	}
 	const char *app_id = sw_pl_app(p, SW_DB_RT_APP_ID);
 	const char *sealed = sw_pl_app(p, SW_DB_RT_APP_GIT_PRIVATE_KEY_SEALED);
-	char key[SW_SSH_PRIVATE_KEY_MAX + 1];
-	size_t klen = 0;
+	const char *cred_id = sw_pl_app(p, SW_DB_RT_APP_GIT_CREDENTIAL_ID);
+	char key[SW_SSH_PRIVATE_KEY_MAX + 1], token[SW_PL_GIT_TOKEN_MAX + 1];
+	size_t klen = 0, tlen = 0;
 	char aad[64];
 	snprintf(aad, sizeof(aad), "deploy-key:%s", app_id);
 	int r = sealed ? sw_unseal(sealed, aad, key, sizeof(key) - 1, &klen) : -ENOENT;
@@ -631,6 +648,19 @@ static int fetch_source(struct sw_pl *p, const char *src, char *err, size_t errl
 		return r;
 	}
 	key[klen] = '\0';
+	if (cred_id) {
+		snprintf(aad, sizeof(aad), "git-credential:%s", cred_id);
+		const char *tsealed = sw_pl_app(p, SW_DB_RT_APP_GIT_CREDENTIAL_TOKEN_SEALED);
+		r = tsealed ? sw_unseal(tsealed, aad, token, sizeof(token) - 1, &tlen) : -ENOENT;
+		if (r < 0) {
+			OPENSSL_cleanse(key, sizeof(key));
+			OPENSSL_cleanse(token, sizeof(token));
+			snprintf(err, errlen, "The git source's credential could not be opened: give it its "
+				 "token again (PATCH /git-credentials/{id}).");
+			return r;
+		}
+	}
+	token[tlen] = '\0';
 	const char *ref = sw_pl_col(p, SW_DB_RT_DEPLOYMENT_REQUESTED_REF);
 	const char *branch = sw_pl_app(p, SW_DB_RT_APP_GIT_BRANCH);
 	struct sw_git_fetch f = {
@@ -639,6 +669,12 @@ static int fetch_source(struct sw_pl *p, const char *src, char *err, size_t errl
 		.branch = branch,
 		.private_key = key,
 		.public_key = sw_pl_app(p, SW_DB_RT_APP_GIT_PUBLIC_KEY),
+		.ssh_host_key = sw_pl_app(p, SW_DB_RT_APP_GIT_SSH_HOST_KEY),
+		.https_username = cred_id ? sw_pl_git_username(sw_pl_app(p, SW_DB_RT_APP_GIT_CREDENTIAL_PROVIDER),
+							       sw_pl_app(p, SW_DB_RT_APP_GIT_CREDENTIAL_USERNAME))
+					  : NULL,
+		.https_token = cred_id ? token : NULL,
+		.ca_file = p->s->git_ca_file,
 		.allow_file = p->s->allow_file_urls,
 		.cancel = p->job->stop,
 		.timeout_s = SW_PL_GIT_TIMEOUT_S,
@@ -648,13 +684,27 @@ static int fetch_source(struct sw_pl *p, const char *src, char *err, size_t errl
 	sw_pl_log(p, "Cloning the repository (%s %s).", ref ? "ref" : "branch", ref ? ref : branch);
 	r = sw_git_fetch(&f, src, &ci, sw_pl_log_sink, p, err, errlen);
 	OPENSSL_cleanse(key, sizeof(key));
+	OPENSSL_cleanse(token, sizeof(token));
 	if (r)
 		return r;
+	PGresult *res;
+	if (ci.host_key[0] && !f.ssh_host_key) {
+		const char *hk[3] = { app_id, url, ci.host_key };
+		if (!(res = sw_pl_exec(p, &sw_db_stmt_rt_host_key_learned, hk, err, errlen)))
+			return -EIO;
+		PQclear(res);
+	}
+	if (cred_id) {
+		const char *cu[1] = { cred_id };
+		if (!(res = sw_pl_exec(p, &sw_db_stmt_rt_credential_used, cu, err, errlen)))
+			return -EIO;
+		PQclear(res);
+	}
 	const char *nl = strchr(ci.message, '\n');
 	sw_pl_log(p, "Commit %s (%s) by %s: %.*s", ci.sha, ci.ref, ci.author,
 		  (int)(nl ? (size_t)(nl - ci.message) : strlen(ci.message)), ci.message);
 	const char *params[5] = { p->job->target_id, ci.ref, ci.sha, ci.message, ci.author };
-	PGresult *res = sw_pl_exec(p, &sw_db_stmt_rt_commit, params, err, errlen);
+	res = sw_pl_exec(p, &sw_db_stmt_rt_commit, params, err, errlen);
 	if (!res)
 		return -EIO;
 	PQclear(res);

@@ -100,6 +100,9 @@ void sw_pl_container_name(char out[SW_PL_NAME_MAX], const char *app_id, long num
 /* The deployment number in a container name of the application (a leading
  * '/' ignored), or -1 when the name is not one of its. */
 long sw_pl_container_number(const char *name, const char *app_id);
+/* The user name sent with a git credential's token over https (provider
+ * and username as stored; username NULL: the provider's convention). */
+const char *sw_pl_git_username(const char *provider, const char *username);
 /* "sw-<application id>-<volume name>". */
 void sw_pl_volume_name(char *out, size_t cap, const char *app_id, const char *volume);
 /* "steward/<application id>:<number>". */
@@ -124,6 +127,16 @@ int sw_pl_restore(struct sw_pl *p, const char *app_id, const char *app_status, l
  * SUCCEEDED deployments and current (the tag just deployed). Failures are
  * logged, never fatal. */
 void sw_pl_retention(struct sw_pl *p, const char *app_id, unsigned keep, const char *current);
+
+/* Removes the named volume (its data), logged when it went. 0 (gone
+ * already too), -EBUSY (a container mounts it), or -errno; err holds the
+ * driver's sentence. */
+int sw_pl_volume_drop(struct sw_pl *p, const char *name, char *err, size_t errlen);
+/* Removes app_id's volumes labelled steward.application=<app_id> whose
+ * names are not among keep's named volumes (rt_volumes rows; NULL: keep
+ * none), each removal logged. One still mounted (-EBUSY) is left, and
+ * that is logged. 0, or -errno with a sentence of the first failure. */
+int sw_pl_volumes_prune(struct sw_pl *p, const char *app_id, PGresult *keep, char *err, size_t errlen);
 
 /* ---- health.c ---- */
 /* A free TCP port on 127.0.0.1 (bound and released: another process may

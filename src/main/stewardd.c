@@ -157,6 +157,7 @@ int main(void)
 		.blue_green_min_free_mb = config.blue_green_min_free_mb,
 		.base_image = config.deploy_base_image,
 		.allow_file_urls = config.env != SW_ENV_PRODUCTION,
+		.git_ca_file = config.git_ca_file,
 	};
 	if (config.runners) {
 		size_t nkinds = 0;

@@ -79,8 +79,10 @@ test('get_shows_the_public_half_and_never_a_secret', async () => {
 	const res = await call(srv, 'GET', src(), owner);
 	assert.equal(res.status, 200);
 	const g = res.json().data;
-	assert.deepEqual(Object.keys(g).sort(), ['applicationId', 'branch', 'createdAt', 'deployKey', 'hasWebhookSecret', 'id', 'provider',
-		'repositoryUrl', 'updatedAt', 'webhookSecretCreatedAt', 'webhookUrl']);
+	assert.deepEqual(Object.keys(g).sort(), ['applicationId', 'branch', 'createdAt', 'credentialId', 'deployKey', 'hasWebhookSecret',
+		'id', 'provider', 'repositoryUrl', 'sshHostKey', 'sshHostKeyPinnedAt', 'updatedAt', 'webhookSecretCreatedAt', 'webhookUrl']);
+	assert.equal(g.credentialId, null);
+	assert.equal(g.sshHostKey, null, 'nothing pinned before a fetch');
 	assert.deepEqual(g.deployKey, created.deployKey);
 	for (const s of SECRETS) assert.ok(!res.text.includes(s));
 	assert.ok(!res.text.includes('PRIVATE'));

@@ -658,7 +658,7 @@ static bool port_open(unsigned port)
 }
 
 
-TEST(https_with_an_untrusted_certificate_is_refused)
+TEST(https_certificate_is_checked_against_the_system_bundle_or_ca_file)
 {
 	setup();
 	char key[160], cert[160], accept_at[32];
@@ -681,6 +681,18 @@ TEST(https_with_an_untrusted_certificate_is_refused)
 	CHECK_INT_EQ(fetch(url, NULL, NULL, false, dest, &info, NULL, err), -EACCES);
 	CHECK_STR_EQ(err, "the TLS certificate of localhost is not valid for it");
 	CHECK(!exists(dest));
+
+	/* the same server, its certificate trusted through ca_file: TLS passes
+	 * (the server then speaks no HTTP, so the fetch fails later) */
+	struct sw_git_fetch f = { .url = url, .branch = "main", .ca_file = cert, .timeout_s = 20 };
+	int rc = sw_git_fetch(&f, next_dest(dest, sizeof(dest)), &info, NULL, NULL, err, sizeof(err));
+	CHECK(rc < 0);
+	CHECK(strstr(err, "TLS certificate") == NULL);
+	CHECK(!exists(dest));
+	/* an unreadable ca_file is said before anything runs */
+	f.ca_file = "/nonexistent/ca.pem";
+	CHECK_INT_EQ(sw_git_fetch(&f, next_dest(dest, sizeof(dest)), &info, NULL, NULL, err, sizeof(err)), -EIO);
+	CHECK_STR_EQ(err, "the CA bundle for https git servers (GIT_CA_FILE) cannot be read");
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
 }
@@ -750,18 +762,24 @@ static void start_sshd(void)
 	}
 }
 
-static int fetch_ssh(const char *priv, const char *pub, char *dest, struct sw_commit_info *info,
-		     struct lines *log, char *err)
+static int fetch_ssh_pinned(const char *priv, const char *pub, const char *pin, char *dest,
+			    struct sw_commit_info *info, struct lines *log, char *err)
 {
 	char url[256];
 	snprintf(url, sizeof(url), "ssh://root@127.0.0.1:%u%s", sshd_port, origin);
 	struct sw_git_fetch f = { .url = url, .branch = "main", .private_key = priv, .public_key = pub,
-				  .timeout_s = 60 };
+				  .ssh_host_key = pin, .timeout_s = 60 };
 	err[0] = '\0';
 	return sw_git_fetch(&f, next_dest(dest, 256), info, log ? collect : NULL, log, err, 512);
 }
 
-TEST(ssh_clone_with_the_deploy_key_logs_the_host_key)
+static int fetch_ssh(const char *priv, const char *pub, char *dest, struct sw_commit_info *info,
+		     struct lines *log, char *err)
+{
+	return fetch_ssh_pinned(priv, pub, NULL, dest, info, log, err);
+}
+
+TEST(ssh_clone_with_the_deploy_key_logs_and_returns_the_host_key)
 {
 	setup();
 	if (!sshd_pid)
@@ -775,12 +793,56 @@ TEST(ssh_clone_with_the_deploy_key_logs_the_host_key)
 	REQUIRE(rc == 0);
 	CHECK_STR_EQ(info.sha, sha_second);
 	CHECK_STR_EQ(info.ref, "refs/heads/main");
-	snprintf(want, sizeof(want), "Host key of 127.0.0.1: ssh-ed25519 %s (accepted;", host_fp);
+	snprintf(want, sizeof(want), "Host key of 127.0.0.1: ssh-ed25519 %s (pinned on first use)", host_fp);
 	CHECK(strstr(log.text, want) != NULL);
+	snprintf(want, sizeof(want), "ssh-ed25519 %s", host_fp);
+	CHECK_STR_EQ(info.host_key, want);
 	CHECK(strstr(log.text, "remote: Enumerating objects: ") != NULL);
 	CHECK(strstr(log.text, "BEGIN OPENSSH") == NULL);
 	snprintf(keys, sizeof(keys), "%s/keys", tmp);
 	CHECK(dir_empty(keys));
+}
+
+TEST(ssh_pinned_host_key_that_matches_is_accepted)
+{
+	setup();
+	if (!sshd_pid)
+		start_sshd();
+	char dest[256], err[512], pin[160], want[200];
+	struct sw_commit_info info;
+	struct lines log = { 0 };
+	snprintf(pin, sizeof(pin), "ssh-ed25519 %s", host_fp);
+	int rc = fetch_ssh_pinned(deploy_priv, deploy_pub, pin, dest, &info, &log, err);
+	if (rc)
+		fprintf(stderr, "  %d %s\n%s", rc, err, log.text);
+	REQUIRE(rc == 0);
+	CHECK_STR_EQ(info.sha, sha_second);
+	CHECK_STR_EQ(info.host_key, pin);
+	snprintf(want, sizeof(want), "Host key of 127.0.0.1: %s (matches the pinned key)", pin);
+	CHECK(strstr(log.text, want) != NULL);
+}
+
+TEST(ssh_changed_host_key_is_refused_naming_both_keys)
+{
+	setup();
+	if (!sshd_pid)
+		start_sshd();
+	static const char pin[] = "ssh-ed25519 SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+	char dest[256], err[512], want[512];
+	struct sw_commit_info info;
+	struct lines log = { 0 };
+	CHECK_INT_EQ(fetch_ssh_pinned(deploy_priv, deploy_pub, pin, dest, &info, &log, err), -EACCES);
+	snprintf(want, sizeof(want),
+		 "the ssh host key of 127.0.0.1 has changed: the server offered ssh-ed25519 %s, but %s is "
+		 "pinned. If the server's key was replaced on purpose, set the git source's sshHostKey to "
+		 "the new key (or to null to pin the next key met)", host_fp, pin);
+	CHECK_STR_EQ(err, want);
+	CHECK(!exists(dest));
+	/* a key of another type is another key too */
+	char other[200];
+	snprintf(other, sizeof(other), "ssh-rsa %s", host_fp);
+	CHECK_INT_EQ(fetch_ssh_pinned(deploy_priv, deploy_pub, other, dest, &info, NULL, err), -EACCES);
+	CHECK(strstr(err, "has changed") != NULL);
 }
 
 TEST(ssh_clone_through_a_key_file_leaves_no_key_behind)
