@@ -113,7 +113,12 @@ static void only(const char *dir, const char *const *allowed)
 static bool stays_beneath(int dir_fd, const char *path)
 {
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_BENEATH };
-	int fd = (int)syscall(SYS_openat2, dir_fd, path, &how, sizeof(how));
+	int fd, tries = 0;
+	/* EAGAIN: a rename or mount somewhere on the machine during a ".."
+	 * step; the kernel asks to try again */
+	do
+		fd = (int)syscall(SYS_openat2, dir_fd, path, &how, sizeof(how));
+	while (fd < 0 && errno == EAGAIN && ++tries < 1000);
 	if (fd >= 0) {
 		close(fd);
 		return true;
@@ -124,8 +129,10 @@ static bool stays_beneath(int dir_fd, const char *path)
 	}
 	if (errno == EXDEV)
 		return false;
-	ASSERT(errno == ENOENT || errno == ELOOP || errno == ENAMETOOLONG || errno == ENOTDIR ||
-	       errno == EACCES);
+	if (errno != ENOENT && errno != ELOOP && errno != ENAMETOOLONG && errno != ENOTDIR && errno != EACCES) {
+		fprintf(stderr, "openat2(%s): %s\n", path, strerror(errno));
+		abort();
+	}
 	return true;
 }
 
