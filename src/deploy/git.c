@@ -572,15 +572,25 @@ static void describe_failure(struct child *c, int rc, int *code, char *out, size
 		while ((at = strstr(msg, c->keydir)))
 			memset(at, '*', strlen(c->keydir));
 	}
+	/* nor does the control plane's own path of the clone */
+	size_t dn = strlen(c->dest);
+	for (char *at; dn > sizeof("<clone>") && (at = strstr(msg, c->dest));) {
+		memcpy(at, "<clone>", 7);
+		memmove(at + 7, at + dn, strlen(at + dn) + 1);
+	}
 	const char *where = c->host[0] ? c->host : "the repository";
 	if (rc == GIT_EAUTH) {
 		*code = -EACCES;
 		if (c->kind == SW_GIT_URL_SSH)
 			snprintf(out, cap, "the git server at %s did not accept the deploy key: add the "
 					   "application's deploy key to the repository (read access is enough)", where);
+		else if (c->f->https_token)
+			snprintf(out, cap, "the git host at %s did not accept the git credential: check that "
+					   "its token is current and can read the repository", where);
 		else
-			snprintf(out, cap, "the repository at %s asks for credentials: only public repositories "
-					   "can be fetched over https", where);
+			snprintf(out, cap, "the repository at %s asks for credentials: attach a git credential "
+					   "to the git source (credentialId), or use an ssh URL with the "
+					   "application's deploy key", where);
 	} else if (strstr(msg, "failed to resolve address")) {
 		*code = -EHOSTUNREACH;
 		snprintf(out, cap, "could not resolve host %s", where);

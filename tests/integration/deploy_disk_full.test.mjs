@@ -80,6 +80,7 @@ test('a full disk fails one deployment clearly, refuses an upload, and loses or 
 	const end = await W.waitDeployment(w, second.id);
 	assert.equal(end.status, 'FAILED', `${end.status}: ${end.logTail}`);
 	assert.match(end.errorMessage, /space/i, end.errorMessage);
+	assert.ok(!end.errorMessage.includes(dataDir), 'the control plane\'s own paths are not shown');
 	console.log(`the failed deployment says: ${end.errorMessage}`);
 	// What served before serves still, untouched.
 	assert.equal((await W.httpGet(app.port, '/')).text, 'before the disk filled\n');
