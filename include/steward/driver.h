@@ -36,7 +36,11 @@ struct sw_driver;
 /* The build: POST /build of the engine's classic builder with the context
  * streamed as a tar (nothing staged on disk; symbolic links archived as
  * links, never followed; ".git" left out at every depth, and sockets,
- * FIFOs and devices; owners written as 0:0; .dockerignore is NOT read).
+ * FIFOs and devices; owners written as 0:0). <context>/.dockerignore is
+ * honoured as the Docker CLI honours it (the Dockerfile and .dockerignore
+ * itself are always sent); one that is malformed, larger than 64 KiB or
+ * not a regular file refuses the build before any call (-EINVAL, -EFBIG:
+ * ".dockerignore line N: ..." names the line).
  * Output lines reach log as they come (without colour sequences); the
  * engine's step containers are removed (rm, forcerm). Failures: the
  * build's own error, "the image build failed: <the engine's sentence>"
@@ -85,7 +89,9 @@ struct sw_container_spec {
 	bool restart_unless_stopped; /* else restart policy "no" */
 };
 /* Create: HostConfig NetworkMode "host"; a named volume mount is a
- * "volume" Mount (created on first use); a host path is a Bind (the
+ * "volume" Mount (create it first with sw_driver_volume_create(), so it
+ * carries Steward's labels; the engine would make an unlabelled one on
+ * first use); a host path is a Bind (the
  * directory is created when missing, as `docker run -v` does); Memory,
  * NanoCpus; json-file logs capped at 3 x 10 MB. The id (64 hex) into id.
  * A container of that name exists already: -EEXIST, its id in id (it is
@@ -99,7 +105,8 @@ int sw_driver_container_start(struct sw_driver *d, const char *id_or_name, char 
 /* Stop: SIGTERM, then SIGKILL after timeout_s. Stopped already or gone: 0. */
 int sw_driver_container_stop(struct sw_driver *d, const char *id_or_name, unsigned timeout_s,
 			     char *err, size_t errlen);
-/* Remove (force: a running one is killed; named volumes are kept). Gone: 0. */
+/* Remove (force: a running one is killed; named volumes are kept:
+ * sw_driver_volume_remove() removes them). Gone: 0. */
 int sw_driver_container_remove(struct sw_driver *d, const char *id_or_name, char *err, size_t errlen);
 
 struct sw_container_info {
@@ -118,6 +125,33 @@ struct sw_container_info {
 int sw_driver_containers_list(struct sw_driver *d, const char *application_id,
 			      struct sw_container_info *out, size_t cap, size_t *ret_n,
 			      char *err, size_t errlen);
+
+/* ---- named volumes ----
+ * Only Steward's own: "sw-<application id>-<volume name>" (an
+ * application's volume; the name as sw_valid_resource_name() accepts it)
+ * and "sw-svc-<service id>-data" (a service's data), ids as lower-case
+ * UUIDs. Any other name is -EINVAL before a call. */
+#define SW_DRIVER_VOLUME_MAX 128
+struct sw_volume_spec {
+	const char *name;
+	const char *application_id; /* label steward.application=<id>, or NULL */
+	const char *service_id;     /* label steward.service=<id>, or NULL (one of the two) */
+};
+/* POST /volumes/create (driver "local") with labels steward.managed=true
+ * and steward.application or steward.service: made before a container
+ * mounts it. A volume of that name exists already: 0, used as it is (the
+ * engine keeps its labels: one an older Steward let the engine make on
+ * first use stays unlabelled, so only its name finds it). */
+int sw_driver_volume_create(struct sw_driver *d, const struct sw_volume_spec *v, char *err, size_t errlen);
+/* The names of the volumes labelled steward.application=<application_id>,
+ * sorted, at most cap (the rest are left out); *ret_n is set. */
+int sw_driver_volumes_list(struct sw_driver *d, const char *application_id,
+			   char (*names)[SW_DRIVER_VOLUME_MAX], size_t cap, size_t *ret_n,
+			   char *err, size_t errlen);
+/* DELETE /volumes/{name}: the volume and its data. Gone: 0. Mounted by a
+ * container (running or stopped): -EBUSY, "the volume <name> is in use by
+ * a container". */
+int sw_driver_volume_remove(struct sw_driver *d, const char *name, char *err, size_t errlen);
 
 /* ---- ingress ----
  * Caddy's server "steward" (apps.http.servers.steward) holds one route per

@@ -8,11 +8,18 @@
  *   application.restart  stops, then starts, the serving deployment's
  *                        containers; RUNNING
  *   application.delete   (the row is gone; payload {serverId, name,
- *                        volumes}) removes its containers, its images and
- *                        its route. Named volumes are left on the server:
- *                        the driver has no volume call yet (said in the
- *                        job's log line).
- *   volume.delete        the same limit: logged, nothing removed.
+ *                        volumes}) removes its containers, its images, its
+ *                        route, then its named volumes: those the payload
+ *                        lists and any other labelled with the
+ *                        application (host paths are never touched).
+ *                        Failures to remove an image or a volume are
+ *                        logged, not fatal.
+ *   volume.delete        (payload {applicationId, serverId, name}) removes
+ *                        the named volume sw-<application id>-<name>, under
+ *                        the application's runtime lock. While the running
+ *                        version still mounts it, it is left (logged) and
+ *                        goes after the next successful deployment, which
+ *                        removes the labelled volumes no longer listed.
  * A start of an application that has no container (never deployed, or
  * its containers removed by hand) fails: "deploy it first".
  *
@@ -21,7 +28,9 @@
  * (postgres:<v>, mysql:<v>, redis:<v>), host networking on the kind's
  * port, its credentials (sealed to "service:<id>") as the image's
  * environment (POSTGRES_*, MYSQL_*; Redis: --requirepass), its data in the
- * named volume sw-svc-<service id>-data. Nothing is ever pulled: a server
+ * named volume sw-svc-<service id>-data (created with the label
+ * steward.service before the container, removed by service.delete after
+ * it). Nothing is ever pulled: a server
  * without the image fails the start with "the image ... is not present on
  * the server and cannot be pulled". service.backup fails with a reason:
  * the driver cannot run a command in a container yet.
@@ -188,10 +197,22 @@ int sw_pl_app_delete(struct sw_job *job, void *ctx, char *err, size_t errlen)
 		else
 			sw_pl_log(&p, "the image %s was not removed: %s", tags[i], e);
 	}
-	json_t *vols = json_object_get(payload, "volumes");
-	if (json_array_size(vols) > 0)
-		sw_pl_log(&p, "%zu named volume(s) of the application are left on the server "
-			  "(sw-%s-<name>): the driver cannot remove volumes yet", json_array_size(vols), app_id);
+	/* Its named volumes: those the payload names (a volume made before
+	 * volumes were labelled has only its name), then any other carrying
+	 * its label. */
+	size_t k;
+	json_t *v;
+	json_array_foreach(json_object_get(payload, "volumes"), k, v) {
+		char vol[200], e[256];
+		if (!json_string_value(v))
+			continue;
+		sw_pl_volume_name(vol, sizeof(vol), app_id, json_string_value(v));
+		if (sw_pl_volume_drop(&p, vol, e, sizeof(e)) != 0)
+			sw_pl_log(&p, "the volume %s was not removed: %s", vol, e);
+	}
+	char e[256];
+	if (sw_pl_volumes_prune(&p, app_id, NULL, e, sizeof(e)) != 0)
+		sw_pl_log(&p, "the application's volumes were not all removed: %s", e);
 out:
 	json_decref(payload);
 	free(c);
@@ -202,20 +223,32 @@ out:
 
 int sw_pl_volume_delete(struct sw_job *job, void *ctx, char *err, size_t errlen)
 {
-	(void)err;
-	(void)errlen;
 	struct sw_pl p;
 	sw_pl_init(&p, job, ctx);
 	json_t *payload = json_loads(job->payload ? job->payload : "{}", 0, NULL);
 	const char *app = json_string_value(json_object_get(payload, "applicationId"));
 	const char *name = json_string_value(json_object_get(payload, "name"));
-	char vol[200] = "";
-	if (app && name)
-		sw_pl_volume_name(vol, sizeof(vol), app, name);
-	sw_pl_log(&p, "the volume %s is left on the server: the driver cannot remove volumes yet", vol);
+	char vol[200];
+	int r = 0;
+	if (!app || !name) {
+		r = -EINVAL;
+		snprintf(err, errlen, "The job names no volume.");
+		goto out;
+	}
+	sw_pl_volume_name(vol, sizeof(vol), app, name);
+	/* Under the runtime lock: a deploy never mounts it while it goes. */
+	if ((r = sw_pl_driver_for(&p, NULL, err, errlen)) != 0 || (r = sw_pl_lock(&p, app, err, errlen)) != 0)
+		goto out;
+	r = sw_pl_volume_drop(&p, vol, err, errlen);
+	if (r == -EBUSY) {
+		sw_pl_log(&p, "the volume %s is still mounted by the running version: it will be removed "
+			  "after the next successful deployment", vol);
+		r = 0;
+	}
+out:
 	json_decref(payload);
 	sw_pl_release(&p);
-	return 0;
+	return r;
 }
 
 /* ---- the recovery of a deployment that did not finish ---- */
@@ -317,10 +350,17 @@ static int service_create(struct sw_pl *p, const char *name, char id[SW_DRIVER_I
 			 "(Steward never pulls images): load it on the server first.", image);
 		return -ENOENT;
 	}
+	/* Its data volume, labelled, before anything secret is unsealed. */
+	char data[128];
+	snprintf(data, sizeof(data), "sw-svc-%s-data", sid);
+	struct sw_volume_spec volume = { .name = data, .service_id = sid };
+	int r = sw_driver_volume_create(p->driver, &volume, err, errlen);
+	if (r)
+		return r;
 	char plain[SW_PL_CREDENTIALS_MAX], aad[64];
 	size_t len = 0;
 	snprintf(aad, sizeof(aad), "service:%s", sid);
-	int r = sw_unseal(sw_pl_col(p, SW_DB_RT_SERVICE_CREDENTIALS_SEALED), aad, plain, sizeof(plain) - 1, &len);
+	r = sw_unseal(sw_pl_col(p, SW_DB_RT_SERVICE_CREDENTIALS_SEALED), aad, plain, sizeof(plain) - 1, &len);
 	if (r < 0) {
 		snprintf(err, errlen, "The service's credentials could not be opened.");
 		return r;
@@ -435,8 +475,12 @@ int sw_pl_service_delete(struct sw_job *job, void *ctx, char *err, size_t errlen
 	if (r == 0 && id[0]) {
 		r = sw_driver_container_remove(p.driver, id, err, errlen);
 		if (r == 0)
-			sw_pl_log(&p, "removed the container %s; its data volume sw-svc-%s-data is left on "
-				  "the server (the driver cannot remove volumes yet)", name, job->target_id);
+			sw_pl_log(&p, "removed the container %s", name);
+	}
+	if (r == 0) {
+		char vol[128];
+		snprintf(vol, sizeof(vol), "sw-svc-%s-data", job->target_id);
+		r = sw_pl_volume_drop(&p, vol, err, errlen);
 	}
 	sw_pl_release(&p);
 	return r;

@@ -29,7 +29,12 @@
  * environment, compose-compatible labels and steward.* labels (issue 5
  * framework), the application's CPU and memory limits, its volumes
  * (named sw-<application id>-<volume> or the operator's host path), and
- * restart unless-stopped.
+ * restart unless-stopped. A named volume is created with the labels
+ * steward.managed and steward.application before the container mounts
+ * it, so the application's volumes can be found by label: after a
+ * deployment succeeds (where image retention runs), the labelled volumes
+ * no longer in its list are removed (a volume deleted while the running
+ * version mounted it goes then), each removal in the log.
  *
  * The runtime lock (an advisory lock per application, pipeline.c) is held
  * from the first change to the application's containers to the end, so a
@@ -41,7 +46,7 @@
 #include "steward/log.h"
 #include "deploy/pipeline_internal.h"
 
-#define SW_PL_MAX_VOLUMES 64
+#define SW_PL_MAX_VOLUMES 64 /* of one application mounted or listed at once */
 #define SW_PL_MAX_HOSTNAMES 64
 #define SW_PL_ROUTE_HOSTS_MAX (SW_PL_MAX_HOSTNAMES + 1)
 
@@ -149,6 +154,9 @@ static int container_run(struct sw_pl *p, const struct target *t, const char *co
 		} else {
 			char vol[200];
 			sw_pl_volume_name(vol, sizeof(vol), t->app_id, vname);
+			struct sw_volume_spec v = { .name = vol, .application_id = t->app_id };
+			if ((r = sw_driver_volume_create(p->driver, &v, err, errlen)) != 0)
+				goto out;
 			snprintf(mounts[i], sizeof(mounts[i]), "%s:%s", vol, mount);
 		}
 		mount_list[i] = mounts[i];
@@ -349,6 +357,57 @@ out:
 	free(tags);
 }
 
+/* ---- named volumes ---- */
+
+int sw_pl_volume_drop(struct sw_pl *p, const char *name, char *err, size_t errlen)
+{
+	int r = sw_driver_volume_remove(p->driver, name, err, errlen);
+	if (r == 0)
+		sw_pl_log(p, "Removed the volume %s.", name);
+	return r;
+}
+
+/* Whether the volume name is one of the application's named volumes in
+ * keep (rt_volumes rows). */
+static bool kept_volume(PGresult *keep, const char *app_id, const char *name)
+{
+	char vol[200];
+	for (int i = 0; keep && i < PQntuples(keep); i++) {
+		if (!PQgetisnull(keep, i, 2))
+			continue; /* a host path */
+		sw_pl_volume_name(vol, sizeof(vol), app_id, PQgetvalue(keep, i, 0));
+		if (strcmp(vol, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+int sw_pl_volumes_prune(struct sw_pl *p, const char *app_id, PGresult *keep, char *err, size_t errlen)
+{
+	char(*names)[SW_DRIVER_VOLUME_MAX] = calloc(SW_PL_MAX_VOLUMES, sizeof(*names));
+	size_t n = 0;
+	if (!names) {
+		snprintf(err, errlen, "Out of memory.");
+		return -ENOMEM;
+	}
+	int first = sw_driver_volumes_list(p->driver, app_id, names, SW_PL_MAX_VOLUMES, &n, err, errlen);
+	for (size_t i = 0; first == 0 && i < n; i++) {
+		char e[256];
+		if (kept_volume(keep, app_id, names[i]))
+			continue;
+		int r = sw_pl_volume_drop(p, names[i], e, sizeof(e));
+		if (r == -EBUSY) {
+			sw_pl_log(p, "The volume %s is still mounted by a container: it is left for now.", names[i]);
+		} else if (r) {
+			sw_pl_log(p, "Removing the volume %s failed: %s", names[i], e);
+			first = r;
+			snprintf(err, errlen, "%s", e);
+		}
+	}
+	free(names);
+	return first;
+}
+
 /* ---- the deploy ---- */
 
 /* Why BLUE_GREEN cannot run (a sentence for the log), or NULL. */
@@ -507,6 +566,9 @@ int sw_pl_deploy(struct sw_job *job, void *ctx, char *err, size_t errlen)
 		if (sw_pl_container_number(old[i].name, t.app_id) != t.number)
 			container_drop(&p, old[i].id, bare(old[i].name), true);
 	sw_pl_retention(&p, t.app_id, t.retention, t.image);
+	char ve[256];
+	if (sw_pl_volumes_prune(&p, t.app_id, t.volumes, ve, sizeof(ve)) != 0)
+		sw_pl_log(&p, "Volume clean-up was not complete: %s", ve);
 	r = sw_pl_end(&p, "SUCCEEDED", NULL);
 	goto out;
 failed:

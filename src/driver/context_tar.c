@@ -9,7 +9,16 @@
  * libarchive's disk reader walks the tree without following symbolic
  * links; each entry written is made afresh from the few fields the engine
  * needs (type, mode, size, mtime, link target), so owners, extended
- * attributes and ACLs of the host never leave it. */
+ * attributes and ACLs of the host never leave it.
+ *
+ * The context's .dockerignore is read here, once, as the Docker CLI reads
+ * it (dockerignore.c), with the exceptions the CLI adds for the Dockerfile
+ * in use and for .dockerignore itself. An excluded file is not opened; an
+ * excluded directory is not descended into, unless an exception names
+ * something under it: then it is walked (its own entry is not sent) and
+ * each entry under it is decided on its own. The file is opened without
+ * following a symbolic link (a link could point anywhere on the host, and
+ * a malformed line is quoted in the error). */
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
@@ -34,6 +43,7 @@ struct sw_driver_tar {
 	int fd;                 /* the regular file being written, or -1 */
 	uint64_t file_left;     /* its bytes still to write */
 	char rel[PATH_MAX];     /* its name in the archive, for messages */
+	struct sw_dockerignore *ignore; /* NULL: no .dockerignore */
 	struct sw_buf pending;  /* written by libarchive, not yet read */
 	size_t pos;
 	uint64_t max_bytes;
@@ -73,7 +83,62 @@ static int fail(struct sw_driver_tar *t, int error, const char *what, const char
 	return t->error;
 }
 
-struct sw_driver_tar *sw_driver_tar_open(const char *dir, uint64_t max_bytes, char *err, size_t errlen)
+/* Reads <root>/.dockerignore into t->ignore (absent: none). 0, or -errno
+ * with a sentence in err. */
+static int read_dockerignore(struct sw_driver_tar *t, const char *dockerfile, char *err, size_t errlen)
+{
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof(path), "%s/.dockerignore", t->root);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int e = fd < 0 ? errno : EINVAL;
+		snprintf(err, errlen, e == ELOOP || e == EINVAL
+					      ? "the build context's .dockerignore is not a regular file "
+						"(a symbolic link is not followed)"
+					      : "the build context's .dockerignore cannot be read: %s", strerror(e));
+		if (fd >= 0)
+			close(fd);
+		return -EINVAL;
+	}
+	/* One byte past the cap tells a file that is too large. */
+	size_t cap = SW_DOCKERIGNORE_MAX_BYTES + 1, len = 0;
+	char *text = malloc(cap);
+	int rc = text ? 0 : -ENOMEM;
+	while (rc == 0 && len < cap) {
+		ssize_t r = read(fd, text + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			rc = -errno;
+		else if (r == 0)
+			break;
+		else
+			len += (size_t)r;
+	}
+	close(fd);
+	if (rc < 0) {
+		snprintf(err, errlen, "the build context's .dockerignore cannot be read: %s", strerror(-rc));
+		free(text);
+		return rc;
+	}
+	t->ignore = sw_dockerignore_parse(text, len, err, errlen);
+	free(text);
+	if (!t->ignore)
+		return -errno;
+	rc = sw_dockerignore_keep(t->ignore, ".dockerignore");
+	if (rc == 0 && dockerfile)
+		rc = sw_dockerignore_keep(t->ignore, dockerfile);
+	if (rc < 0)
+		snprintf(err, errlen, rc == -ENOMEM ? "out of memory"
+						    : "the Dockerfile's path cannot be read as a .dockerignore exception");
+	return rc;
+}
+
+struct sw_driver_tar *sw_driver_tar_open(const char *dir, const char *dockerfile, uint64_t max_bytes,
+					 char *err, size_t errlen)
 {
 	struct sw_driver_tar *t = calloc(1, sizeof(*t));
 	if (!t) {
@@ -93,6 +158,12 @@ struct sw_driver_tar *sw_driver_tar_open(const char *dir, uint64_t max_bytes, ch
 	}
 	memcpy(t->root, dir, n);
 	t->root_len = n;
+	int rc = read_dockerignore(t, dockerfile, err, errlen);
+	if (rc < 0) {
+		sw_driver_tar_free(t);
+		errno = -rc;
+		return NULL;
+	}
 	t->disk = archive_read_disk_new();
 	t->w = archive_write_new();
 	t->in = archive_entry_new();
@@ -166,6 +237,16 @@ static int next_entry(struct sw_driver_tar *t)
 			continue;
 		if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode) && !S_ISLNK(st->st_mode))
 			continue;
+		if (t->ignore) {
+			int ex = sw_dockerignore_excluded(t->ignore, rel);
+			if (ex < 0)
+				return fail(t, -ENOMEM, "out of memory", NULL);
+			if (ex) {
+				if (S_ISDIR(st->st_mode) && sw_dockerignore_walk_into(t->ignore, rel))
+					archive_read_disk_descend(t->disk);
+				continue;
+			}
+		}
 		snprintf(t->rel, sizeof(t->rel), "%s", rel);
 
 		struct stat fst = *st;
@@ -259,6 +340,7 @@ void sw_driver_tar_free(struct sw_driver_tar *t)
 		archive_read_free(t->disk);
 	archive_entry_free(t->in);
 	archive_entry_free(t->out);
+	sw_dockerignore_free(t->ignore);
 	sw_buf_release(&t->pending);
 	free(t);
 }

@@ -15,6 +15,10 @@
  *   POST   /containers/{id}/stop?t= 204, 304 already stopped, 404 gone
  *   DELETE /containers/{id}?force=1&v=0  204, 404 gone
  *   GET    /containers/json?all=1&filters={"label":[...]}
+ *   POST   /volumes/create          201 (also when it exists already)
+ *   GET    /volumes?filters={"label":["steward.application=<id>"]}
+ *          {"Volumes": [{"Name"}] | null}
+ *   DELETE /volumes/{name}          204; 404 is success (gone); 409 in use
  * Names and ids reach paths only after a strict character check, and
  * query values are percent-encoded. */
 #include <errno.h>
@@ -23,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "steward/validate.h"
 #include "driver/internal.h"
 
 #define ENGINE "the Docker engine"
@@ -56,6 +61,34 @@ static bool valid_dockerfile(const char *s)
 			return true;
 		c += len + 1;
 	}
+}
+
+/* A lower-case UUID: 8-4-4-4-12 hex digits. */
+static bool valid_uuid(const char *s, size_t len)
+{
+	if (len != 36)
+		return false;
+	for (size_t i = 0; i < 36; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+		if (dash ? s[i] != '-' : !((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	}
+	return true;
+}
+
+/* One of Steward's volume names (driver.h): "sw-svc-<uuid>-data" or
+ * "sw-<uuid>-<resource name>". */
+static bool valid_volume(const char *s)
+{
+	const char *msg;
+	size_t len = s ? strlen(s) : 0;
+	if (len >= SW_DRIVER_VOLUME_MAX || strncmp(s, "sw-", 3) != 0)
+		return false;
+	if (strncmp(s, "sw-svc-", 7) == 0 && len == 7 + 36 + 5 && valid_uuid(s + 7, 36) &&
+	    strcmp(s + 43, "-data") == 0)
+		return true;
+	return len > 3 + 36 + 1 && valid_uuid(s + 3, 36) && s[39] == '-' &&
+	       sw_valid_resource_name(sw_str_cstr(s + 40), &msg);
 }
 
 /* "key=value" pairs into a JSON object; NULL on a malformed pair. */
@@ -113,6 +146,27 @@ static int engine_url(struct sw_buf *b, const char *fmt, ...)
 	return 0;
 }
 
+/* DELETE url (built by engine_url): 0 when the answer is ok_status or
+ * 404 (gone already); 409 is -EBUSY with busy as the sentence (NULL: the
+ * engine's, after what); other answers -errno with "<what>: <the
+ * engine's message>". */
+static int engine_delete(struct sw_driver *d, const struct sw_buf *url, long ok_status, const char *what,
+			 const char *busy, char *err, size_t errlen)
+{
+	struct sw_driver_http h;
+	engine_request(d, &h, "DELETE", url->data);
+	int rc = engine_run(&h, err, errlen);
+	if (rc == 0 && h.status != ok_status && h.status != 404) {
+		if (h.status == 409 && busy)
+			snprintf(err, errlen, "%s", busy);
+		else
+			sw_driver_answer_error(&h, what, err, errlen);
+		rc = h.status == 409 ? -EBUSY : sw_driver_status_errno(h.status);
+	}
+	sw_buf_release(&h.response);
+	return rc;
+}
+
 /* Appends "&name=<json encoded>" with the JSON text percent-encoded. */
 static int append_json_param(struct sw_buf *b, const char *name, json_t *value)
 {
@@ -139,9 +193,10 @@ static json_t *label_filter(const char *key, const char *value)
 
 /* GET path (a list: "/images/json", "/containers/json?all=1"), filtered
  * by label steward.application=<application_id> unless NULL, into a JSON
- * array (*ret, a new reference). what names the list in sentences. */
-static int engine_list(struct sw_driver *d, const char *path, const char *application_id,
-		       const char *what, json_t **ret, char *err, size_t errlen)
+ * array (*ret, a new reference); member: the answer is an object holding
+ * the array there (null: empty). what names the list in sentences. */
+static int engine_list(struct sw_driver *d, const char *path, const char *member,
+		       const char *application_id, const char *what, json_t **ret, char *err, size_t errlen)
 {
 	if (application_id && !sw_driver_app_id_ok(application_id)) {
 		snprintf(err, errlen, "invalid application id");
@@ -168,6 +223,12 @@ static int engine_list(struct sw_driver *d, const char *path, const char *applic
 		goto out;
 	}
 	*ret = json_loadb(h.response.data, h.response.len, 0, NULL);
+	if (member && json_is_object(*ret)) {
+		json_t *list = json_object_get(*ret, member);
+		list = json_is_null(list) ? json_array() : json_incref(list);
+		json_decref(*ret);
+		*ret = list;
+	}
 	if (!json_is_array(*ret)) {
 		json_decref(*ret);
 		*ret = NULL;
@@ -226,7 +287,7 @@ int sw_driver_image_build(struct sw_driver *d, const struct sw_image_build *b,
 		snprintf(err, errlen, "out of memory");
 		goto free_url;
 	}
-	r.tar = sw_driver_tar_open(b->context_dir, b->context_max_bytes, err, errlen);
+	r.tar = sw_driver_tar_open(b->context_dir, b->dockerfile, b->context_max_bytes, err, errlen);
 	if (!r.tar) {
 		rc = -errno;
 		goto free_url;
@@ -274,20 +335,11 @@ int sw_driver_image_remove(struct sw_driver *d, const char *tag, char *err, size
 		return -EINVAL;
 	}
 	struct sw_buf url = { 0 };
-	struct sw_driver_http h;
 	int rc = engine_url(&url, "/images/%s?force=0", tag);
-	if (rc < 0) {
+	if (rc < 0)
 		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	engine_request(d, &h, "DELETE", url.data);
-	rc = engine_run(&h, err, errlen);
-	if (rc == 0 && h.status != 200 && h.status != 404) {
-		sw_driver_answer_error(&h, "the image cannot be removed", err, errlen);
-		rc = h.status == 409 ? -EBUSY : sw_driver_status_errno(h.status);
-	}
-	sw_buf_release(&h.response);
-out:
+	else
+		rc = engine_delete(d, &url, 200, "the image cannot be removed", NULL, err, errlen);
 	sw_buf_release(&url);
 	return rc;
 }
@@ -323,7 +375,7 @@ int sw_driver_images_list(struct sw_driver *d, const char *application_id,
 	}
 	struct tagged *all = NULL;
 	json_t *doc = NULL;
-	int rc = engine_list(d, "/images/json", application_id, "images", &doc, err, errlen);
+	int rc = engine_list(d, "/images/json", NULL, application_id, "images", &doc, err, errlen);
 	if (rc < 0)
 		return rc;
 	size_t n = 0, max = 0, i;
@@ -634,22 +686,13 @@ int sw_driver_container_remove(struct sw_driver *d, const char *id_or_name, char
 		return -EINVAL;
 	}
 	struct sw_buf url = { 0 };
-	struct sw_driver_http h = { 0 };
-	int rc = engine_url(&url, "/containers/%s?force=1&v=0", id_or_name);
-	if (rc < 0) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	engine_request(d, &h, "DELETE", url.data);
-	rc = engine_run(&h, err, errlen);
-	if (rc < 0 || h.status == 204 || h.status == 404)
-		goto out;
 	char what[192];
 	snprintf(what, sizeof(what), "the container %s cannot be removed", id_or_name);
-	sw_driver_answer_error(&h, what, err, errlen);
-	rc = h.status == 409 ? -EBUSY : sw_driver_status_errno(h.status);
-out:
-	sw_buf_release(&h.response);
+	int rc = engine_url(&url, "/containers/%s?force=1&v=0", id_or_name);
+	if (rc < 0)
+		snprintf(err, errlen, "out of memory");
+	else
+		rc = engine_delete(d, &url, 204, what, NULL, err, errlen);
 	sw_buf_release(&url);
 	return rc;
 }
@@ -673,7 +716,8 @@ int sw_driver_containers_list(struct sw_driver *d, const char *application_id,
 			      char *err, size_t errlen)
 {
 	json_t *doc = NULL;
-	int rc = engine_list(d, "/containers/json?all=1", application_id, "containers", &doc, err, errlen);
+	int rc = engine_list(d, "/containers/json?all=1", NULL, application_id, "containers", &doc, err,
+			     errlen);
 	if (rc < 0)
 		return rc;
 	/* Sorted before the cap applies: the newest are kept. */
@@ -704,5 +748,102 @@ int sw_driver_containers_list(struct sw_driver *d, const char *application_id,
 	free(all);
 out:
 	json_decref(doc);
+	return rc;
+}
+
+/* ---- named volumes ---- */
+
+int sw_driver_volume_create(struct sw_driver *d, const struct sw_volume_spec *v, char *err, size_t errlen)
+{
+	const char *owner = v->application_id ? v->application_id : v->service_id;
+	if (!valid_volume(v->name) || !owner || (v->application_id && v->service_id) ||
+	    !sw_driver_app_id_ok(owner)) {
+		snprintf(err, errlen, "the volume was given an invalid name or owner");
+		return -EINVAL;
+	}
+	json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s}}", "Name", v->name, "Driver", "local", "Labels",
+				 "steward.managed", "true",
+				 v->application_id ? "steward.application" : "steward.service", owner);
+	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	json_decref(body);
+	struct sw_buf url = { 0 };
+	struct sw_driver_http h = { 0 };
+	int rc = -ENOMEM;
+	if (!text || engine_url(&url, "/volumes/create") < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	engine_request(d, &h, "POST", url.data);
+	h.content_type = "application/json";
+	h.body = text;
+	h.body_len = strlen(text);
+	rc = engine_run(&h, err, errlen);
+	if (rc == 0 && h.status != 201 && h.status != 200) {
+		char what[192];
+		snprintf(what, sizeof(what), "the volume %s cannot be created", v->name);
+		sw_driver_answer_error(&h, what, err, errlen);
+		rc = sw_driver_status_errno(h.status);
+	}
+out:
+	sw_buf_release(&h.response);
+	sw_buf_release(&url);
+	free(text);
+	return rc;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+int sw_driver_volumes_list(struct sw_driver *d, const char *application_id,
+			   char (*names)[SW_DRIVER_VOLUME_MAX], size_t cap, size_t *ret_n,
+			   char *err, size_t errlen)
+{
+	if (!application_id) {
+		snprintf(err, errlen, "invalid application id");
+		return -EINVAL;
+	}
+	json_t *doc = NULL;
+	int rc = engine_list(d, "/volumes", "Volumes", application_id, "volumes", &doc, err, errlen);
+	if (rc < 0)
+		return rc;
+	size_t total = SW_MIN(json_array_size(doc), (size_t)SW_DRIVER_LIST_MAX), n = 0;
+	char(*all)[SW_DRIVER_VOLUME_MAX] = calloc(total ? total : 1, sizeof(*all));
+	if (!all) {
+		snprintf(err, errlen, "out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < total; i++) {
+		const char *name = json_string_value(json_object_get(json_array_get(doc, i), "Name"));
+		if (name && strlen(name) < SW_DRIVER_VOLUME_MAX)
+			snprintf(all[n++], SW_DRIVER_VOLUME_MAX, "%s", name);
+	}
+	qsort(all, n, sizeof(*all), name_cmp);
+	*ret_n = SW_MIN(n, cap);
+	memcpy(names, all, *ret_n * sizeof(*all));
+	free(all);
+out:
+	json_decref(doc);
+	return rc;
+}
+
+int sw_driver_volume_remove(struct sw_driver *d, const char *name, char *err, size_t errlen)
+{
+	if (!valid_volume(name)) {
+		snprintf(err, errlen, "invalid volume name");
+		return -EINVAL;
+	}
+	struct sw_buf url = { 0 };
+	char what[192], busy[192];
+	snprintf(what, sizeof(what), "the volume %s cannot be removed", name);
+	snprintf(busy, sizeof(busy), "the volume %s is in use by a container", name);
+	int rc = engine_url(&url, "/volumes/%s", name);
+	if (rc < 0)
+		snprintf(err, errlen, "out of memory");
+	else
+		rc = engine_delete(d, &url, 204, what, busy, err, errlen);
+	sw_buf_release(&url);
 	return rc;
 }

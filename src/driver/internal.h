@@ -1,7 +1,7 @@
 /* Inside the local driver (src/driver): the state of a driver, one HTTP
  * exchange over libcurl (the Docker engine on its unix socket, Caddy's
- * admin API on loopback TCP), the build context as a tar stream and the
- * reader of the engine's build progress. Only src/driver and its tests
+ * admin API on loopback TCP), the build context as a tar stream with its
+ * .dockerignore matcher and the reader of the engine's build progress. Only src/driver and its tests
  * include this. */
 #ifndef STEWARD_DRIVER_INTERNAL_H
 #define STEWARD_DRIVER_INTERNAL_H
@@ -85,15 +85,55 @@ void sw_driver_answer_error(const struct sw_driver_http *h, const char *what, ch
  * -EACCES, 413 -EFBIG, other -EIO. */
 int sw_driver_status_errno(long status);
 
+/* ---- .dockerignore (dockerignore.c) ----
+ * The patterns of a build context's .dockerignore and the decision for
+ * each path, as the Docker CLI makes it when it sends a context (moby's
+ * ignorefile.ReadAll, patternmatcher.New and MatchesUsingParentResults,
+ * archive.TarWithOptions): dockerignore.c's header says what is read and
+ * where it deliberately differs. */
+#define SW_DOCKERIGNORE_MAX_BYTES (64u * 1024)
+struct sw_dockerignore;
+/* Parses the file's text (len bytes, any bytes). NULL with errno and a
+ * sentence in err: EFBIG (longer than SW_DOCKERIGNORE_MAX_BYTES), EINVAL
+ * (a malformed pattern: the sentence names its line), ENOMEM. No patterns
+ * at all is a matcher that excludes nothing. */
+struct sw_dockerignore *sw_dockerignore_parse(const char *text, size_t len, char *err, size_t errlen);
+/* Appends the exception "!<path>" (path cleaned as a pattern is), as the
+ * Docker CLI does for the Dockerfile in use and for .dockerignore: path is
+ * then never excluded and its excluded parents are walked into. 0,
+ * -EINVAL (empty, or not a valid pattern: say "a[b"), -ENOMEM. */
+int sw_dockerignore_keep(struct sw_dockerignore *m, const char *path);
+/* Whether path (relative to the context, '/'-separated, no "." or ".."
+ * component, no empty one) is excluded: 1, 0, or -ENOMEM. The answer
+ * depends on the path alone (a path no line matches inherits its parent
+ * directory's decision); the matcher keeps its ancestors' results for the
+ * next call, so a walk costs one evaluation per entry. Not thread-safe. */
+int sw_dockerignore_excluded(struct sw_dockerignore *m, const char *path);
+/* Whether an excluded directory must still be walked because an exception
+ * could re-include something under it: Docker's test, an exception whose
+ * text starts with "<dir>/" (so "!dir/keep" reaches into dir, while a
+ * wildcard exception such as "!?ir/keep" does not). Entries under it are then
+ * decided one by one; the directory's own entry is not sent. */
+bool sw_dockerignore_walk_into(const struct sw_dockerignore *m, const char *dir);
+size_t sw_dockerignore_count(const struct sw_dockerignore *m); /* patterns, kept ones included */
+void sw_dockerignore_free(struct sw_dockerignore *m);
+
 /* ---- the build context as a tar stream (context_tar.c) ----
  * Walks a directory (symbolic links are archived as links, never
  * followed) and produces an uncompressed tar of it on demand, so nothing
  * is staged on disk or held whole in memory. ".git" (a directory or a
  * submodule's file) is left out at every depth, and so are sockets,
- * FIFOs and devices. Owners are written as 0:0 without names. */
+ * FIFOs and devices. Owners are written as 0:0 without names.
+ * <dir>/.dockerignore, when present, leaves out what it matches
+ * (dockerignore.c); the Dockerfile (its path relative to dir, or NULL)
+ * and .dockerignore itself are always sent. A .dockerignore that is not
+ * a regular file (a symbolic link is never followed), is larger than
+ * SW_DOCKERIGNORE_MAX_BYTES or holds a malformed pattern fails the open. */
 struct sw_driver_tar;
-/* NULL with errno and a sentence in err: dir cannot be read. */
-struct sw_driver_tar *sw_driver_tar_open(const char *dir, uint64_t max_bytes, char *err, size_t errlen);
+/* NULL with errno and a sentence in err: dir cannot be read (ENOTDIR,
+ * EIO), or its .dockerignore is refused (EINVAL, EFBIG). */
+struct sw_driver_tar *sw_driver_tar_open(const char *dir, const char *dockerfile, uint64_t max_bytes,
+					 char *err, size_t errlen);
 /* The next bytes of the stream, up to cap: the count, 0 at the end, or
  * -EFBIG past max_bytes, -EIO (a file vanished or cannot be read); the
  * sentence is then in sw_driver_tar_error(). */

@@ -389,3 +389,46 @@ async function waitFor(fn, what, timeoutMs = 20000) {
 		await h.sleep(100);
 	}
 }
+
+// ---- named volumes ----
+
+test('named volumes: labelled when made, a deleted one still mounted goes after the next deployment, the rest go with the application', async () => {
+	const app = await W.makeApp(w, 'vols');
+	const volumeOf = async (name) => W.dockerRequest('GET', `/volumes/${name}`);
+	const data = `sw-${app.id}-data`;
+	const cache = `sw-${app.id}-cache`;
+	try {
+		const repo = await W.createRepo({ files: W.webFiles('vols\n') });
+		await W.gitSource(w, app, repo.fileUrl);
+		const dataRow = await W.ok(w.call('POST', `/applications/${app.id}/volumes`, { body: { name: 'data', mountPath: '/data' } }), 201);
+		await W.ok(w.call('POST', `/applications/${app.id}/volumes`, { body: { name: 'cache', mountPath: '/cache' } }), 201);
+		await W.deployed(w, app);
+		const made = await volumeOf(data);
+		assert.equal(made.status, 200, made.text);
+		assert.equal(made.json().Labels['steward.application'], app.id, 'created by Steward with its label');
+		assert.equal(made.json().Labels['steward.managed'], 'true');
+		assert.equal((await volumeOf(cache)).status, 200);
+
+		// Deleted while the running version mounts it: the job succeeds,
+		// says so, and the volume stays until the next deployment.
+		await W.ok(w.call('DELETE', `/applications/${app.id}/volumes/${dataRow.id}`), 204);
+		await waitFor(async () => (await jobOf(dataRow.id, 'volume.delete')) === 'SUCCEEDED', 'volume.delete');
+		assert.match(w.srv.logs.text(), new RegExp(`the volume ${data} is still mounted by the running version: it will be removed after the next successful deployment`));
+		assert.equal((await volumeOf(data)).status, 200, 'kept while mounted');
+		const d2 = await W.deployed(w, app);
+		assert.equal((await volumeOf(data)).status, 404, 'removed after the next successful deployment');
+		assert.match(await W.logText(w, d2.id), new RegExp(`Removed the volume ${data}\\.`));
+		assert.equal((await volumeOf(cache)).status, 200, 'a volume still listed stays');
+
+		// Deleting the application removes its remaining named volume.
+		await W.ok(w.call('DELETE', `/applications/${app.id}`), 204);
+		await waitFor(async () => (await jobOf(app.id, 'application.delete')) === 'SUCCEEDED', 'application.delete');
+		assert.equal((await volumeOf(cache)).status, 404, 'removed with the application');
+	} finally {
+		// What a failed step left: containers first (they hold the volumes).
+		const filters = encodeURIComponent(JSON.stringify({ label: [`steward.application=${app.id}`] }));
+		for (const c of (await W.dockerRequest('GET', `/containers/json?all=1&filters=${filters}`)).json())
+			await W.dockerRequest('DELETE', `/containers/${c.Id}?force=1`);
+		for (const v of [data, cache]) await W.dockerRequest('DELETE', `/volumes/${v}`);
+	}
+});

@@ -3,7 +3,8 @@
 // C cases of tests/unit/test_driver.c run against them (builds with their
 // log, a failing build, the context cap, cancel; containers with host
 // networking, listing, idempotent stop/remove; Caddy routes carrying real
-// requests, the upstream switch, proxy_state, removal). Then
+// requests, the upstream switch, proxy_state, removal; named volumes
+// labelled, listed, busy while a container holds them, removed). Then
 // tests/unit/test_driver_tls.c sets a route on a Caddy serving HTTPS with its
 // internal issuer, and an HTTPS request verified against that CA's root
 // reaches a server of this file through it. Whatever happens, everything
@@ -18,7 +19,7 @@ import https from 'node:https';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { sleep } from './harness.mjs';
-import { startDocker, baseImage, startCaddy, removeByLabel, dockerSkip, httpGet } from './docker.mjs';
+import { startDocker, baseImage, startCaddy, removeByLabel, dockerSkip, httpGet, dockerRequest } from './docker.mjs';
 
 function testBinary(name) {
 	const build = process.env.SW_BUILD_DIR || (process.env.STEWARDD && path.dirname(process.env.STEWARDD));
@@ -37,6 +38,12 @@ const appId = randomUUID();
 
 after(async () => {
 	await removeByLabel(`steward.application=${appId}`);
+	// Named volumes are not removeByLabel's: the ones a failed case left.
+	for (const label of [`steward.application=${appId}`, `steward.service=${appId}`]) {
+		const filters = encodeURIComponent(JSON.stringify({ label: [label] }));
+		const vols = (await dockerRequest('GET', `/volumes?filters=${filters}`).catch(() => null))?.json().Volumes ?? [];
+		for (const v of vols) await dockerRequest('DELETE', `/volumes/${v.Name}`).catch(() => {});
+	}
 	caddy.stop();
 });
 

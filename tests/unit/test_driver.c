@@ -9,7 +9,8 @@
  *   container, image and route made here carries it; the node side
  *   removes them afterwards whatever happens here).
  * Alone (no SW_TEST_DRIVER) it exits 77. The cases run in order and
- * build on each other: image, containers, routes, then removal. */
+ * build on each other: image, containers, routes, removal, named volumes
+ * (labelled, listed, busy while mounted, removed). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
@@ -202,12 +203,17 @@ TEST(build_streams_log_lines_and_tags_the_image)
 	mkdir(p, 0755);
 	put_file(".git/config", "[core]\n");
 	put_file("www/index.html", "hello from steward\n");
+	put_file("secret.txt", "left out by .dockerignore\n");
+	/* The Dockerfile is sent though listed (the build reads it); the
+	 * engine then drops it from the context, as it does for Docker's CLI. */
+	put_file(".dockerignore", "secret.txt\nDockerfile\n");
 	char df[512];
 	snprintf(df, sizeof(df),
 		 "FROM %s\n"
 		 "COPY www /www\n"
 		 "COPY . /ctx\n"
-		 "RUN test ! -e /ctx/.git && echo built > /www/built.txt && echo step output here\n"
+		 "RUN test ! -e /ctx/.git && test ! -e /ctx/secret.txt && test ! -e /ctx/Dockerfile && "
+		 "echo built > /www/built.txt && echo step output here\n"
 		 "CMD [\"sh\", \"-c\", \"echo $COLOUR > /www/colour.txt && exec httpd -f -p $PORT -h /www\"]\n",
 		 base_image);
 	put_file("Dockerfile", df);
@@ -525,6 +531,59 @@ TEST(stop_and_remove_are_idempotent)
 	CHECK_INT_EQ(sw_driver_container_start(drv, name_blue, err, sizeof(err)), -ENOENT);
 }
 
+/* ---- named volumes ---- */
+
+TEST(volumes_are_created_with_labels_and_listed_by_application)
+{
+	char err[512] = "", vol[SW_DRIVER_VOLUME_MAX], svc[SW_DRIVER_VOLUME_MAX];
+	snprintf(vol, sizeof(vol), "sw-%s-data", app_id);
+	snprintf(svc, sizeof(svc), "sw-svc-%s-data", app_id);
+	struct sw_volume_spec v = { .name = vol, .application_id = app_id };
+	CHECK_INT_EQ(sw_driver_volume_create(drv, &v, err, sizeof(err)), 0);
+	CHECK_INT_EQ(sw_driver_volume_create(drv, &v, err, sizeof(err)), 0); /* exists: fine */
+	struct sw_volume_spec s = { .name = svc, .service_id = app_id };
+	CHECK_INT_EQ(sw_driver_volume_create(drv, &s, err, sizeof(err)), 0);
+	char names[4][SW_DRIVER_VOLUME_MAX];
+	size_t n = 0;
+	CHECK_INT_EQ(sw_driver_volumes_list(drv, app_id, names, 4, &n, err, sizeof(err)), 0);
+	REQUIRE(n == 1); /* the service's volume carries steward.service, not the application's label */
+	CHECK_STR_EQ(names[0], vol);
+	CHECK_INT_EQ(sw_driver_volumes_list(drv, "00000000-0000-4000-8000-000000000000", names, 4, &n, err,
+					    sizeof(err)), 0);
+	CHECK_INT_EQ(n, 0);
+	CHECK_INT_EQ(sw_driver_volume_remove(drv, svc, err, sizeof(err)), 0);
+}
+
+TEST(a_mounted_volume_is_ebusy_then_removed_once_its_container_goes)
+{
+	char err[512] = "", vol[SW_DRIVER_VOLUME_MAX], mount[SW_DRIVER_VOLUME_MAX + 16], name[64],
+	     app_label[96], id[SW_DRIVER_ID_MAX];
+	snprintf(vol, sizeof(vol), "sw-%s-data", app_id);
+	snprintf(mount, sizeof(mount), "%s:/data", vol);
+	snprintf(name, sizeof(name), "sw-%.12s-9", app_id);
+	snprintf(app_label, sizeof(app_label), "steward.application=%s", app_id);
+	const char *mounts[] = { mount, NULL };
+	const char *labels[] = { app_label, "steward.managed=true", NULL };
+	const char *cmd[] = { "sh", "-c", "echo kept > /data/file", NULL };
+	struct sw_container_spec c = { .name = name, .image = tag, .labels = labels, .cmd = cmd, .mounts = mounts };
+	int rc = sw_driver_container_create(drv, &c, id, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "  create: %s\n", err);
+	REQUIRE(rc == 0);
+	/* A container that exists (even stopped) holds it. */
+	CHECK_INT_EQ(sw_driver_volume_remove(drv, vol, err, sizeof(err)), -EBUSY);
+	char want[256];
+	snprintf(want, sizeof(want), "the volume %s is in use by a container", vol);
+	CHECK_STR_EQ(err, want);
+	CHECK_INT_EQ(sw_driver_container_remove(drv, id, err, sizeof(err)), 0);
+	CHECK_INT_EQ(sw_driver_volume_remove(drv, vol, err, sizeof(err)), 0);
+	CHECK_INT_EQ(sw_driver_volume_remove(drv, vol, err, sizeof(err)), 0); /* gone: 0 */
+	char names[4][SW_DRIVER_VOLUME_MAX];
+	size_t n = 9;
+	CHECK_INT_EQ(sw_driver_volumes_list(drv, app_id, names, 4, &n, err, sizeof(err)), 0);
+	CHECK_INT_EQ(n, 0);
+}
+
 TEST(image_remove_is_idempotent)
 {
 	char err[512] = "";
@@ -536,6 +595,7 @@ TEST(image_remove_is_idempotent)
 	CHECK_INT_EQ(sw_driver_images_list(drv, app_id, tags, 4, &n, err, sizeof(err)), 0);
 	CHECK_INT_EQ(n, 0);
 	static const char *files[] = { "www/index.html", "www", ".git/config", ".git", "Dockerfile",
+				       "secret.txt", ".dockerignore",
 				       "failing.Dockerfile", "slow.Dockerfile" };
 	char p[128];
 	for (size_t i = 0; i < SW_ARRAY_SIZE(files); i++) {

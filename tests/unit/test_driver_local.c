@@ -110,6 +110,23 @@ TEST(bad_input_is_refused_before_any_call)
 	r.hostnames = no_hosts;
 	CHECK_INT_EQ(sw_driver_route_set(d, &r, err, sizeof(err)), -EINVAL);
 	CHECK_STR_EQ(err, "a route needs at least one hostname");
+	/* Only Steward's volume names reach a path. */
+	static const char *bad_volumes[] = { "data", "sw-x-data", "../../containers/json",
+					     "sw-0B7C6F2E-0000-4000-8000-000000000001-data",
+					     "sw-0b7c6f2e-0000-4000-8000-000000000001-Data",
+					     "sw-0b7c6f2e-0000-4000-8000-000000000001-a/b",
+					     "sw-svc-0b7c6f2e-0000-4000-8000-000000000001-logs", "" };
+	for (size_t i = 0; i < SW_ARRAY_SIZE(bad_volumes); i++) {
+		struct sw_volume_spec v = { .name = bad_volumes[i], .application_id = "0b7c6f2e" };
+		CHECK_INT_EQ(sw_driver_volume_create(d, &v, err, sizeof(err)), -EINVAL);
+		CHECK_INT_EQ(sw_driver_volume_remove(d, bad_volumes[i], err, sizeof(err)), -EINVAL);
+	}
+	struct sw_volume_spec both = { .name = "sw-svc-0b7c6f2e-0000-4000-8000-000000000001-data",
+				       .application_id = "a", .service_id = "b" };
+	CHECK_INT_EQ(sw_driver_volume_create(d, &both, err, sizeof(err)), -EINVAL);
+	both.application_id = both.service_id = NULL;
+	CHECK_INT_EQ(sw_driver_volume_create(d, &both, err, sizeof(err)), -EINVAL);
+	CHECK_INT_EQ(sw_driver_volumes_list(d, "x\"y", NULL, 0, &n, err, sizeof(err)), -EINVAL);
 	sw_driver_free(d);
 }
 
@@ -267,6 +284,37 @@ TEST(images_are_listed_newest_deployment_first)
 	/* filters={"label":["steward.application=a"]}, encoded */
 	CHECK(strstr(f.request[0], "GET /v1.41/images/json?filters=%7B%22label%22%3A%5B%22steward.application%3Da%22%5D%7D ") ==
 	      f.request[0]);
+}
+
+TEST(volume_answers_of_the_engine)
+{
+	struct fake f = { .answers = { "201 Created\n{\"Name\":\"x\"}",
+				       "200 OK\n{\"Volumes\":[{\"Name\":\"sw-b\"},{\"Name\":\"sw-a\"}],\"Warnings\":null}",
+				       "200 OK\n{\"Volumes\":null,\"Warnings\":null}",
+				       "409 Conflict\n{\"message\":\"remove x: volume is in use - [abc]\"}" },
+			  .n = 4 };
+	struct sw_driver *d = start_fake(&f);
+	REQUIRE(d);
+	char err[256] = "";
+	const char *name = "sw-0b7c6f2e-0000-4000-8000-000000000001-data";
+	struct sw_volume_spec v = { .name = name, .application_id = "0b7c6f2e-0000-4000-8000-000000000001" };
+	CHECK_INT_EQ(sw_driver_volume_create(d, &v, err, sizeof(err)), 0);
+	CHECK(strstr(f.request[0], "POST /v1.41/volumes/create ") != NULL);
+	CHECK(strstr(f.request[0], "\"steward.application\":\"0b7c6f2e-0000-4000-8000-000000000001\"") != NULL);
+	CHECK(strstr(f.request[0], "\"steward.managed\":\"true\"") != NULL);
+	char names[4][SW_DRIVER_VOLUME_MAX];
+	size_t n = 0;
+	CHECK_INT_EQ(sw_driver_volumes_list(d, v.application_id, names, 4, &n, err, sizeof(err)), 0);
+	REQUIRE(n == 2);
+	CHECK_STR_EQ(names[0], "sw-a"); /* sorted */
+	CHECK(strstr(f.request[1], "GET /v1.41/volumes?filters=") != NULL);
+	n = 9;
+	CHECK_INT_EQ(sw_driver_volumes_list(d, v.application_id, names, 4, &n, err, sizeof(err)), 0);
+	CHECK_INT_EQ(n, 0); /* "Volumes": null is none */
+	CHECK_INT_EQ(sw_driver_volume_remove(d, name, err, sizeof(err)), -EBUSY);
+	CHECK_STR_EQ(err, "the volume sw-0b7c6f2e-0000-4000-8000-000000000001-data is in use by a container");
+	CHECK(strstr(f.request[3], "DELETE /v1.41/volumes/sw-0b7c6f2e-0000-4000-8000-000000000001-data ") != NULL);
+	stop_fake(&f, d);
 }
 
 TEST(memory_available_is_read_from_host_proc_path)

@@ -1,5 +1,6 @@
 /* The build context as a tar stream (src/driver/context_tar.c), read back
- * with libarchive: what is in it, what is left out, the cap. */
+ * with libarchive: what is in it, what is left out (.git, special files,
+ * what .dockerignore names), the cap. */
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
@@ -97,7 +98,7 @@ static void remove_tree(void)
 static int read_all(const char *d, uint64_t cap_bytes, size_t piece, struct sw_buf *out, char *why, size_t whylen)
 {
 	char err[256];
-	struct sw_driver_tar *t = sw_driver_tar_open(d, cap_bytes, err, sizeof(err));
+	struct sw_driver_tar *t = sw_driver_tar_open(d, "Dockerfile", cap_bytes, err, sizeof(err));
 	if (!t) {
 		snprintf(why, whylen, "%s", err);
 		return -errno;
@@ -240,10 +241,10 @@ TEST(missing_or_file_context_is_refused)
 {
 	char err[256] = "";
 	errno = 0;
-	CHECK(sw_driver_tar_open("/nonexistent/steward", 0, err, sizeof(err)) == NULL);
+	CHECK(sw_driver_tar_open("/nonexistent/steward", NULL, 0, err, sizeof(err)) == NULL);
 	CHECK_INT_EQ(errno, ENOTDIR);
 	CHECK_STR_EQ(err, "the build context is not a directory");
-	CHECK(sw_driver_tar_open("/etc/hostname", 0, err, sizeof(err)) == NULL);
+	CHECK(sw_driver_tar_open("/etc/hostname", NULL, 0, err, sizeof(err)) == NULL);
 }
 
 TEST(empty_directory_is_an_empty_archive)
@@ -258,6 +259,152 @@ TEST(empty_directory_is_an_empty_archive)
 	CHECK(b.len >= 1024 && b.len % 512 == 0);
 	sw_buf_release(&b);
 	rmdir(d);
+}
+
+/* ---- .dockerignore ---- */
+
+/* A tree with a .dockerignore (text): secrets.env, logs/a.log,
+ * logs/keep.log, node_modules/x/index.js, src/app.js, src/app.test.js,
+ * build/app.Dockerfile, Dockerfile. */
+static void make_ignore_tree(const char *text)
+{
+	snprintf(root, sizeof(root), "/tmp/sw-tar-ign-XXXXXX");
+	if (!mkdtemp(root))
+		abort();
+	put(".dockerignore", text);
+	put("Dockerfile", "FROM scratch\n");
+	put("secrets.env", "TOKEN=x\n");
+	dir("logs");
+	put("logs/a.log", "a\n");
+	put("logs/keep.log", "k\n");
+	dir("node_modules");
+	dir("node_modules/x");
+	put("node_modules/x/index.js", "js\n");
+	dir("src");
+	put("src/app.js", "app\n");
+	put("src/app.test.js", "test\n");
+	dir("build");
+	put("build/app.Dockerfile", "FROM scratch\n");
+}
+
+static void remove_ignore_tree(void)
+{
+	static const char *files[] = { ".dockerignore", "Dockerfile", "secrets.env", "logs/a.log",
+				       "logs/keep.log", "node_modules/x/index.js", "src/app.js",
+				       "src/app.test.js", "build/app.Dockerfile", "link" };
+	static const char *dirs[] = { "logs", "node_modules/x", "node_modules", "src", "build", "" };
+	char p[256];
+	for (size_t i = 0; i < SW_ARRAY_SIZE(files); i++) {
+		snprintf(p, sizeof(p), "%s/%s", root, files[i]);
+		unlink(p);
+	}
+	for (size_t i = 0; i < SW_ARRAY_SIZE(dirs); i++) {
+		snprintf(p, sizeof(p), "%s/%s", root, dirs[i]);
+		rmdir(p);
+	}
+}
+
+/* The names in the stream of root with Dockerfile df, into s (cap). */
+static size_t stream_names(const char *df, struct seen *s, size_t cap, char *why, size_t whylen)
+{
+	char err[256];
+	struct sw_driver_tar *t = sw_driver_tar_open(root, df, 0, err, sizeof(err));
+	if (!t) {
+		snprintf(why, whylen, "%s", err);
+		return 0;
+	}
+	struct sw_buf b = { 0 };
+	char chunk[4096];
+	ssize_t n;
+	while ((n = sw_driver_tar_read(t, chunk, sizeof(chunk))) > 0)
+		sw_buf_append(&b, chunk, (size_t)n);
+	if (n < 0)
+		snprintf(why, whylen, "%s", sw_driver_tar_error(t));
+	sw_driver_tar_free(t);
+	size_t count = n < 0 ? 0 : list_tar(&b, s, cap);
+	sw_buf_release(&b);
+	return count;
+}
+
+TEST(dockerignore_leaves_out_files_and_directories_and_exceptions_come_back)
+{
+	make_ignore_tree("# what the image does not need\n"
+			 "secrets.env\n"
+			 "node_modules\n"
+			 "logs\n"
+			 "!logs/keep.log\n"
+			 "**/*.test.js\n"
+			 "Dockerfile\n"
+			 ".dockerignore\n");
+	struct seen s[32];
+	char why[256] = "";
+	size_t n = stream_names("Dockerfile", s, 32, why, sizeof(why));
+	CHECK_STR_EQ(why, "");
+	CHECK(find(s, n, "secrets.env") == NULL);
+	CHECK(find(s, n, "node_modules") == NULL);
+	CHECK(find(s, n, "node_modules/x") == NULL);
+	CHECK(find(s, n, "node_modules/x/index.js") == NULL);
+	CHECK(find(s, n, "src/app.test.js") == NULL);
+	CHECK(find(s, n, "logs/a.log") == NULL);
+	/* the exception re-includes the file; its excluded directory's own
+	 * entry is not sent (the engine makes the directory) */
+	const struct seen *e = find(s, n, "logs/keep.log");
+	CHECK(e && strcmp(e->data_head, "k\n") == 0);
+	CHECK(find(s, n, "logs") == NULL);
+	CHECK(find(s, n, "src/app.js") != NULL);
+	CHECK(find(s, n, "build/app.Dockerfile") != NULL);
+	/* the Dockerfile in use and .dockerignore go whatever it says */
+	CHECK(find(s, n, "Dockerfile") != NULL);
+	CHECK(find(s, n, ".dockerignore") != NULL);
+	CHECK_INT_EQ(n, 7); /* .dockerignore Dockerfile logs/keep.log src src/app.js build build/app.Dockerfile */
+	remove_ignore_tree();
+}
+
+TEST(dockerignore_keeps_a_dockerfile_inside_an_ignored_directory)
+{
+	make_ignore_tree("build\nDockerfile\n");
+	struct seen s[32];
+	char why[256] = "";
+	size_t n = stream_names("build/app.Dockerfile", s, 32, why, sizeof(why));
+	CHECK_STR_EQ(why, "");
+	CHECK(find(s, n, "build/app.Dockerfile") != NULL);
+	CHECK(find(s, n, "Dockerfile") == NULL); /* not the one in use */
+	CHECK(find(s, n, "secrets.env") != NULL);
+	remove_ignore_tree();
+}
+
+TEST(malformed_or_linked_dockerignore_fails_the_open_with_a_sentence)
+{
+	make_ignore_tree("ok\n\n[oops\n");
+	char err[256] = "";
+	errno = 0;
+	CHECK(sw_driver_tar_open(root, "Dockerfile", 0, err, sizeof(err)) == NULL);
+	CHECK_INT_EQ(errno, EINVAL);
+	CHECK_STR_EQ(err, ".dockerignore line 3: \"[oops\" is not a valid pattern: a character class \"[\" is not closed");
+	remove_ignore_tree();
+
+	/* A link is not followed: it could name any file of the host. */
+	make_ignore_tree("");
+	char p[256];
+	snprintf(p, sizeof(p), "%s/.dockerignore", root);
+	unlink(p);
+	REQUIRE(symlink("/etc/passwd", p) == 0);
+	CHECK(sw_driver_tar_open(root, "Dockerfile", 0, err, sizeof(err)) == NULL);
+	CHECK_STR_EQ(err, "the build context's .dockerignore is not a regular file (a symbolic link is not followed)");
+	remove_ignore_tree();
+
+	make_ignore_tree("");
+	snprintf(p, sizeof(p), "%s/.dockerignore", root);
+	FILE *f = fopen(p, "w");
+	REQUIRE(f);
+	for (int i = 0; i < 70000; i++)
+		fputc(i % 50 ? 'x' : '\n', f);
+	fclose(f);
+	errno = 0;
+	CHECK(sw_driver_tar_open(root, "Dockerfile", 0, err, sizeof(err)) == NULL);
+	CHECK_INT_EQ(errno, EFBIG);
+	CHECK_STR_EQ(err, "the .dockerignore file is larger than 65536 bytes");
+	remove_ignore_tree();
 }
 
 TEST_MAIN()
