@@ -2175,9 +2175,11 @@ static void begin_shutdown(void *arg)
 	server_check_done(srv);
 }
 
-/* A thread reports ready once its pool has a connection, so that /health
- * right after start-up means what it says; a database that is down does
- * not keep the server from starting (it reports ready after a bound). */
+/* A thread accepts connections and reports ready once its pool has a
+ * connection, so that /health right after start-up means what it says on
+ * every thread; a database that is down does not keep the server from
+ * starting (it accepts and reports ready after a bound, then answers 503
+ * DATABASE_UNAVAILABLE where a query is needed). */
 #define READY_WAIT_MS 3000
 
 static void ready_check(struct sw_timer *t)
@@ -2189,6 +2191,13 @@ static void ready_check(struct sw_timer *t)
 		sw_timer_start(srv->loop, &srv->ready_timer, 5, ready_check);
 		return;
 	}
+	sw_timer_stop(srv->loop, &srv->ready_timer);
+	/* Only now does this thread take connections: the kernel holds the
+	 * ones its listener gets meanwhile in the backlog, so no request is
+	 * answered 503 by a thread whose pool is still connecting while
+	 * another thread's /health already says ok. */
+	if (!srv->stopping && !srv->accept_active)
+		accept_arm(srv);
 	if (srv->shared->ready)
 		srv->shared->ready(srv->shared, sw_loop_index(srv->loop));
 }
@@ -2233,7 +2242,6 @@ int sw_server_run_thread(struct sw_server_shared *shared, unsigned index)
 	}
 	if (shared->pool_created)
 		shared->pool_created(srv->db);
-	accept_arm(srv);
 	pthread_mutex_lock(&loops_lock);
 	loops[index] = srv->loop;
 	pthread_mutex_unlock(&loops_lock);
