@@ -88,7 +88,10 @@ struct sw_container_spec {
 				    * given as PORT=<port> unless env has PORT; 0: none */
 	bool restart_unless_stopped; /* else restart policy "no" */
 };
-/* Create: HostConfig NetworkMode "host"; a named volume mount is a
+/* Create: HostConfig NetworkMode "host" and Init (the engine's
+ * docker-init as PID 1: signals reach the program); with a port, "$PORT"
+ * and "${PORT}" in each argument of cmd, or else of the image's own
+ * command, are replaced by it (sw_driver_expand_port: no shell); a named volume mount is a
  * "volume" Mount (create it first with sw_driver_volume_create(), so it
  * carries Steward's labels; the engine would make an unlabelled one on
  * first use); a host path is a Bind (the

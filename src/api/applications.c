@@ -438,7 +438,9 @@ static const struct sw_route routes[] = {
 	"\"default\":null,\"description\":\"The command of an image built without a "   \
 	"Dockerfile, in exec form: the program and its arguments (each 1 to "           \
 	STR(SW_COMMAND_ARG_MAX_LEN) " bytes of UTF-8 without control characters), "     \
-	"never run by a shell.\"},"                                                     \
+	"never run by a shell. $PORT and ${PORT} in an argument are replaced by the "   \
+	"port the container must listen on (also in the CMD of an application's own "   \
+	"Dockerfile, exec form).\"},"                                                    \
 	"\"port\":" S_INT(1, 65535, PORT_DEFAULT) ","                                   \
 	"\"healthCheckPath\":{\"type\":\"string\",\"pattern\":\"^/\","                  \
 	"\"maxLength\":" STR(SW_HTTP_PATH_MAX_LEN) ",\"default\":\"/\"},"                 \

@@ -25,9 +25,9 @@
  *    startCommand when one is set (exec form: never a shell line), else the
  *    stack's own:
  *    - static: FROM busybox:stable; the context copied to /www; busybox
- *      httpd serving /www on $PORT (["sh","-c","exec httpd -f -p \"$PORT\"
- *      -h /www"]: a shell inside the image, expanding $PORT, which an exec
- *      form cannot).
+ *      httpd serving /www on $PORT (["httpd","-f","-p","$PORT","-h","/www"]:
+ *      no shell expands $PORT in an exec form; the driver replaces it when
+ *      it creates the container, as in any image's command).
  *    - Node: FROM node:20-bookworm-slim; NODE_ENV=production; the context
  *      in /app; npm ci (npm install without package-lock.json or
  *      npm-shrinkwrap.json) with the dev dependencies, npm run build when
@@ -185,7 +185,7 @@ static int render(FILE *fp, const struct stack *s, const char *ctx, const struct
 	if (!strcmp(s->name, "static")) {
 		fprintf(fp, "FROM %s\nCOPY . /www\n%s", from0, port);
 		if (!cmd)
-			cmd = "[\"sh\",\"-c\",\"exec httpd -f -p \\\"$PORT\\\" -h /www\"]";
+			cmd = "[\"httpd\",\"-f\",\"-p\",\"$PORT\",\"-h\",\"/www\"]";
 	} else if (!strcmp(s->name, "node")) {
 		bool lock = has_file(ctx, "package-lock.json") || has_file(ctx, "npm-shrinkwrap.json");
 		fprintf(fp,

@@ -21,6 +21,7 @@
  *   DELETE /volumes/{name}          204; 404 is success (gone); 409 in use
  * Names and ids reach paths only after a strict character check, and
  * query values are percent-encoded. */
+#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -477,6 +478,82 @@ static bool env_has(const char *const *env, const char *key)
 
 /* The JSON body of POST /containers/create; NULL on a malformed input
  * (a mount or a label) with the reason in err. */
+int sw_driver_expand_port(const char *arg, unsigned port, char *out, size_t cap)
+{
+	char num[16];
+	int nn = snprintf(num, sizeof(num), "%u", port);
+	size_t o = 0;
+	int found = 0;
+	for (const char *p = arg; *p;) {
+		size_t skip = 0;
+		if (strncmp(p, "${PORT}", 7) == 0)
+			skip = 7;
+		else if (strncmp(p, "$PORT", 5) == 0 && !(isalnum((unsigned char)p[5]) || p[5] == '_'))
+			skip = 5;
+		const char *piece = skip ? num : p;
+		size_t n = skip ? (size_t)nn : 1;
+		if (o + n >= cap)
+			return -E2BIG;
+		memcpy(out + o, piece, n);
+		o += n;
+		p += skip ? skip : 1;
+		found |= skip != 0;
+	}
+	out[o] = '\0';
+	return found;
+}
+
+/* The command a container runs with "$PORT" and "${PORT}" replaced in
+ * each argument: cmd (the caller's) or, without one, the image's own
+ * Config.Cmd. NULL when there is nothing to replace (the image's command
+ * then stands as it is), or *ret_err set on a failure. */
+static json_t *port_command(struct sw_driver *d, const struct sw_container_spec *s, int *ret_err,
+			    char *err, size_t errlen)
+{
+	*ret_err = 0;
+	json_t *src = NULL, *doc = NULL, *out = NULL;
+	if (s->cmd) {
+		src = json_array();
+		for (size_t i = 0; src && s->cmd[i]; i++)
+			json_array_append_new(src, json_string(s->cmd[i]));
+	} else {
+		struct sw_buf url = { 0 };
+		struct sw_driver_http h = { 0 };
+		if (engine_url(&url, "/images/%s/json", s->image) == 0) {
+			engine_request(d, &h, "GET", url.data);
+			if (engine_run(&h, err, errlen) == 0 && h.status == 200)
+				doc = json_loadb(h.response.data, h.response.len, 0, NULL);
+			sw_buf_release(&h.response);
+		}
+		sw_buf_release(&url);
+		src = json_incref(json_object_get(json_object_get(doc, "Config"), "Cmd"));
+	}
+	size_t i;
+	json_t *v;
+	bool any = false;
+	char buf[4096];
+	out = json_is_array(src) ? json_array() : NULL;
+	json_array_foreach(out ? src : NULL, i, v) {
+		const char *a = json_string_value(v);
+		int r = a ? sw_driver_expand_port(a, s->port, buf, sizeof(buf)) : -EINVAL;
+		if (r < 0) {
+			*ret_err = -EINVAL;
+			snprintf(err, errlen, "argument %zu of the container's command is %s", i,
+				 a ? "too long once $PORT is replaced" : "not a string");
+			break;
+		}
+		any |= r > 0;
+		json_array_append_new(out, json_string(r > 0 ? buf : a));
+	}
+	json_decref(src);
+	json_decref(doc);
+	if (*ret_err || !any) {
+		json_decref(out);
+		return NULL;
+	}
+	return out;
+}
+
 static json_t *create_body(const struct sw_container_spec *s, char *err, size_t errlen)
 {
 	json_t *env = json_array(), *cmd = NULL, *mounts = json_array(), *binds = json_array();
@@ -521,9 +598,12 @@ static json_t *create_body(const struct sw_container_spec *s, char *err, size_t 
 			}
 		}
 	}
+	/* Init: the engine's docker-init is PID 1, forwarding signals and
+	 * reaping orphans, so a program that installs no SIGTERM handler
+	 * still stops on SIGTERM (PID 1 would ignore it). */
 	json_t *host = json_pack(
-		"{s:s, s:O, s:O, s:I, s:I, s:{s:s}, s:{s:s, s:{s:s, s:s}}}", "NetworkMode", "host",
-		"Mounts", mounts, "Binds", binds, "Memory", (json_int_t)s->memory_bytes, "NanoCpus",
+		"{s:s, s:b, s:O, s:O, s:I, s:I, s:{s:s}, s:{s:s, s:{s:s, s:s}}}", "NetworkMode", "host",
+		"Init", 1, "Mounts", mounts, "Binds", binds, "Memory", (json_int_t)s->memory_bytes, "NanoCpus",
 		(json_int_t)s->nano_cpus, "RestartPolicy", "Name",
 		s->restart_unless_stopped ? "unless-stopped" : "no", "LogConfig", "Type", "json-file",
 		"Config", "max-size", "10m", "max-file", "3");
@@ -582,6 +662,16 @@ int sw_driver_container_create(struct sw_driver *d, const struct sw_container_sp
 	json_t *body = create_body(s, err, errlen);
 	if (!body)
 		return -EINVAL;
+	if (s->port) {
+		int perr;
+		json_t *cmd = port_command(d, s, &perr, err, errlen);
+		if (perr) {
+			json_decref(body);
+			return perr;
+		}
+		if (cmd)
+			json_object_set_new(body, "Cmd", cmd);
+	}
 	char *text = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
 	struct sw_buf url = { 0 };

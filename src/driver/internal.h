@@ -84,6 +84,12 @@ void sw_driver_answer_error(const struct sw_driver_http *h, const char *what, ch
 /* -errno for an HTTP status: 404 -ENOENT, 409 -EEXIST, 400 -EINVAL, 401/403
  * -EACCES, 413 -EFBIG, other -EIO. */
 int sw_driver_status_errno(long status);
+/* arg with every "${PORT}" and every "$PORT" not followed by a letter,
+ * digit or '_' replaced by port, into out (cap bytes): 1 when something
+ * was replaced, 0 when not (out holds arg), -E2BIG when out is too small.
+ * Steward's own substitution in a container's exec-form command: no
+ * shell expands anything. */
+int sw_driver_expand_port(const char *arg, unsigned port, char *out, size_t cap);
 
 /* ---- .dockerignore (dockerignore.c) ----
  * The patterns of a build context's .dockerignore and the decision for

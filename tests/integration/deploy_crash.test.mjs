@@ -140,8 +140,9 @@ test('killed while CLONING', async () => {
 });
 
 test('killed while STARTING (RECREATE, the old version being stopped)', async () => {
-	// v1 ignores SIGTERM (httpd is PID 1): stopping it takes the stop timeout.
-	const stubborn = W.webDockerfile().replace(/CMD .*/, 'CMD ["sh", "-c", "exec httpd -f -p $PORT -h /www"]');
+	// v1 ignores SIGTERM (an ignored signal stays ignored across exec):
+	// stopping it takes the stop timeout.
+	const stubborn = W.webDockerfile().replace(/CMD .*/, 'CMD ["sh", "-c", "trap \'\' TERM; exec httpd -f -p $PORT -h /www"]');
 	const s = await serving('crash-start', {}, stubborn);
 	await commit(s.repo, { Dockerfile: W.webDockerfile(), 'www/index.html': 'crash-start v2\n' });
 	const d = await W.deploy(w, s.app);

@@ -432,3 +432,35 @@ test('named volumes: labelled when made, a deleted one still mounted goes after 
 		for (const v of [data, cache]) await W.dockerRequest('DELETE', `/volumes/${v}`);
 	}
 });
+
+test('no shell expands $PORT: Steward replaces it in the command, for the static plan and an exec-form CMD; signals reach the program', async () => {
+	// No Dockerfile: the static plan (busybox httpd, exec form).
+	const plain = await W.makeApp(w, 'staticplan');
+	const repo = await W.createRepo({ files: { 'index.html': 'static plan\n', health: 'ok\n' } });
+	await W.gitSource(w, plain, repo.fileUrl);
+	const d = await W.deployed(w, plain);
+	assert.match(await W.logText(w, d.id), /static/);
+	assert.equal((await W.httpGet(plain.port, '/')).text, 'static plan\n');
+
+	// An application's own Dockerfile whose exec-form CMD says ${PORT}.
+	const own = await W.makeApp(w, 'execport');
+	const dockerfile = [`FROM ${W.BASE_IMAGE}`, 'COPY www /www', 'CMD ["httpd", "-f", "-p", "${PORT}", "-h", "/www"]', ''].join('\n');
+	const repo2 = await W.createRepo({ files: { Dockerfile: dockerfile, 'www/index.html': 'exec form\n', 'www/health': 'ok\n' } });
+	await W.gitSource(w, own, repo2.fileUrl);
+	await W.deployed(w, own);
+	assert.equal((await W.httpGet(own.port, '/')).text, 'exec form\n');
+
+	// httpd installs no SIGTERM handler; under docker-init it is not PID 1,
+	// so a stop ends it with SIGTERM (exit 143), not the engine's SIGKILL.
+	await W.ok(w.call('POST', `/applications/${own.id}/stop`), 202);
+	const filters = encodeURIComponent(JSON.stringify({ label: [`steward.application=${own.id}`] }));
+	let state;
+	for (let i = 0; i < 200; i++) {
+		const list = (await W.dockerRequest('GET', `/containers/json?all=1&filters=${filters}`)).json();
+		state = list[0] && (await W.dockerRequest('GET', `/containers/${list[0].Id}/json`)).json().State;
+		if (state && !state.Running) break;
+		await h.sleep(100);
+	}
+	assert.equal(state.Running, false);
+	assert.equal(state.ExitCode, 143, JSON.stringify(state));
+});

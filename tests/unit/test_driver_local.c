@@ -30,6 +30,35 @@ static struct sw_driver *driver_with(const char *docker_host, const char *caddy)
 	return sw_driver_local_new();
 }
 
+TEST(port_is_replaced_in_command_arguments_without_a_shell)
+{
+	static const struct {
+		const char *in, *out;
+		int r;
+	} cases[] = {
+		{ "$PORT", "8080", 1 },
+		{ "${PORT}", "8080", 1 },
+		{ "--port=$PORT", "--port=8080", 1 },
+		{ "0.0.0.0:${PORT}/x", "0.0.0.0:8080/x", 1 },
+		{ "$PORT$PORT", "80808080", 1 },
+		{ "$$PORT", "$8080", 1 },
+		{ "$PORTS", "$PORTS", 0 },
+		{ "$PORT_X", "$PORT_X", 0 },
+		{ "${PORT", "${PORT", 0 },
+		{ "$port", "$port", 0 },
+		{ "", "", 0 },
+		{ "httpd", "httpd", 0 },
+	};
+	char out[64];
+	for (size_t i = 0; i < SW_ARRAY_SIZE(cases); i++) {
+		CHECK_INT_EQ(sw_driver_expand_port(cases[i].in, 8080, out, sizeof(out)), cases[i].r);
+		CHECK_STR_EQ(out, cases[i].out);
+	}
+	CHECK_INT_EQ(sw_driver_expand_port("-p $PORT", 8080, out, 7), -E2BIG);
+	CHECK_INT_EQ(sw_driver_expand_port("-p $PORT", 8080, out, 8), 1);
+	CHECK_STR_EQ(out, "-p 8080");
+}
+
 TEST(docker_host_must_be_a_unix_socket)
 {
 	errno = 0;
@@ -211,9 +240,10 @@ static void stop_fake(struct fake *f, struct sw_driver *d)
 
 TEST(engine_error_reaches_err_without_secret_values)
 {
-	struct fake f = { .answers = { "400 Bad Request\n{\"message\":\"invalid environment TOKEN=hunter2-s3cret and "
+	struct fake f = { .answers = { "200 OK\n{\"Config\":{\"Cmd\":[\"httpd\",\"-p\",\"$PORT\",\"-h\",\"/www\"]}}",
+				       "400 Bad Request\n{\"message\":\"invalid environment TOKEN=hunter2-s3cret and "
 				       "a cut value at the end: sesame-op\"}" },
-			  .n = 1 };
+			  .n = 2 };
 	struct sw_driver *d = start_fake(&f);
 	REQUIRE(d);
 	const char *env[] = { "TOKEN=hunter2-s3cret", "OTHER=sesame-open-sesame", "EMPTY=", NULL };
@@ -222,10 +252,14 @@ TEST(engine_error_reaches_err_without_secret_values)
 	CHECK_INT_EQ(sw_driver_container_create(d, &s, id, err, sizeof(err)), -EINVAL);
 	CHECK_STR_EQ(err, "the container cannot be created: invalid environment TOKEN=*** and a cut value at the end: ***");
 	stop_fake(&f, d);
-	/* The request: host networking, PORT added, restart policy, bounded logs. */
-	const char *body = strstr(f.request[0], "\r\n\r\n");
+	/* The image's command was read first, to replace $PORT in it. */
+	CHECK(strstr(f.request[0], "GET /v1.41/images/steward/a:1/json HTTP/1.1") == f.request[0]);
+	/* The request: host networking, PORT added, restart policy, bounded
+	 * logs, the image's command with the port in place of $PORT. */
+	const char *body = strstr(f.request[1], "\r\n\r\n");
 	REQUIRE(body);
-	CHECK(strstr(f.request[0], "POST /v1.41/containers/create?name=sw-a-1 HTTP/1.1") == f.request[0]);
+	CHECK(strstr(f.request[1], "POST /v1.41/containers/create?name=sw-a-1 HTTP/1.1") == f.request[1]);
+	CHECK(strstr(body, "\"Cmd\":[\"httpd\",\"-p\",\"8080\",\"-h\",\"/www\"]") != NULL);
 	CHECK(strstr(body, "\"NetworkMode\":\"host\"") != NULL);
 	CHECK(strstr(body, "\"PORT=8080\"") != NULL);
 	CHECK(strstr(body, "\"RestartPolicy\":{\"Name\":\"no\"}") != NULL);

@@ -194,7 +194,7 @@ TEST(static_stack_serves_the_context_with_busybox_httpd)
 	CHECK(plan.generated);
 	REQUIRE(generated_text(root, ".", text, sizeof(text)));
 	CHECK_STR_EQ(text, HEADER("static") "FROM busybox:stable\nCOPY . /www\nENV PORT=8080\n"
-					    "CMD [\"sh\",\"-c\",\"exec httpd -f -p \\\"$PORT\\\" -h /www\"]\n");
+					    "CMD [\"httpd\",\"-f\",\"-p\",\"$PORT\",\"-h\",\"/www\"]\n");
 }
 
 TEST(node_stack_uses_npm_ci_with_a_lock_file)
