@@ -128,17 +128,14 @@ static int engine_run(struct sw_driver_http *h, char *err, size_t errlen)
 }
 
 /* The URL of path (already encoded) into b; 0 or -ENOMEM. */
-static int engine_url(struct sw_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int engine_url(struct sw_buf *b, const char *fmt, ...)
+static int engine_vurl(struct sw_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+static int engine_vurl(struct sw_buf *b, const char *fmt, va_list ap)
 {
 	b->len = 0;
 	if (sw_buf_append_lit(b, SW_DRIVER_ENGINE_BASE) < 0)
 		return -ENOMEM;
-	va_list ap;
-	va_start(ap, fmt);
 	char tmp[512];
 	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof(tmp))
 		return -ENAMETOOLONG;
 	if (sw_buf_append(b, tmp, (size_t)n + 1) < 0)
@@ -147,16 +144,37 @@ static int engine_url(struct sw_buf *b, const char *fmt, ...)
 	return 0;
 }
 
-/* DELETE url (built by engine_url): 0 when the answer is ok_status or
- * 404 (gone already); 409 is -EBUSY with busy as the sentence (NULL: the
+static int engine_url(struct sw_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int engine_url(struct sw_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = engine_vurl(b, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* DELETE the path fmt names: 0 when the answer is ok_status or 404
+ * (gone already); 409 is -EBUSY with busy as the sentence (NULL: the
  * engine's, after what); other answers -errno with "<what>: <the
  * engine's message>". */
-static int engine_delete(struct sw_driver *d, const struct sw_buf *url, long ok_status, const char *what,
-			 const char *busy, char *err, size_t errlen)
+static int engine_delete(struct sw_driver *d, long ok_status, const char *what, const char *busy,
+			 char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+static int engine_delete(struct sw_driver *d, long ok_status, const char *what, const char *busy,
+			 char *err, size_t errlen, const char *fmt, ...)
 {
+	struct sw_buf url = { 0 };
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = engine_vurl(&url, fmt, ap);
+	va_end(ap);
+	if (rc < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	struct sw_driver_http h;
-	engine_request(d, &h, "DELETE", url->data);
-	int rc = engine_run(&h, err, errlen);
+	engine_request(d, &h, "DELETE", url.data);
+	rc = engine_run(&h, err, errlen);
 	if (rc == 0 && h.status != ok_status && h.status != 404) {
 		if (h.status == 409 && busy)
 			snprintf(err, errlen, "%s", busy);
@@ -165,6 +183,31 @@ static int engine_delete(struct sw_driver *d, const struct sw_buf *url, long ok_
 		rc = h.status == 409 ? -EBUSY : sw_driver_status_errno(h.status);
 	}
 	sw_buf_release(&h.response);
+out:
+	sw_buf_release(&url);
+	return rc;
+}
+
+/* GET /<kind>/<name>/json (an image or a container): its object into
+ * *ret (a new reference) when the engine answers 200; else -errno (404:
+ * -ENOENT) and *ret NULL. */
+static int engine_inspect(struct sw_driver *d, const char *kind, const char *name, json_t **ret,
+			  char *err, size_t errlen)
+{
+	*ret = NULL;
+	struct sw_buf url = { 0 };
+	struct sw_driver_http h = { 0 };
+	int rc = engine_url(&url, "/%s/%s/json", kind, name);
+	if (rc == 0) {
+		engine_request(d, &h, "GET", url.data);
+		rc = engine_run(&h, err, errlen);
+	}
+	if (rc == 0 && h.status != 200)
+		rc = sw_driver_status_errno(h.status);
+	if (rc == 0 && !(*ret = json_loadb(h.response.data, h.response.len, 0, NULL)))
+		rc = -EIO;
+	sw_buf_release(&h.response);
+	sw_buf_release(&url);
 	return rc;
 }
 
@@ -335,14 +378,7 @@ int sw_driver_image_remove(struct sw_driver *d, const char *tag, char *err, size
 		snprintf(err, errlen, "invalid image tag");
 		return -EINVAL;
 	}
-	struct sw_buf url = { 0 };
-	int rc = engine_url(&url, "/images/%s?force=0", tag);
-	if (rc < 0)
-		snprintf(err, errlen, "out of memory");
-	else
-		rc = engine_delete(d, &url, 200, "the image cannot be removed", NULL, err, errlen);
-	sw_buf_release(&url);
-	return rc;
+	return engine_delete(d, 200, "the image cannot be removed", NULL, err, errlen, "/images/%s?force=0", tag);
 }
 
 struct tagged {
@@ -421,16 +457,10 @@ bool sw_driver_image_exists(struct sw_driver *d, const char *tag)
 {
 	if (!valid_ref(tag))
 		return false;
-	struct sw_buf url = { 0 };
-	struct sw_driver_http h;
 	char err[256];
-	bool exists = false;
-	if (engine_url(&url, "/images/%s/json", tag) == 0) {
-		engine_request(d, &h, "GET", url.data);
-		exists = engine_run(&h, err, sizeof(err)) == 0 && h.status == 200;
-		sw_buf_release(&h.response);
-	}
-	sw_buf_release(&url);
+	json_t *doc;
+	bool exists = engine_inspect(d, "images", tag, &doc, err, sizeof(err)) == 0;
+	json_decref(doc);
 	return exists;
 }
 
@@ -504,30 +534,17 @@ int sw_driver_expand_port(const char *arg, unsigned port, char *out, size_t cap)
 }
 
 /* The command a container runs with "$PORT" and "${PORT}" replaced in
- * each argument: cmd (the caller's) or, without one, the image's own
- * Config.Cmd. NULL when there is nothing to replace (the image's command
- * then stands as it is), or *ret_err set on a failure. */
-static json_t *port_command(struct sw_driver *d, const struct sw_container_spec *s, int *ret_err,
-			    char *err, size_t errlen)
+ * each argument: the body's Cmd (the caller's cmd) or, without one, the
+ * image's own Config.Cmd. NULL when there is nothing to replace (the
+ * command then stands as it is), or *ret_err set on a failure. */
+static json_t *port_command(struct sw_driver *d, const struct sw_container_spec *s, json_t *body,
+			    int *ret_err, char *err, size_t errlen)
 {
 	*ret_err = 0;
-	json_t *src = NULL, *doc = NULL, *out = NULL;
-	if (s->cmd) {
-		src = json_array();
-		for (size_t i = 0; src && s->cmd[i]; i++)
-			json_array_append_new(src, json_string(s->cmd[i]));
-	} else {
-		struct sw_buf url = { 0 };
-		struct sw_driver_http h = { 0 };
-		if (engine_url(&url, "/images/%s/json", s->image) == 0) {
-			engine_request(d, &h, "GET", url.data);
-			if (engine_run(&h, err, errlen) == 0 && h.status == 200)
-				doc = json_loadb(h.response.data, h.response.len, 0, NULL);
-			sw_buf_release(&h.response);
-		}
-		sw_buf_release(&url);
-		src = json_incref(json_object_get(json_object_get(doc, "Config"), "Cmd"));
-	}
+	json_t *doc = NULL, *out = NULL;
+	json_t *src = json_object_get(body, "Cmd");
+	if (!src && engine_inspect(d, "images", s->image, &doc, err, errlen) == 0)
+		src = json_object_get(json_object_get(doc, "Config"), "Cmd");
 	size_t i;
 	json_t *v;
 	bool any = false;
@@ -545,7 +562,6 @@ static json_t *port_command(struct sw_driver *d, const struct sw_container_spec 
 		any |= r > 0;
 		json_array_append_new(out, json_string(r > 0 ? buf : a));
 	}
-	json_decref(src);
 	json_decref(doc);
 	if (*ret_err || !any) {
 		json_decref(out);
@@ -628,27 +644,15 @@ fail:
 /* The id of an existing container by name into id. */
 static int container_id(struct sw_driver *d, const char *name, char id[SW_DRIVER_ID_MAX])
 {
-	struct sw_buf url = { 0 };
-	struct sw_driver_http h = { 0 };
 	char err[256];
-	int rc = engine_url(&url, "/containers/%s/json", name);
-	if (rc == 0) {
-		engine_request(d, &h, "GET", url.data);
-		rc = engine_run(&h, err, sizeof(err));
-	}
-	if (rc == 0 && h.status != 200)
-		rc = sw_driver_status_errno(h.status);
-	if (rc == 0) {
-		json_t *doc = json_loadb(h.response.data, h.response.len, 0, NULL);
-		const char *s = json_string_value(json_object_get(doc, "Id"));
-		if (s)
-			snprintf(id, SW_DRIVER_ID_MAX, "%s", s);
-		else
-			rc = -EIO;
-		json_decref(doc);
-	}
-	sw_buf_release(&h.response);
-	sw_buf_release(&url);
+	json_t *doc;
+	int rc = engine_inspect(d, "containers", name, &doc, err, sizeof(err));
+	const char *s = json_string_value(json_object_get(doc, "Id"));
+	if (rc == 0 && s)
+		snprintf(id, SW_DRIVER_ID_MAX, "%s", s);
+	else if (rc == 0)
+		rc = -EIO;
+	json_decref(doc);
 	return rc;
 }
 
@@ -664,7 +668,7 @@ int sw_driver_container_create(struct sw_driver *d, const struct sw_container_sp
 		return -EINVAL;
 	if (s->port) {
 		int perr;
-		json_t *cmd = port_command(d, s, &perr, err, errlen);
+		json_t *cmd = port_command(d, s, body, &perr, err, errlen);
 		if (perr) {
 			json_decref(body);
 			return perr;
@@ -775,16 +779,9 @@ int sw_driver_container_remove(struct sw_driver *d, const char *id_or_name, char
 		snprintf(err, errlen, "invalid container name");
 		return -EINVAL;
 	}
-	struct sw_buf url = { 0 };
 	char what[192];
 	snprintf(what, sizeof(what), "the container %s cannot be removed", id_or_name);
-	int rc = engine_url(&url, "/containers/%s?force=1&v=0", id_or_name);
-	if (rc < 0)
-		snprintf(err, errlen, "out of memory");
-	else
-		rc = engine_delete(d, &url, 204, what, NULL, err, errlen);
-	sw_buf_release(&url);
-	return rc;
+	return engine_delete(d, 204, what, NULL, err, errlen, "/containers/%s?force=1&v=0", id_or_name);
 }
 
 static void copy_str(char *dst, size_t cap, json_t *v)
@@ -925,15 +922,8 @@ int sw_driver_volume_remove(struct sw_driver *d, const char *name, char *err, si
 		snprintf(err, errlen, "invalid volume name");
 		return -EINVAL;
 	}
-	struct sw_buf url = { 0 };
 	char what[192], busy[192];
 	snprintf(what, sizeof(what), "the volume %s cannot be removed", name);
 	snprintf(busy, sizeof(busy), "the volume %s is in use by a container", name);
-	int rc = engine_url(&url, "/volumes/%s", name);
-	if (rc < 0)
-		snprintf(err, errlen, "out of memory");
-	else
-		rc = engine_delete(d, &url, 204, what, busy, err, errlen);
-	sw_buf_release(&url);
-	return rc;
+	return engine_delete(d, 204, what, busy, err, errlen, "/volumes/%s", name);
 }
