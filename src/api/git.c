@@ -58,8 +58,6 @@
 #include "api/app_config.h"
 #include "db/statements_git.h"
 
-#define GIT_TOKEN_MIN_LEN SW_GIT_TOKEN_MIN_LEN
-#define GIT_TOKEN_MAX_LEN SW_GIT_TOKEN_MAX_LEN
 #define GIT_USERNAME_MAX_LEN 254
 #define WEBHOOK_SECRET_BYTES 32
 #define WEBHOOK_SECRET_LEN SW_BASE64URL_LEN(WEBHOOK_SECRET_BYTES)
@@ -431,7 +429,7 @@ static void webhook_secret_rotate(struct sw_http_request *req)
 
 static bool token_ok(struct sw_str s, const char **ret_msg)
 {
-	if (s.len < GIT_TOKEN_MIN_LEN || s.len > GIT_TOKEN_MAX_LEN) {
+	if (s.len < SW_GIT_TOKEN_MIN_LEN || s.len > SW_GIT_TOKEN_MAX_LEN) {
 		*ret_msg = "must be 8 to 1024 characters";
 		return false;
 	}

@@ -309,6 +309,36 @@ static int write_key_files(struct child *c, char priv[PATH_MAX], char pub[PATH_M
 	return r;
 }
 
+/* Why a server turned the fetch away, each said in one sentence: by the
+ * credential callback when it knows, and from GIT_EAUTH otherwise. */
+enum auth_refusal { KEY_REFUSED, TOKEN_REFUSED, TOKEN_NEEDED };
+
+static void auth_sentence(enum auth_refusal why, const char *host, char *out, size_t cap)
+{
+	switch (why) {
+	case KEY_REFUSED:
+		snprintf(out, cap, "the git server at %s did not accept the deploy key: add the application's "
+				   "deploy key to the repository (read access is enough)", host);
+		break;
+	case TOKEN_REFUSED:
+		snprintf(out, cap, "the git host at %s did not accept the git credential: check that its "
+				   "token is current and can read the repository", host);
+		break;
+	case TOKEN_NEEDED:
+		snprintf(out, cap, "the repository at %s asks for credentials: attach a git credential to the "
+				   "git source (credentialId), or use an ssh URL with the application's deploy "
+				   "key", host);
+		break;
+	}
+}
+
+static int auth_fail(struct child *c, enum auth_refusal why)
+{
+	char sentence[sizeof(c->msg)];
+	auth_sentence(why, c->host, sentence, sizeof(sentence));
+	return child_fail(c, -EACCES, "%s", sentence);
+}
+
 static int credentials_cb(git_credential **out, const char *url, const char *user_from_url,
 			  unsigned int allowed, void *payload)
 {
@@ -317,14 +347,9 @@ static int credentials_cb(git_credential **out, const char *url, const char *use
 	const char *user = user_from_url && *user_from_url ? user_from_url : "git";
 	if (c->kind != SW_GIT_URL_SSH) {
 		if (!c->f->https_token || !(allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT))
-			return child_fail(c, -EACCES,
-					  "the repository at %s asks for credentials: attach a git credential to "
-					  "the git source (credentialId), or use an ssh URL with the application's "
-					  "deploy key", c->host);
+			return auth_fail(c, TOKEN_NEEDED);
 		if (c->token_offered)
-			return child_fail(c, -EACCES,
-					  "the git host at %s did not accept the git credential: check that its "
-					  "token is current and can read the repository", c->host);
+			return auth_fail(c, TOKEN_REFUSED);
 		c->token_offered = true;
 		return git_credential_userpass_plaintext_new(out, c->f->https_username ? c->f->https_username
 										       : "git",
@@ -336,9 +361,7 @@ static int credentials_cb(git_credential **out, const char *url, const char *use
 		return child_fail(c, -EACCES, "the git server at %s asks for a key and the application has "
 					      "no deploy key", c->host);
 	if (c->key_offered)
-		return child_fail(c, -EACCES,
-				  "the git server at %s did not accept the deploy key: add the application's "
-				  "deploy key to the repository (read access is enough)", c->host);
+		return auth_fail(c, KEY_REFUSED);
 	c->key_offered = true;
 	if ((allowed & GIT_CREDENTIAL_SSH_MEMORY) && !force_key_file &&
 	    git_credential_ssh_key_memory_new(out, user, c->f->public_key, c->f->private_key, NULL) == 0)
@@ -581,16 +604,10 @@ static void describe_failure(struct child *c, int rc, int *code, char *out, size
 	const char *where = c->host[0] ? c->host : "the repository";
 	if (rc == GIT_EAUTH) {
 		*code = -EACCES;
-		if (c->kind == SW_GIT_URL_SSH)
-			snprintf(out, cap, "the git server at %s did not accept the deploy key: add the "
-					   "application's deploy key to the repository (read access is enough)", where);
-		else if (c->f->https_token)
-			snprintf(out, cap, "the git host at %s did not accept the git credential: check that "
-					   "its token is current and can read the repository", where);
-		else
-			snprintf(out, cap, "the repository at %s asks for credentials: attach a git credential "
-					   "to the git source (credentialId), or use an ssh URL with the "
-					   "application's deploy key", where);
+		auth_sentence(c->kind == SW_GIT_URL_SSH ? KEY_REFUSED
+			      : c->f->https_token    ? TOKEN_REFUSED
+						     : TOKEN_NEEDED,
+			      where, out, cap);
 	} else if (strstr(msg, "failed to resolve address")) {
 		*code = -EHOSTUNREACH;
 		snprintf(out, cap, "could not resolve host %s", where);

@@ -46,7 +46,6 @@
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include "steward/log.h"
-#include "steward/seal.h"
 #include "deploy/pipeline_internal.h"
 
 #define SW_PL_ALL_CONTAINERS 1024 /* listed when looking a service's up */
@@ -357,15 +356,13 @@ static int service_create(struct sw_pl *p, const char *name, char id[SW_DRIVER_I
 	int r = sw_driver_volume_create(p->driver, &volume, err, errlen);
 	if (r)
 		return r;
-	char plain[SW_PL_CREDENTIALS_MAX], aad[64];
-	size_t len = 0;
-	snprintf(aad, sizeof(aad), "service:%s", sid);
-	r = sw_unseal(sw_pl_col(p, SW_DB_RT_SERVICE_CREDENTIALS_SEALED), aad, plain, sizeof(plain) - 1, &len);
+	char plain[SW_PL_CREDENTIALS_MAX];
+	r = sw_pl_unseal_text(sw_pl_col(p, SW_DB_RT_SERVICE_CREDENTIALS_SEALED), "service", sid, plain,
+			      sizeof(plain));
 	if (r < 0) {
 		snprintf(err, errlen, "The service's credentials could not be opened.");
 		return r;
 	}
-	plain[len] = '\0';
 	json_t *cred = json_loads(plain, 0, NULL);
 	OPENSSL_cleanse(plain, sizeof(plain));
 	const char *user = json_string_value(json_object_get(cred, "username"));

@@ -65,7 +65,6 @@
 
 /* The whole clone, and the build context streamed to the engine. */
 #define SW_PL_GIT_TIMEOUT_S 600
-#define SW_PL_GIT_TOKEN_MAX SW_GIT_TOKEN_MAX_LEN
 #define SW_PL_CONTEXT_MAX_BYTES (2ull << 30)
 /* Uploaded archives, unpacked. */
 #define SW_PL_ARCHIVE_MAX_BYTES (2ull << 30)
@@ -615,6 +614,19 @@ const char *sw_pl_git_username(const char *provider, const char *username)
 	return "git";
 }
 
+int sw_pl_unseal_text(const char *sealed, const char *purpose, const char *id, char *out, size_t cap)
+{
+	char aad[64];
+	size_t len = 0;
+	snprintf(aad, sizeof(aad), "%s:%s", purpose, id);
+	int r = sealed ? sw_unseal(sealed, aad, out, cap - 1, &len) : -ENOENT;
+	if (r < 0)
+		OPENSSL_cleanse(out, cap);
+	else
+		out[len] = '\0';
+	return r;
+}
+
 /* Fetches the source into src: the archive, or the git source. */
 static int fetch_source(struct sw_pl *p, const char *src, char *err, size_t errlen)
 {
@@ -634,33 +646,22 @@ static int fetch_source(struct sw_pl *p, const char *src, char *err, size_t errl
 		return -ENOENT;
 	}
 	const char *app_id = sw_pl_app(p, SW_DB_RT_APP_ID);
-	const char *sealed = sw_pl_app(p, SW_DB_RT_APP_GIT_PRIVATE_KEY_SEALED);
 	const char *cred_id = sw_pl_app(p, SW_DB_RT_APP_GIT_CREDENTIAL_ID);
-	char key[SW_SSH_PRIVATE_KEY_MAX + 1], token[SW_PL_GIT_TOKEN_MAX + 1];
-	size_t klen = 0, tlen = 0;
-	char aad[64];
-	snprintf(aad, sizeof(aad), "deploy-key:%s", app_id);
-	int r = sealed ? sw_unseal(sealed, aad, key, sizeof(key) - 1, &klen) : -ENOENT;
+	char key[SW_SSH_PRIVATE_KEY_MAX + 1], token[SW_GIT_TOKEN_MAX_LEN + 1] = "";
+	int r = sw_pl_unseal_text(sw_pl_app(p, SW_DB_RT_APP_GIT_PRIVATE_KEY_SEALED), "deploy-key", app_id,
+				  key, sizeof(key));
 	if (r < 0) {
-		OPENSSL_cleanse(key, sizeof(key));
 		snprintf(err, errlen, "The application's deploy key could not be opened: generate a new "
 			 "one (POST /applications/{id}/git-source/deploy-key).");
 		return r;
 	}
-	key[klen] = '\0';
-	if (cred_id) {
-		snprintf(aad, sizeof(aad), "git-credential:%s", cred_id);
-		const char *tsealed = sw_pl_app(p, SW_DB_RT_APP_GIT_CREDENTIAL_TOKEN_SEALED);
-		r = tsealed ? sw_unseal(tsealed, aad, token, sizeof(token) - 1, &tlen) : -ENOENT;
-		if (r < 0) {
-			OPENSSL_cleanse(key, sizeof(key));
-			OPENSSL_cleanse(token, sizeof(token));
-			snprintf(err, errlen, "The git source's credential could not be opened: give it its "
-				 "token again (PATCH /git-credentials/{id}).");
-			return r;
-		}
+	if (cred_id && (r = sw_pl_unseal_text(sw_pl_app(p, SW_DB_RT_APP_GIT_CREDENTIAL_TOKEN_SEALED),
+					      "git-credential", cred_id, token, sizeof(token))) < 0) {
+		OPENSSL_cleanse(key, sizeof(key));
+		snprintf(err, errlen, "The git source's credential could not be opened: give it its "
+			 "token again (PATCH /git-credentials/{id}).");
+		return r;
 	}
-	token[tlen] = '\0';
 	const char *ref = sw_pl_col(p, SW_DB_RT_DEPLOYMENT_REQUESTED_REF);
 	const char *branch = sw_pl_app(p, SW_DB_RT_APP_GIT_BRANCH);
 	struct sw_git_fetch f = {
