@@ -21,10 +21,7 @@ import * as h from '../integration/harness.mjs';
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const PASSWORD = 'correct horse battery';
 
-function skip(why) {
-	process.stdout.write(`SKIP: ${why}\n`);
-	process.exit(h.SKIP);
-}
+const skip = h.skip;
 
 if (!fs.existsSync(CHROMIUM)) skip(`${CHROMIUM} not found (apt-get install chromium, or set CHROMIUM)`);
 let chromium;

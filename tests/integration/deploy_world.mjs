@@ -39,8 +39,7 @@ export async function world(env = {}) {
 	// fork whose child starts threads ("dup thread with used id"). These
 	// files run in the plain and the ASan+UBSan builds.
 	if (/thread/.test(process.env.SW_SANITIZER ?? '')) {
-		console.log('SKIP: ThreadSanitizer does not support the forked git fetch child (runs in the other builds)');
-		process.exit(h.SKIP);
+		h.skip('ThreadSanitizer does not support the forked git fetch child (runs in the other builds)');
 	}
 	h.stewarddPath();
 	const docker = await startDocker();

@@ -55,10 +55,7 @@ const DOCKERD = '/usr/sbin/dockerd';
 const CADDY = '/usr/bin/caddy';
 const BUSYBOX = '/bin/busybox';
 
-export function dockerSkip(why) {
-	process.stdout.write(`SKIP: ${why}\n`);
-	process.exit(77);
-}
+export const dockerSkip = h.skip;
 
 // ---------------------------------------------------------------------------
 // What we started, stopped on any exit (synchronously: 'exit' handlers

@@ -9,8 +9,7 @@ import * as h from './harness.mjs';
 
 h.stewarddPath();
 if (!fs.existsSync('/usr/lib/postgresql')) {
-	console.log('SKIP: PostgreSQL server binaries are not installed (/usr/lib/postgresql)');
-	process.exit(h.SKIP);
+	h.skip('PostgreSQL server binaries are not installed (/usr/lib/postgresql)');
 }
 after(h.cleanupAll);
 

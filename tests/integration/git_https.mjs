@@ -19,17 +19,10 @@ import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
-import { SKIP, makeTempDir, freePort } from './harness.mjs';
+import { makeTempDir, freePort, need } from './harness.mjs';
 
 const GIT = '/usr/bin/git';
 const OPENSSL = '/usr/bin/openssl';
-
-function need(file, pkg) {
-	if (!fs.existsSync(file)) {
-		process.stdout.write(`SKIP: ${file} not found (apt-get install ${pkg})\n`);
-		process.exit(SKIP);
-	}
-}
 
 // Splits a CGI answer's head from its body: {status, headers, rest}, or
 // null while the blank line has not arrived.

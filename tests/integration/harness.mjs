@@ -27,9 +27,15 @@ export function sleep(ms) {
 	return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-function skip(why) {
+// Prints "SKIP: why" and ends the file with exit 77 (CTest: skipped).
+export function skip(why) {
 	process.stdout.write(`SKIP: ${why}\n`);
 	process.exit(SKIP);
+}
+
+// Skips (77) unless file exists, naming the Debian package that brings it.
+export function need(file, pkg) {
+	if (!fs.existsSync(file)) skip(`${file} not found (apt-get install ${pkg})`);
 }
 
 // ---------------------------------------------------------------------------

@@ -29,8 +29,7 @@ try {
 } catch (e) {
 	const why = `the OpenAPI validator is not installed (npm ci --prefix tests/integration): ${e.message}`;
 	if (process.env.CI) throw new Error(why);
-	process.stdout.write(`SKIP: ${why}\n`);
-	process.exit(h.SKIP);
+	h.skip(why);
 }
 
 h.stewarddPath();

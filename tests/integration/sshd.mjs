@@ -20,7 +20,7 @@ import { spawn, execFile } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { SKIP, makeTempDir, freePort, sleep } from './harness.mjs';
+import { makeTempDir, freePort, need, sleep } from './harness.mjs';
 
 const SSHD = '/usr/sbin/sshd';
 const SSH_KEYGEN = '/usr/bin/ssh-keygen';
@@ -35,12 +35,6 @@ process.on('exit', () => {
 	}
 });
 
-function need(file, pkg) {
-	if (!fs.existsSync(file)) {
-		process.stdout.write(`SKIP: ${file} not found (apt-get install ${pkg})\n`);
-		process.exit(SKIP);
-	}
-}
 
 function run(file, args, opts = {}) {
 	return new Promise((resolve, reject) => {
