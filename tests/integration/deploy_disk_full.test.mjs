@@ -19,16 +19,17 @@ import * as W from './deploy_world.mjs';
 
 let w, dataDir, filler;
 
-function skip(why) {
-	console.log(`SKIP: ${why}`);
-	process.exit(h.SKIP);
-}
-
 before(async () => {
-	if (process.getuid() !== 0) skip('mounting a small tmpfs as the data directory needs root');
+	if (process.getuid() !== 0) h.skip('mounting a small tmpfs as the data directory needs root');
 	dataDir = h.makeTempDir('sw-full-');
 	const m = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=16m,mode=0700', 'tmpfs', dataDir], { encoding: 'utf8' });
-	if (m.status !== 0) skip(`cannot mount a tmpfs here: ${m.stderr.trim() || m.error}`);
+	if (m.status !== 0) h.skip(`cannot mount a tmpfs here: ${m.stderr.trim() || m.error}`);
+	// Unmounted on any exit, a skip (process.exit) included: after() does
+	// not run then.
+	process.on('exit', () => {
+		spawnSync('umount', ['-l', dataDir]);
+		fs.rmSync(dataDir, { recursive: true, force: true });
+	});
 	filler = path.join(dataDir, 'filler');
 	w = await W.world({ STEWARD_DATA_DIR: dataDir });
 });
@@ -36,10 +37,6 @@ before(async () => {
 after(async () => {
 	if (w) await w.cleanup();
 	await h.cleanupAll();
-	if (dataDir) {
-		spawnSync('umount', ['-l', dataDir]);
-		fs.rmSync(dataDir, { recursive: true, force: true });
-	}
 });
 
 // Fills the tmpfs but `leave` bytes (tmpfs counts whole pages).
