@@ -2,7 +2,7 @@
  *
  * One process runs what stewardd runs for GET /deployments/:id/live: the
  * server (one loop thread, sw_server_run_thread), the hub, the log writer
- * (src/deploy/log.c) on a thread of its own writing lines at a fixed rate,
+ * (src/deploy/build_log.c) on a thread of its own writing lines at a fixed rate,
  * and the route's stream code (sw_api_live_start; the route table is this
  * file's: the database lookup in front of it is not what is measured, so
  * the database is absent). A second process (this binary with --client,
@@ -35,11 +35,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "steward/config.h"
-#include "steward/deploy.h"
-#include "steward/http.h"
-#include "steward/io.h"
-#include "steward/log.h"
+#include "steward/base/config.h"
+#include "steward/deploy/deploy.h"
+#include "steward/http/http.h"
+#include "steward/io/io.h"
+#include "steward/base/log.h"
 #include "api/deployment_logs.h"
 
 static const char deployment_id[] = "00000000-0000-4000-8000-00000000beef";

@@ -36,8 +36,8 @@
 #include <linux/openat2.h>
 #include <archive.h>
 #include <archive_entry.h>
-#include "steward/base.h"
-#include "steward/source.h"
+#include "steward/base/base.h"
+#include "steward/deploy/source.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,8 +11,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "steward/http_auth.h"
-#include "steward/secret.h"
+#include "steward/http/http_auth.h"
+#include "steward/base/secret.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

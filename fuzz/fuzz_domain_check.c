@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "steward/domain_check.h"
+#include "steward/net/domain_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,7 +10,7 @@
  * character but tab; the error sentence without control characters. */
 #include <stdlib.h>
 #include <string.h>
-#include "../src/driver/internal.h" /* fuzz/ has no src/ include path */
+#include "../src/driver/driver_internal.h" /* fuzz/ has no src/ include path */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
-#include "steward/git_host.h"
+#include "steward/net/git_host.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -17,7 +17,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "steward/http_parser.h"
+#include "steward/http/http_parser.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "steward/multipart.h"
+#include "steward/http/multipart.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "steward/auth.h"
-#include "steward/query.h"
-#include "steward/timeparse.h"
+#include "steward/base/validate.h"
+#include "steward/http/query.h"
+#include "steward/base/timeparse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

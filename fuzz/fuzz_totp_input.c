@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "steward/totp.h"
+#include "steward/auth/totp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

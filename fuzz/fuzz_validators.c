@@ -24,8 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "steward/limits.h"
-#include "steward/validate.h"
+#include "steward/base/limits.h"
+#include "steward/base/validate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

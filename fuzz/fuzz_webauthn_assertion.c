@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/evp.h>
-#include "steward/webauthn.h"
+#include "steward/auth/webauthn.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,7 +12,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include "steward/webauthn.h"
+#include "steward/auth/webauthn.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -24,8 +24,8 @@
 #include <string.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include "steward/json.h"
-#include "steward/webhook.h"
+#include "steward/base/json.h"
+#include "steward/deploy/webhook.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

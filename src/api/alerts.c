@@ -34,10 +34,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "steward/auth.h"
-#include "steward/validate.h"
-#include "api/internal.h"
-#include "db/statements_alerts.h"
+#include "steward/auth/auth.h"
+#include "steward/base/validate.h"
+#include "api/api_internal.h"
+#include "steward/db/statements_alerts.h"
 
 /* Channels a rule notifies. */
 #define RULE_CHANNELS_MAX 10

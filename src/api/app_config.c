@@ -7,9 +7,9 @@
  * the whole installation would queue behind them. */
 #include <stdio.h>
 #include <stdlib.h>
-#include "steward/log.h"
-#include "steward/ratelimit.h"
-#include "steward/seal.h"
+#include "steward/base/log.h"
+#include "steward/auth/ratelimit.h"
+#include "steward/base/seal.h"
 #include "api/app_config.h"
 
 /* Outbound units per organization: a burst of 30, then one each 2 s. */

@@ -5,8 +5,8 @@
 #ifndef STEWARD_API_APP_CONFIG_H
 #define STEWARD_API_APP_CONFIG_H
 
-#include "steward/io.h"
-#include "api/internal.h"
+#include "steward/io/io.h"
+#include "api/api_internal.h"
 
 /* Whether the installation runs with STEWARD_ENV=production (file://
  * repositories, http:// git host APIs and HTTP checks of private addresses

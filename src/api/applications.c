@@ -39,9 +39,9 @@
  *   Deleting a named volume queues "volume.delete" (its data goes). */
 #include <stdio.h>
 #include <stdlib.h>
-#include "steward/validate.h"
-#include "api/internal.h"
-#include "db/statements_applications.h"
+#include "steward/base/validate.h"
+#include "api/api_internal.h"
+#include "steward/db/statements_applications.h"
 
 /* Defaults and ranges of the settings (the ranges are also the CHECKs of
  * migration 0007); defaults as the text of a statement parameter. */

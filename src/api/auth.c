@@ -13,14 +13,14 @@
 #include <errno.h>
 #include <stdio.h>
 #include <openssl/crypto.h>
-#include "steward/auth.h"
-#include "steward/http_auth.h"
-#include "steward/limits.h"
-#include "steward/log.h"
-#include "steward/ratelimit.h"
-#include "steward/validate.h"
-#include "api/internal.h"
-#include "db/statements.h"
+#include "steward/auth/auth.h"
+#include "steward/http/http_auth.h"
+#include "steward/base/limits.h"
+#include "steward/base/log.h"
+#include "steward/auth/ratelimit.h"
+#include "steward/base/validate.h"
+#include "api/api_internal.h"
+#include "steward/db/statements.h"
 
 /* ---- sign-in ---- */
 

@@ -32,13 +32,14 @@
 #include <errno.h>
 #include <stdio.h>
 #include <openssl/crypto.h>
-#include "steward/mail.h"
-#include "steward/notify.h"
-#include "steward/seal.h"
-#include "steward/secret.h"
-#include "steward/validate.h"
-#include "api/internal.h"
-#include "db/statements_channels.h"
+#include "steward/net/mail.h"
+#include "steward/net/address.h"
+#include "steward/notify/notify.h"
+#include "steward/base/seal.h"
+#include "steward/base/secret.h"
+#include "steward/base/validate.h"
+#include "api/api_internal.h"
+#include "steward/db/statements_channels.h"
 
 /* Addresses of one EMAIL channel. */
 #define CHANNEL_ADDRESSES_MAX 10
@@ -211,7 +212,7 @@ static const char *target_private(const char *url)
 	struct sw_str host;
 	const char *msg, *refusal = NULL;
 	if (url && sw_valid_url(sw_str_cstr(url), false, &host, NULL, &msg) &&
-	    sw_notify_literal_refusal(host, &refusal) && refusal)
+	    sw_net_literal_refusal(host, &refusal) && refusal)
 		return "t";
 	return "f";
 }

@@ -7,14 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <openssl/crypto.h>
-#include "steward/auth.h"
-#include "steward/db.h"
-#include "steward/http_auth.h"
-#include "steward/log.h"
-#include "steward/secret.h"
-#include "steward/validate.h"
-#include "api/internal.h"
-#include "db/statements.h"
+#include "steward/auth/auth.h"
+#include "steward/db/db.h"
+#include "steward/http/http_auth.h"
+#include "steward/base/log.h"
+#include "steward/base/secret.h"
+#include "steward/base/validate.h"
+#include "api/api_internal.h"
+#include "steward/db/statements.h"
 
 void sw_api_db_error(struct sw_http_request *req, const struct sw_db_error *err)
 {

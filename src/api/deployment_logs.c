@@ -3,7 +3,7 @@
  * (Server-Sent Events: the log so far, live lines, then the status).
  *
  * Why it looks like this:
- * - The log file is the one source of truth (src/deploy/log.c writes whole
+ * - The log file is the one source of truth (src/deploy/build_log.c writes whole
  *   lines, then tells the hub). /logs is the file as it is, spliced to the
  *   socket (sw_http_respond_file).
  * - /live needs "data: " before every line, so the part already in the
@@ -32,12 +32,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "steward/deploy.h"
-#include "steward/io.h"
-#include "steward/log.h"
+#include "steward/deploy/deploy.h"
+#include "steward/io/io.h"
+#include "steward/base/log.h"
 #include "api/deployment_logs.h"
-#include "api/internal.h"
-#include "db/statements_deployments.h"
+#include "api/api_internal.h"
+#include "steward/db/statements_deployments.h"
 
 #define READ_BLOCK (16 * 1024)
 /* The next block of the file is read once less than this waits for the socket. */
@@ -282,11 +282,11 @@ static uint64_t file_size(struct live *lv)
 
 /* A frame of archived lines, owned by the stream once written. */
 struct frame_block {
-	struct sw_http_ref ref;
+	struct sw_ref ref;
 	char data[];
 };
 
-static void frame_release(struct sw_http_ref *ref)
+static void frame_release(struct sw_ref *ref)
 {
 	free(SW_CONTAINER_OF(ref, struct frame_block, ref));
 }

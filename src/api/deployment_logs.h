@@ -4,7 +4,7 @@
 #ifndef STEWARD_API_DEPLOYMENT_LOGS_H
 #define STEWARD_API_DEPLOYMENT_LOGS_H
 
-#include "steward/http.h"
+#include "steward/http/http.h"
 
 /* Answers a status poll: status NULL when the deployment is gone;
  * error_message NULL when it has none. */

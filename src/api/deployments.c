@@ -47,14 +47,14 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "steward/auth.h"
-#include "steward/io.h"
-#include "steward/log.h"
-#include "steward/multipart.h"
-#include "steward/secret.h"
-#include "steward/validate.h"
-#include "api/internal.h"
-#include "db/statements_deployments.h"
+#include "steward/auth/auth.h"
+#include "steward/io/io.h"
+#include "steward/base/log.h"
+#include "steward/http/multipart.h"
+#include "steward/base/secret.h"
+#include "steward/base/validate.h"
+#include "api/api_internal.h"
+#include "steward/db/statements_deployments.h"
 
 #define RESOURCE_DOC SW_API_DOC_SCOPED
 #define LIST_DOC SW_API_DOC_PAGE RESOURCE_DOC

@@ -8,9 +8,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "steward/api.h"
-#include "steward/limits.h"
-#include "api/internal.h"
+#include "steward/api/api.h"
+#include "steward/base/limits.h"
+#include "api/api_internal.h"
 
 static char *doc_json;
 static size_t doc_len;

@@ -29,11 +29,11 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "steward/domain_check.h"
-#include "steward/log.h"
-#include "steward/validate.h"
+#include "steward/net/domain_check.h"
+#include "steward/base/log.h"
+#include "steward/base/validate.h"
 #include "api/app_config.h"
-#include "db/statements_domains.h"
+#include "steward/db/statements_domains.h"
 
 static const int err_list[] = { 404, 422, 503, 0 };
 static const int err_create[] = { 400, 404, 409, 413, 415, 422, 503, 0 };

@@ -49,14 +49,14 @@
 #include <stdlib.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
-#include "steward/git_host.h"
-#include "steward/log.h"
-#include "steward/seal.h"
-#include "steward/secret.h"
-#include "steward/sshkey.h"
-#include "steward/validate.h"
+#include "steward/net/git_host.h"
+#include "steward/base/log.h"
+#include "steward/base/seal.h"
+#include "steward/base/secret.h"
+#include "steward/base/sshkey.h"
+#include "steward/base/validate.h"
 #include "api/app_config.h"
-#include "db/statements_git.h"
+#include "steward/db/statements_git.h"
 
 #define GIT_USERNAME_MAX_LEN 254
 #define WEBHOOK_SECRET_BYTES 32

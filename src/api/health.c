@@ -1,7 +1,7 @@
 /* GET /health: from the pool's cached view of the database, no round trip. */
 #include <stdio.h>
-#include "steward/db.h"
-#include "api/internal.h"
+#include "steward/db/db.h"
+#include "api/api_internal.h"
 
 void sw_api_health(struct sw_http_request *req)
 {

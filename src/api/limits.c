@@ -13,8 +13,8 @@
  * buckets are per process: with several replicas an attacker gets each
  * replica's allowance, which the per-account Argon2id cost still bounds. */
 #include <stdio.h>
-#include "steward/ratelimit.h"
-#include "api/internal.h"
+#include "steward/auth/ratelimit.h"
+#include "api/api_internal.h"
 
 const struct sw_ratelimit sw_api_limit_sign_in_address = { "sign_in_address", 30, 300 };
 const struct sw_ratelimit sw_api_limit_sign_in_account = { "sign_in_account", 10, 900 };

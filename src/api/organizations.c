@@ -39,12 +39,12 @@
 #include <stdlib.h>
 #include <strings.h>
 #include <openssl/crypto.h>
-#include "steward/auth.h"
-#include "steward/limits.h"
-#include "steward/secret.h"
-#include "steward/timeparse.h"
-#include "api/internal.h"
-#include "db/statements_organizations.h"
+#include "steward/auth/auth.h"
+#include "steward/base/limits.h"
+#include "steward/base/secret.h"
+#include "steward/base/timeparse.h"
+#include "api/api_internal.h"
+#include "steward/db/statements_organizations.h"
 
 #define INVITATION_TOKEN_BYTES 32
 #define AUDIT_ACTION_MAX 100

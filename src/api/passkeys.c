@@ -46,13 +46,13 @@
 #include <arpa/inet.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
-#include "steward/limits.h"
-#include "steward/log.h"
-#include "steward/ratelimit.h"
-#include "steward/secret.h"
-#include "steward/webauthn.h"
-#include "api/internal.h"
-#include "db/statements_passkeys.h"
+#include "steward/base/limits.h"
+#include "steward/base/log.h"
+#include "steward/auth/ratelimit.h"
+#include "steward/base/secret.h"
+#include "steward/auth/webauthn.h"
+#include "api/api_internal.h"
+#include "steward/db/statements_passkeys.h"
 
 #define CHALLENGE_BYTES 32
 #define CHALLENGE_TTL_S 300

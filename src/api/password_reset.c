@@ -24,15 +24,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <openssl/crypto.h>
-#include "steward/auth.h"
-#include "steward/limits.h"
-#include "steward/log.h"
-#include "steward/mail.h"
-#include "steward/ratelimit.h"
-#include "steward/secret.h"
-#include "steward/validate.h"
-#include "api/internal.h"
-#include "db/statements_password_reset.h"
+#include "steward/auth/auth.h"
+#include "steward/base/limits.h"
+#include "steward/base/log.h"
+#include "steward/net/mail.h"
+#include "steward/auth/ratelimit.h"
+#include "steward/base/secret.h"
+#include "steward/base/validate.h"
+#include "api/api_internal.h"
+#include "steward/db/statements_password_reset.h"
 
 /* How long a mailed link works. */
 #define RESET_TTL_S 3600

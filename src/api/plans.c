@@ -26,8 +26,8 @@
  *   records the grant. Audited as subscription.granted with the plan
  *   before and after. */
 #include <stdio.h>
-#include "api/internal.h"
-#include "db/statements_plans.h"
+#include "api/api_internal.h"
+#include "steward/db/statements_plans.h"
 
 /* Writes the JSON text of the column *ctx of the row: PostgreSQL wrote it
  * (steward_plan_json(), steward_subscription_of()), never a client. */

@@ -9,9 +9,9 @@
  * A project or environment that still holds applications is not deleted:
  * 409 PROJECT_NOT_EMPTY / ENVIRONMENT_NOT_EMPTY. Everything else is the
  * resource conventions of resource.c. */
-#include "steward/validate.h"
-#include "api/internal.h"
-#include "db/statements_projects.h"
+#include "steward/base/validate.h"
+#include "api/api_internal.h"
+#include "steward/db/statements_projects.h"
 
 #define RESOURCE_DOC SW_API_DOC_SCOPED
 #define LIST_DOC SW_API_DOC_PAGE RESOURCE_DOC

@@ -15,10 +15,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "steward/auth.h"
-#include "steward/log.h"
-#include "steward/validate.h"
-#include "api/internal.h"
+#include "steward/auth/auth.h"
+#include "steward/base/log.h"
+#include "steward/base/validate.h"
+#include "api/api_internal.h"
 
 #define RESOURCE_MAX_FIELDS 40
 #define RESOURCE_MAX_FILTERS 8

@@ -3,9 +3,9 @@
  * document all read this one table. */
 #include <pthread.h>
 #include <stdlib.h>
-#include "steward/api.h"
-#include "steward/limits.h"
-#include "api/internal.h"
+#include "steward/api/api.h"
+#include "steward/base/limits.h"
+#include "api/api_internal.h"
 
 static const int err_health[] = { 503, 0 };
 static const int err_none[] = { 0 };

@@ -24,13 +24,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
-#include "steward/auth.h"
-#include "steward/driver.h"
-#include "steward/io.h"
-#include "steward/json.h"
-#include "steward/log.h"
-#include "api/internal.h"
-#include "db/statements_runtime.h"
+#include "steward/auth/auth.h"
+#include "steward/driver/driver.h"
+#include "steward/io/io.h"
+#include "steward/base/json.h"
+#include "steward/base/log.h"
+#include "api/api_internal.h"
+#include "steward/db/statements_runtime.h"
 
 /* Containers listed per application, and in one answer. */
 #define RUNTIME_CONTAINERS_PER_APP 64

@@ -27,10 +27,10 @@
  *   (the agent channel moves it); the local server is ONLINE. */
 #include <arpa/inet.h>
 #include <openssl/crypto.h>
-#include "steward/secret.h"
-#include "steward/validate.h"
-#include "api/internal.h"
-#include "db/statements_servers.h"
+#include "steward/base/secret.h"
+#include "steward/base/validate.h"
+#include "api/api_internal.h"
+#include "steward/db/statements_servers.h"
 
 #define RESOURCE_DOC SW_API_DOC_SCOPED
 #define LIST_DOC SW_API_DOC_PAGE RESOURCE_DOC

@@ -41,12 +41,12 @@
  *   successful backups are kept. Off by default. */
 #include <stdio.h>
 #include <openssl/crypto.h>
-#include "steward/log.h"
-#include "steward/seal.h"
-#include "steward/secret.h"
-#include "steward/validate.h"
-#include "api/internal.h"
-#include "db/statements_services.h"
+#include "steward/base/log.h"
+#include "steward/base/seal.h"
+#include "steward/base/secret.h"
+#include "steward/base/validate.h"
+#include "api/api_internal.h"
+#include "steward/db/statements_services.h"
 
 #define RESOURCE_DOC SW_API_DOC_SCOPED
 #define PAGE_DOC SW_API_DOC_PAGE RESOURCE_DOC

@@ -8,13 +8,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <openssl/crypto.h>
-#include "steward/auth.h"
-#include "steward/db.h"
-#include "steward/limits.h"
-#include "steward/log.h"
-#include "steward/validate.h"
-#include "api/internal.h"
-#include "db/statements.h"
+#include "steward/auth/auth.h"
+#include "steward/db/db.h"
+#include "steward/base/limits.h"
+#include "steward/base/log.h"
+#include "steward/base/validate.h"
+#include "api/api_internal.h"
+#include "steward/db/statements.h"
 
 struct account_ctx {
 	struct sw_http_request *req;

@@ -25,11 +25,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <openssl/crypto.h>
-#include "steward/auth.h"
-#include "steward/secret.h"
-#include "steward/validate.h"
-#include "api/internal.h"
-#include "db/statements_tokens.h"
+#include "steward/auth/auth.h"
+#include "steward/base/secret.h"
+#include "steward/base/validate.h"
+#include "api/api_internal.h"
+#include "steward/db/statements_tokens.h"
 
 #define EXPIRES_IN_DAYS_MAX 365
 

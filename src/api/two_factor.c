@@ -34,15 +34,15 @@
 #include <stdlib.h>
 #include <time.h>
 #include <openssl/crypto.h>
-#include "steward/auth.h"
-#include "steward/limits.h"
-#include "steward/log.h"
-#include "steward/ratelimit.h"
-#include "steward/seal.h"
-#include "steward/secret.h"
-#include "steward/totp.h"
-#include "api/internal.h"
-#include "db/statements_two_factor.h"
+#include "steward/auth/auth.h"
+#include "steward/base/limits.h"
+#include "steward/base/log.h"
+#include "steward/auth/ratelimit.h"
+#include "steward/base/seal.h"
+#include "steward/base/secret.h"
+#include "steward/auth/totp.h"
+#include "api/api_internal.h"
+#include "steward/db/statements_two_factor.h"
 
 #define CHALLENGE_TTL_S 300
 #define CHALLENGE_RANDOM_BYTES 32

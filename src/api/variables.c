@@ -21,9 +21,9 @@
  *   sealed. Audit records name keys, never values. */
 #include <stdio.h>
 #include <stdlib.h>
-#include "steward/validate.h"
+#include "steward/base/validate.h"
 #include "api/app_config.h"
-#include "db/statements_variables.h"
+#include "steward/db/statements_variables.h"
 
 static const struct sw_api_column variable_columns[] = {
 	{ "key", SW_DB_VARIABLE_KEY, SW_API_COL_TEXT },

@@ -31,14 +31,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <openssl/crypto.h>
-#include "steward/io.h"
-#include "steward/log.h"
-#include "steward/ratelimit.h"
-#include "steward/seal.h"
-#include "steward/secret.h"
-#include "steward/webhook.h"
-#include "api/internal.h"
-#include "db/statements_webhooks.h"
+#include "steward/io/io.h"
+#include "steward/base/log.h"
+#include "steward/auth/ratelimit.h"
+#include "steward/base/seal.h"
+#include "steward/base/secret.h"
+#include "steward/deploy/webhook.h"
+#include "api/api_internal.h"
+#include "steward/db/statements_webhooks.h"
 
 #define INVALID_SIGNATURE_MESSAGE                                                             \
 	"The signature does not verify with the webhook secret of any application whose git " \

@@ -18,12 +18,12 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "steward/auth.h"
-#include "steward/db.h"
-#include "steward/http_auth.h"
-#include "steward/log.h"
-#include "steward/secret.h"
-#include "db/statements.h"
+#include "steward/auth/auth.h"
+#include "steward/db/db.h"
+#include "steward/http/http_auth.h"
+#include "steward/base/log.h"
+#include "steward/base/secret.h"
+#include "steward/db/statements.h"
 
 bool sw_access_allows(enum sw_access access, const struct sw_principal *p)
 {
@@ -44,22 +44,6 @@ bool sw_access_allows(enum sw_access access, const struct sw_principal *p)
 		break;
 	}
 	return false;
-}
-
-bool sw_is_uuid(struct sw_str s)
-{
-	if (s.len != 36)
-		return false;
-	for (size_t i = 0; i < 36; i++) {
-		char c = s.ptr[i];
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (c != '-')
-				return false;
-		} else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) {
-			return false;
-		}
-	}
-	return true;
 }
 
 /* ---- the cache ---- */

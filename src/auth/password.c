@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
-#include "steward/auth.h"
-#include "steward/io.h"
-#include "steward/limits.h"
+#include "steward/auth/auth.h"
+#include "steward/io/io.h"
+#include "steward/base/limits.h"
 
 bool sw_password_acceptable(struct sw_str pw, const char **ret_msg)
 {

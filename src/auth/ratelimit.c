@@ -12,8 +12,8 @@
  * the zeroed .bss is an empty table. */
 #include <pthread.h>
 #include <openssl/rand.h>
-#include "steward/ratelimit.h"
-#include "steward/secret.h"
+#include "steward/auth/ratelimit.h"
+#include "steward/base/secret.h"
 
 #define NBUCKETS (2 * SW_RATELIMIT_MAX_ENTRIES) /* a power of two */
 #define MAX_BURST_TIMES_PERIOD 1000000000000ULL

@@ -13,7 +13,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
-#include "steward/totp.h"
+#include "steward/auth/totp.h"
 
 static const char b32[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 

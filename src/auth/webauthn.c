@@ -32,8 +32,8 @@
 #include <openssl/param_build.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
-#include "steward/json.h"
-#include "steward/webauthn.h"
+#include "steward/base/json.h"
+#include "steward/auth/webauthn.h"
 
 #define AUTH_DATA_MIN 37 /* rpIdHash 32, flags 1, signCount 4 */
 

@@ -1,7 +1,7 @@
 /* String, clock and comparison helpers shared by every module. */
 #include <time.h>
 #include <openssl/crypto.h>
-#include "steward/base.h"
+#include "steward/base/base.h"
 
 static inline unsigned char ascii_lower(unsigned char c)
 {

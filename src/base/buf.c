@@ -3,7 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "steward/buf.h"
+#include "steward/base/buf.h"
 
 int sw_buf_reserve(struct sw_buf *b, size_t extra)
 {

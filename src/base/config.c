@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include "steward/config.h"
-#include "steward/limits.h"
+#include "steward/base/config.h"
+#include "steward/base/limits.h"
 
 const char *sw_env_name(enum sw_env e)
 {

@@ -1,7 +1,7 @@
 /* The JSON writer and the strict input parser (see steward/json.h). */
 #include <errno.h>
 #include <stdio.h>
-#include "steward/json.h"
+#include "steward/base/json.h"
 
 void sw_json_init(struct sw_json *j, struct sw_buf *buf)
 {

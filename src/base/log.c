@@ -5,7 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
-#include "steward/log.h"
+#include "steward/base/log.h"
 
 static enum sw_log_level min_level = SW_LOG_INFO;
 static const char *const level_names[] = { "DEBUG", "INFO", "WARN", "ERROR" };

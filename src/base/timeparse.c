@@ -4,7 +4,7 @@
  * Hinnant's days_from_civil) rather than timegm(): the same answer without
  * a libc time zone path, and nothing a fuzzer cannot reach. */
 #include <errno.h>
-#include "steward/timeparse.h"
+#include "steward/base/timeparse.h"
 
 /* n decimal digits at s as a number; false on any other byte. */
 static bool digits(const char *s, int n, int *ret)

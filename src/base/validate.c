@@ -1,8 +1,8 @@
 /* Validators for user-supplied strings (see steward/validate.h). */
 #include <arpa/inet.h>
 #include <stdio.h>
-#include "steward/limits.h"
-#include "steward/validate.h"
+#include "steward/base/limits.h"
+#include "steward/base/validate.h"
 
 size_t sw_utf8_length(struct sw_str s)
 {
@@ -685,4 +685,20 @@ bool sw_valid_command_arg(struct sw_str s, const char **ret_msg)
 	if (!size_ok(s, SW_COMMAND_ARG_MAX_LEN, "must be at most 1024 bytes", ret_msg))
 		return false;
 	return utf8_text_ok(s, true, ret_msg);
+}
+
+bool sw_is_uuid(struct sw_str s)
+{
+	if (s.len != 36)
+		return false;
+	for (size_t i = 0; i < 36; i++) {
+		char c = s.ptr[i];
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (c != '-')
+				return false;
+		} else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) {
+			return false;
+		}
+	}
+	return true;
 }

@@ -40,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <libpq-fe.h>
-#include "steward/db.h"
+#include "steward/db/db.h"
 
 #define PG_PORT "5432"
 #define SOCKET_SUFFIX "/run/.s.PGSQL." PG_PORT

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <libpq-fe.h>
-#include "steward/db.h"
+#include "steward/db/db.h"
 #include "db/migrations.h"
 
 /* "stewmigr" as a big-endian 64-bit integer: the advisory lock key. */

@@ -75,11 +75,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <libpq-fe.h>
-#include "steward/db.h"
-#include "steward/io.h"
-#include "steward/limits.h"
-#include "steward/log.h"
-#include "db/statements.h"
+#include "steward/db/db.h"
+#include "steward/io/io.h"
+#include "steward/base/limits.h"
+#include "steward/base/log.h"
+#include "steward/db/statements.h"
 
 enum conn_state {
 	CONN_DOWN,       /* no PGconn; the reconnect timer may be armed */

@@ -16,7 +16,7 @@
  * Other errors are PostgreSQL's, e.g. 23514 when a CHECK constraint
  * (length of name or organization name) is violated. */
 #include <pthread.h>
-#include "db/statements.h"
+#include "steward/db/statements.h"
 
 /* () -> one row, "1". */
 const struct sw_db_stmt sw_db_stmt_ping = {

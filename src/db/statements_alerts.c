@@ -2,7 +2,7 @@
  * rule's kind uses, and that its server, application and channels are the
  * organization's, is checked by the table's trigger (SW422 on the field). */
 #include "db/sql.h"
-#include "db/statements_alerts.h"
+#include "steward/db/statements_alerts.h"
 
 #define RULE_COLUMNS                                                                            \
 	"r.id, r.name, r.description, r.kind, r.severity, r.metric, r.operator,"                \

@@ -8,9 +8,9 @@
  * - remove: deletes the row at once (its volumes and other sub-resources
  *   cascade) and queues the runner's job in the same statement, with what
  *   the runner needs in the payload since the row is gone. */
-#include "steward/limits.h"
+#include "steward/base/limits.h"
 #include "db/sql.h"
-#include "db/statements_applications.h"
+#include "steward/db/statements_applications.h"
 
 #define APPLICATION_COLUMNS                                                                     \
 	"a.id, a.name, a.description, a.project_id, a.environment_id, a.server_id,"             \

@@ -3,7 +3,7 @@
  * Every revoke announces itself on the "steward_auth" channel inside its
  * own statement, so the announcement commits with it. Identifiers are
  * checked to be UUIDs before they reach these statements. */
-#include "db/statements.h"
+#include "steward/db/statements.h"
 
 /* Session lifetime: 14 days after the last renewal; renewed (sliding) when
  * a request comes more than an hour after the last one. */

@@ -3,7 +3,7 @@
  * are the table's trigger's; a channel that alert rules still notify is
  * not deleted (SW409 CHANNEL_IN_USE from its delete trigger). */
 #include "db/sql.h"
-#include "db/statements_channels.h"
+#include "steward/db/statements_channels.h"
 
 #define CHANNEL_COLUMNS                                                                      \
 	"c.id, c.name, c.kind, c.url, c.addresses::text, c.enabled, c.allow_private_targets," \

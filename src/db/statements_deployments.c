@@ -3,7 +3,7 @@
  * written once, in SQL (0013's header says who moves what); these are the
  * calls. */
 #include "db/sql.h"
-#include "db/statements_deployments.h"
+#include "steward/db/statements_deployments.h"
 
 /* The Deployment object of a row of alias d (enum sw_db_deployment_col). */
 #define DEPLOYMENT_COLUMNS                                                                      \

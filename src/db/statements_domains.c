@@ -1,9 +1,9 @@
 /* Statements of domains (migration 0009). A hostname is unique across the
  * installation (23505 on create) and an application has at most
  * SW_DOMAINS_MAX of them (steward_domain_create raises SW409). */
-#include "steward/limits.h"
+#include "steward/base/limits.h"
 #include "db/sql.h"
-#include "db/statements_domains.h"
+#include "steward/db/statements_domains.h"
 
 #define DOMAIN_COLUMNS                                                                              \
 	"d.id, d.application_id, d.hostname,"                                                       \

@@ -1,6 +1,6 @@
 /* Statements of git sources and git credentials (migration 0009). */
 #include "db/sql.h"
-#include "db/statements_git.h"
+#include "steward/db/statements_git.h"
 
 #define GIT_SOURCE_COLUMNS                                                                   \
 	"g.id, g.application_id, g.repository_url, g.branch, g.provider, g.deploy_public_key," \

@@ -5,7 +5,7 @@
  * checked to be UUIDs, and numbers to be numbers, before they reach these
  * statements. Cursors are (timestamp in microseconds since the epoch, id):
  * keyset pagination, stable while rows are added. */
-#include "db/statements_organizations.h"
+#include "steward/db/statements_organizations.h"
 
 /* A microseconds-since-the-epoch parameter as a timestamptz (exact). */
 #define TS_US(p) "('epoch'::timestamptz + " p "::bigint * interval '1 microsecond')"

@@ -4,7 +4,7 @@
  * Every challenge is consumed by a DELETE ... RETURNING in the statement
  * that presents it: of two requests carrying the same challenge exactly
  * one gets the row, whatever the verification later decides. */
-#include "db/statements_passkeys.h"
+#include "steward/db/statements_passkeys.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)

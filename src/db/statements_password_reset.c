@@ -5,7 +5,7 @@
  * concurrent requests still leave one). Using a token, setting the
  * password and revoking every session of the user is one statement, so a
  * token is spent exactly once and never without its effect. */
-#include "db/statements_password_reset.h"
+#include "steward/db/statements_password_reset.h"
 
 /* (email, token_hash_hex, ip, ttl_seconds) -> user id, email: one row when
  * the address belongs to a user (whose live token is now this one), none

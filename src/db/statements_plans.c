@@ -1,5 +1,5 @@
 /* Statements of plans and the subscription (migrations 0007 and 0011). */
-#include "db/statements_plans.h"
+#include "steward/db/statements_plans.h"
 
 const struct sw_db_stmt sw_db_stmt_plans_list = {
 	.name = "plans_list",

@@ -3,7 +3,7 @@
  * environment that still holds applications is not deleted: the foreign
  * key answers 23503, which the API turns into 409. */
 #include "db/sql.h"
-#include "db/statements_projects.h"
+#include "steward/db/statements_projects.h"
 
 #define PROJECT_COLUMNS                                                                         \
 	"p.id, p.name, p.description,"                                                          \

@@ -4,7 +4,7 @@
  * "runtime.recover" job queued whenever an in-flight deployment ends
  * FAILED or CANCELLED (whoever ended it: the runner, or the reaper after a
  * crash). */
-#include "db/statements_runtime.h"
+#include "steward/db/statements_runtime.h"
 
 /* An application as the runners need it: alias a, its server s, its git
  * source g (LEFT JOIN: NULL columns without one). Order: enum

@@ -4,7 +4,7 @@
  * deleted (the functions of migration 0010 refuse). Agent tokens are kept
  * as their SHA-256 only. */
 #include "db/sql.h"
-#include "db/statements_servers.h"
+#include "steward/db/statements_servers.h"
 
 #define SERVER_COLUMNS                                                                          \
 	"s.id, s.name, s.description, s.host, s.is_local, s.status, s.agent_token_prefix,"       \

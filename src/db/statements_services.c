@@ -3,7 +3,7 @@
  * read by one statement only, the one that also writes the audit record
  * of their disclosure (service_connection). */
 #include "db/sql.h"
-#include "db/statements_services.h"
+#include "steward/db/statements_services.h"
 
 #define SERVICE_COLUMNS                                                                        \
 	"s.id, s.name, s.description, s.kind, s.version, s.status, s.project_id,"               \

@@ -3,7 +3,7 @@
  * A revoke announces itself on the "steward_auth" channel inside its own
  * statement, so the announcement commits with it. Identifiers are checked
  * to be UUIDs before they reach these statements. */
-#include "db/statements_tokens.h"
+#include "steward/db/statements_tokens.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)

@@ -7,7 +7,7 @@
  * attempt at a challenge (steward_two_factor_attempt) moves the last used
  * step or marks the recovery code used with a conditional UPDATE, so two
  * concurrent requests with the same code cannot both succeed. */
-#include "db/statements_two_factor.h"
+#include "steward/db/statements_two_factor.h"
 
 /* (user_id) -> password_hash, email, state, unused recovery codes,
  * enabled_at, the key as stored (sealed, or legacy hex), last_used_step. */

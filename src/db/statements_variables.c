@@ -1,8 +1,8 @@
 /* Statements of variables (migration 0009): keys, lengths and times go
  * out, sealed values only come in. */
-#include "steward/limits.h"
+#include "steward/base/limits.h"
 #include "db/sql.h"
-#include "db/statements_variables.h"
+#include "steward/db/statements_variables.h"
 
 #define VARIABLE_COLUMNS(t)                                                               \
 	t ".key, " t ".value_length, " SW_SQL_TS(t ".created_at") ", " SW_SQL_TS(t ".updated_at")

@@ -1,7 +1,7 @@
 /* Statements of inbound webhooks (migration 0014). */
-#include "steward/webhook.h"
+#include "steward/base/limits.h"
 #include "db/sql.h"
-#include "db/statements_webhooks.h"
+#include "steward/db/statements_webhooks.h"
 
 const struct sw_db_stmt sw_db_stmt_webhook_candidates = {
 	.name = "webhook_candidates",

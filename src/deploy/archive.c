@@ -54,8 +54,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "steward/base.h"
-#include "steward/source.h"
+#include "steward/base/base.h"
+#include "steward/deploy/source.h"
 
 /* Components of one name we keep track of; a max_depth above it is
  * treated as this. */

@@ -31,11 +31,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "steward/deploy.h"
-#include "steward/io.h"
-#include "steward/json.h"
-#include "steward/limits.h"
-#include "steward/log.h"
+#include "steward/deploy/deploy.h"
+#include "steward/io/io.h"
+#include "steward/base/json.h"
+#include "steward/base/limits.h"
+#include "steward/base/log.h"
 
 #define BUCKETS 256
 
@@ -90,7 +90,7 @@ void sw_hub_counters(struct sw_hub_counters *out)
 
 /* ---- chunks ---- */
 
-static void chunk_release(struct sw_http_ref *ref)
+static void chunk_release(struct sw_ref *ref)
 {
 	sw_hub_chunk_unref(SW_CONTAINER_OF(ref, struct sw_hub_chunk, ref));
 }

@@ -45,7 +45,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include <openssl/crypto.h>
-#include "steward/log.h"
+#include "steward/base/log.h"
 #include "deploy/pipeline_internal.h"
 
 #define SW_PL_ALL_CONTAINERS 1024 /* listed when looking a service's up */

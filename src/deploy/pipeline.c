@@ -56,11 +56,11 @@
 #include <unistd.h>
 #include <jansson.h>
 #include <openssl/crypto.h>
-#include "steward/limits.h"
-#include "steward/log.h"
-#include "steward/seal.h"
-#include "steward/source.h"
-#include "steward/sshkey.h"
+#include "steward/base/limits.h"
+#include "steward/base/log.h"
+#include "steward/base/seal.h"
+#include "steward/deploy/source.h"
+#include "steward/base/sshkey.h"
 #include "deploy/pipeline_internal.h"
 
 /* The whole clone, and the build context streamed to the engine. */

@@ -10,10 +10,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <libpq-fe.h>
-#include "steward/deploy.h"
-#include "steward/driver.h"
-#include "steward/jobs.h"
-#include "db/statements_runtime.h"
+#include "steward/deploy/deploy.h"
+#include "steward/driver/driver.h"
+#include "steward/jobs/jobs.h"
+#include "steward/db/statements_runtime.h"
 
 /* Caps of what one runner holds. */
 #define SW_PL_MAX_CONTAINERS 64   /* of one application listed at once */

@@ -58,10 +58,10 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "steward/base.h"
-#include "steward/limits.h"
-#include "steward/source.h"
-#include "steward/validate.h"
+#include "steward/base/base.h"
+#include "steward/base/limits.h"
+#include "steward/deploy/source.h"
+#include "steward/base/validate.h"
 
 #define GENERATED_NAME ".steward.Dockerfile"
 #define IMAGE_REF_MAX 255

@@ -43,7 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "steward/log.h"
+#include "steward/base/log.h"
 #include "deploy/pipeline_internal.h"
 
 #define SW_PL_MAX_VOLUMES 64 /* of one application mounted or listed at once */

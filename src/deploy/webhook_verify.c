@@ -20,10 +20,10 @@
 #include <inttypes.h>
 #include <string.h>
 #include <openssl/crypto.h>
-#include "steward/buf.h"
-#include "steward/notify.h"
-#include "steward/secret.h"
-#include "steward/webhook.h"
+#include "steward/base/buf.h"
+#include "steward/notify/notify.h"
+#include "steward/base/secret.h"
+#include "steward/deploy/webhook.h"
 
 static const char *const provider_names[] = { "github", "gitlab", "bitbucket", "generic" };
 static const char *const source_providers[] = { "GITHUB", "GITLAB", "BITBUCKET", "GENERIC" };

@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "driver/internal.h"
+#include "driver/driver_internal.h"
 
 #define CADDY "Caddy's admin API"
 #define SERVER_PATH "/config/apps/http/servers/steward"

@@ -29,7 +29,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "driver/internal.h"
+#include "driver/driver_internal.h"
 
 #define STEP_BYTES (64 * 1024)
 

@@ -28,8 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "steward/validate.h"
-#include "driver/internal.h"
+#include "steward/base/validate.h"
+#include "driver/driver_internal.h"
 
 #define ENGINE "the Docker engine"
 

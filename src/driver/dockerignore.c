@@ -49,7 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "driver/internal.h"
+#include "driver/driver_internal.h"
 
 #define RUNE_ERROR 0xFFFDu
 

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "driver/internal.h"
+#include "driver/driver_internal.h"
 
 static const char *env_or(const char *name, const char *fallback)
 {

@@ -8,7 +8,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
-#include "driver/internal.h"
+#include "driver/driver_internal.h"
 
 void sw_driver_progress_init(struct sw_driver_progress *p, sw_driver_log_fn log, void *log_arg)
 {

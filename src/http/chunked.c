@@ -22,7 +22,7 @@
  *   and would take the total past max_body, before any of its data.
  */
 #include <errno.h>
-#include "steward/http_parser.h"
+#include "steward/http/http_parser.h"
 
 enum {
 	CH_SIZE,             /* hex digits */

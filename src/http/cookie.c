@@ -7,7 +7,7 @@
  * proxies are known to differ (whitespace around ';', quoted values),
  * because a refused Cookie header would sign a user out for nothing. */
 #include <errno.h>
-#include "steward/http_auth.h"
+#include "steward/http/http_auth.h"
 
 static bool is_alnum(unsigned char c)
 {

@@ -40,7 +40,7 @@
  * search) and one pass over each header section. */
 #include <errno.h>
 #include <string.h>
-#include "steward/multipart.h"
+#include "steward/http/multipart.h"
 
 #define BOUNDARY_MAX 70 /* RFC 2046 5.1.1 */
 _Static_assert(SW_MULTIPART_MAX_HEADER == 1024, "the messages say 1024");

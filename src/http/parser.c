@@ -38,7 +38,7 @@
  *   not a proxy, and the Host header is then the only authority.
  */
 #include <errno.h>
-#include "steward/http_parser.h"
+#include "steward/http/http_parser.h"
 
 #define REQ_LINE_WINDOW ((size_t)SW_HTTP_MAX_REQUEST_LINE + 2)
 #define HEAD_WINDOW ((size_t)SW_HTTP_MAX_HEAD_BYTES)

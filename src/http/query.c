@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "steward/query.h"
+#include "steward/http/query.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)

@@ -8,7 +8,7 @@
  * with a non-empty value. */
 #include <errno.h>
 #include <stdlib.h>
-#include "steward/http.h"
+#include "steward/http/http.h"
 
 struct compiled {
 	const struct sw_route *route;

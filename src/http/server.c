@@ -20,7 +20,7 @@
  *   timer expires, so unread input cannot turn into a reset that destroys
  *   the response before the client reads it.
  * - Bodies that are not in memory: a streamed response (SSE) queues pieces
- *   by reference (struct sw_http_ref) and moves them into the output
+ *   by reference (struct sw_ref) and moves them into the output
  *   generation as room frees up, each batch framed as one HTTP chunk; a
  *   file is spliced file -> pipe -> socket on the ring once the head is
  *   written (sendfile() on the worker pool where the ring cannot splice).
@@ -41,13 +41,13 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include "steward/db.h"
-#include "steward/http.h"
-#include "steward/io.h"
-#include "steward/limits.h"
-#include "steward/log.h"
-#include "steward/query.h"
-#include "http/internal.h"
+#include "steward/db/db.h"
+#include "steward/http/http.h"
+#include "steward/io/io.h"
+#include "steward/base/limits.h"
+#include "steward/base/log.h"
+#include "steward/http/query.h"
+#include "http/http_internal.h"
 
 #define MAX_LOOPS 64
 #define LINGER_MS 2000
@@ -64,7 +64,7 @@ struct piece {
 	const char *ptr; /* NULL: bytes [off, off+len) of the generation's buffer */
 	size_t off;
 	size_t len;
-	struct sw_http_ref *ref; /* released once the piece is written or dropped */
+	struct sw_ref *ref; /* released once the piece is written or dropped */
 };
 
 struct outgen {
@@ -110,7 +110,7 @@ struct sw_conn {
 struct stream_piece {
 	const char *p;
 	size_t n;
-	struct sw_http_ref *ref;
+	struct sw_ref *ref;
 };
 
 struct sw_http_stream {
@@ -283,7 +283,7 @@ static void out_static(struct sw_conn *c, const char *p, size_t n)
 }
 
 /* Queues n bytes at p by reference; the caller made sure a piece is free. */
-static void out_ref(struct sw_conn *c, const char *p, size_t n, struct sw_http_ref *ref)
+static void out_ref(struct sw_conn *c, const char *p, size_t n, struct sw_ref *ref)
 {
 	struct outgen *g = acc(c);
 	if (SW_NEVER(g->npieces >= OUT_MAX_PIECES)) {
@@ -756,21 +756,21 @@ void sw_http_respond_static(struct sw_http_request *req, int status, const char 
 
 /* ---- streamed bodies ---- */
 
-static void noop_release(struct sw_http_ref *ref)
+static void noop_release(struct sw_ref *ref)
 {
 	(void)ref;
 }
 
 /* Heartbeats and other literals are sent by reference with nothing to release. */
-static struct sw_http_ref static_ref = { noop_release };
+static struct sw_ref static_ref = { noop_release };
 
 /* Bytes a stream copied: released with the piece. */
 struct owned_bytes {
-	struct sw_http_ref ref;
+	struct sw_ref ref;
 	char data[];
 };
 
-static void owned_release(struct sw_http_ref *ref)
+static void owned_release(struct sw_ref *ref)
 {
 	free(SW_CONTAINER_OF(ref, struct owned_bytes, ref));
 }
@@ -975,7 +975,7 @@ struct sw_http_stream *sw_http_stream_begin(struct sw_http_request *req, int sta
 	return s;
 }
 
-int sw_http_stream_write(struct sw_http_stream *s, const void *p, size_t n, struct sw_http_ref *ref)
+int sw_http_stream_write(struct sw_http_stream *s, const void *p, size_t n, struct sw_ref *ref)
 {
 	if (s->failed || s->ended) {
 		if (ref)

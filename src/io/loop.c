@@ -30,9 +30,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <liburing.h>
-#include "steward/io.h"
-#include "steward/log.h"
-#include "io/internal.h"
+#include "steward/io/io.h"
+#include "steward/base/log.h"
+#include "io/io_internal.h"
 
 struct post_item {
 	void (*fn)(void *arg);

@@ -3,7 +3,7 @@
  * inside a loop. */
 #include <errno.h>
 #include <signal.h>
-#include "steward/signals.h"
+#include "steward/io/signals.h"
 
 static sigset_t handled;
 

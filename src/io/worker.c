@@ -5,9 +5,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include "steward/io.h"
-#include "steward/limits.h"
-#include "io/internal.h"
+#include "steward/io/io.h"
+#include "steward/base/limits.h"
+#include "io/io_internal.h"
 
 static struct {
 	pthread_mutex_t lock;

@@ -40,9 +40,9 @@
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
-#include "steward/jobs.h"
-#include "steward/log.h"
-#include "db/statements_deployments.h"
+#include "steward/jobs/jobs.h"
+#include "steward/base/log.h"
+#include "steward/db/statements_deployments.h"
 
 #define QUEUES 3
 #define RUNNERS_MAX 7

@@ -8,18 +8,18 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <unistd.h>
-#include "steward/api.h"
-#include "steward/auth.h"
-#include "steward/config.h"
-#include "steward/db.h"
-#include "steward/deploy.h"
-#include "steward/http.h"
-#include "steward/io.h"
-#include "steward/jobs.h"
-#include "steward/log.h"
-#include "steward/mail.h"
-#include "steward/seal.h"
-#include "steward/signals.h"
+#include "steward/api/api.h"
+#include "steward/auth/auth.h"
+#include "steward/base/config.h"
+#include "steward/db/db.h"
+#include "steward/deploy/deploy.h"
+#include "steward/http/http.h"
+#include "steward/io/io.h"
+#include "steward/jobs/jobs.h"
+#include "steward/base/log.h"
+#include "steward/net/mail.h"
+#include "steward/base/seal.h"
+#include "steward/io/signals.h"
 
 struct thread_arg {
 	struct sw_server_shared *shared;

@@ -17,10 +17,11 @@
 #include <stdlib.h>
 #include <time.h>
 #include <openssl/crypto.h>
-#include "steward/libcurl.h"
-#include "steward/log.h"
-#include "steward/notify.h"
-#include "steward/validate.h"
+#include "steward/net/libcurl.h"
+#include "steward/base/log.h"
+#include "steward/net/address.h"
+#include "steward/notify/notify.h"
+#include "steward/base/validate.h"
 
 struct delivery {
 	struct delivery *next;
@@ -103,7 +104,7 @@ static enum outcome resolve(const struct delivery *d, char *pin, size_t pinlen, 
 {
 	const char *literal_why;
 	pin[0] = '\0';
-	if (sw_notify_literal_refusal(sw_str_cstr(d->host), &literal_why)) {
+	if (sw_net_literal_refusal(sw_str_cstr(d->host), &literal_why)) {
 		if (literal_why && !d->allow_private) {
 			*why = literal_why;
 			return REFUSED;
@@ -123,7 +124,7 @@ static enum outcome resolve(const struct delivery *d, char *pin, size_t pinlen, 
 	size_t used = (size_t)snprintf(pin, pinlen, "%s:%u:", d->host, d->port);
 	unsigned n = 0;
 	for (struct addrinfo *ai = res; ai && o == DELIVERED; ai = ai->ai_next) {
-		const char *refusal = sw_notify_address_refusal(ai->ai_addr);
+		const char *refusal = sw_net_address_refusal(ai->ai_addr);
 		if (refusal && !d->allow_private) {
 			*why = refusal;
 			o = REFUSED;

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
-#include "steward/json.h"
-#include "steward/notify.h"
-#include "steward/secret.h"
+#include "steward/base/json.h"
+#include "steward/notify/notify.h"
+#include "steward/base/secret.h"
 
 /* Discord refuses a message whose content is longer (in characters). */
 #define DISCORD_CONTENT_MAX 2000

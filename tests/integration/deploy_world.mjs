@@ -35,7 +35,7 @@ export function webFiles(body, extra = []) {
 // Everything a deployment test needs. env: added to stewardd's.
 export async function world(env = {}) {
 	// The git fetch runs libgit2 in a child forked from stewardd's threads
-	// (src/deploy/git.c); ThreadSanitizer cannot follow a multithreaded
+	// (src/deploy/git_fetch.c); ThreadSanitizer cannot follow a multithreaded
 	// fork whose child starts threads ("dup thread with used id"). These
 	// files run in the plain and the ASan+UBSan builds.
 	if (/thread/.test(process.env.SW_SANITIZER ?? '')) {

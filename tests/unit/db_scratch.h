@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "steward/db.h"
+#include "steward/db/db.h"
 
 static struct {
 	char dir[64];       /* the mkdtemp directory, removed at exit */

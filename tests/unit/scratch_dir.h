@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "steward/base.h"
+#include "steward/base/base.h"
 
 static char scratch_path[64];
 

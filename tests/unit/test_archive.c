@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include "steward/base.h"
-#include "steward/source.h"
+#include "steward/base/base.h"
+#include "steward/deploy/source.h"
 #include "test_help.h"
 
 enum kind { TAR, TGZ, ZIP, TBZ2, USTAR /* raw bytes in names, no pax */ };

@@ -3,7 +3,7 @@
  * split at every byte boundary decoding exactly like input given at once. */
 #include <errno.h>
 #include <stdlib.h>
-#include "steward/http_parser.h"
+#include "steward/http/http_parser.h"
 #include "test_help.h"
 
 struct result {

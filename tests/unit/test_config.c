@@ -2,8 +2,8 @@
  * refusal of bad values with the variable named. */
 #include <stdlib.h>
 #include <unistd.h>
-#include "steward/config.h"
-#include "steward/limits.h"
+#include "steward/base/config.h"
+#include "steward/base/limits.h"
 #include "test_help.h"
 
 static void clear_env(void)

@@ -2,7 +2,7 @@
  * is skipped as malformed, what is refused, and that a value written by
  * sw_set_cookie_header() is found again by sw_cookie_find(). */
 #include <errno.h>
-#include "steward/http_auth.h"
+#include "steward/http/http_auth.h"
 #include "test_help.h"
 
 /* The value of cookie name in header as a C string, or NULL when absent;

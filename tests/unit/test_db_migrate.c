@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include "steward/db.h"
+#include "steward/db/db.h"
 #include "db/migrations.h"
-#include "db/statements.h"
+#include "steward/db/statements.h"
 #include "db_scratch.h"
 #include "test_help.h"
 

@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include "steward/db.h"
-#include "steward/io.h"
-#include "steward/limits.h"
-#include "db/statements.h"
+#include "steward/db/db.h"
+#include "steward/io/io.h"
+#include "steward/base/limits.h"
+#include "steward/db/statements.h"
 #include "db_scratch.h"
 #include "test_help.h"
 

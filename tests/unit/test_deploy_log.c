@@ -1,4 +1,4 @@
-/* The deployment log writer (src/deploy/log.c): secrets scrubbed before a
+/* The deployment log writer (src/deploy/build_log.c): secrets scrubbed before a
  * line goes anywhere (overlapping values, values inside values, values
  * with line breaks), the file capped at max_bytes with one cut notice and
  * nothing after it, the 4 KB tail starting at a line, the byte count,
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "steward/deploy.h"
+#include "steward/deploy/deploy.h"
 #include "scratch_dir.h"
 #include "test_help.h"
 

@@ -4,7 +4,7 @@
  * document in their tests: written from those, not from this code. */
 #include <errno.h>
 #include <stdlib.h>
-#include "driver/internal.h"
+#include "driver/driver_internal.h"
 #include "test_help.h"
 
 /* Whether path is excluded by the file text; -2 when text is refused. */

@@ -7,7 +7,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
-#include "steward/domain_check.h"
+#include "steward/net/domain_check.h"
 #include "test_help.h"
 
 #define TOKEN "5f2b7c0e8d9a41b3a6c4e2f1d0b9a8c7e6f5d4c3b2a1908f7e6d5c4b3a291807"

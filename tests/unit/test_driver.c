@@ -22,8 +22,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "steward/base.h"
-#include "steward/driver.h"
+#include "steward/base/base.h"
+#include "steward/driver/driver.h"
 #include "test_help.h"
 #include "scratch_dir.h"
 

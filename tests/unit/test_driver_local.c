@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "driver/internal.h"
+#include "driver/driver_internal.h"
 #include "test_help.h"
 
 static char dir[64];

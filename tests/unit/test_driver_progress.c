@@ -1,7 +1,7 @@
 /* The reader of the engine's build progress stream (src/driver/progress.c):
  * messages and lines cut anywhere, errors, colour sequences, caps. */
 #include <stdlib.h>
-#include "driver/internal.h"
+#include "driver/driver_internal.h"
 #include "test_help.h"
 
 struct lines {

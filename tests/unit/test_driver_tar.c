@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "driver/internal.h"
+#include "driver/driver_internal.h"
 #include "test_help.h"
 
 static char root[64];

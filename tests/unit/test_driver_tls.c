@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
-#include "steward/driver.h"
+#include "steward/driver/driver.h"
 #include "test_help.h"
 
 static struct sw_driver *drv;

@@ -3,7 +3,7 @@
  * directory: over file:// (branch, tag, sha, unknown refs, refusals), over
  * ssh from an OpenSSH server started here on 127.0.0.1 with the deploy key
  * authorised, and against a server that accepts and never answers
- * (timeout, cancel). This file includes src/deploy/git.c to reach its
+ * (timeout, cancel). This file includes src/deploy/git_fetch.c to reach its
  * static helpers and its key-file switch.
  *
  * An https server with a self-signed certificate (openssl s_server) must
@@ -12,7 +12,7 @@
  * Exits 77 when /usr/bin/git, /usr/sbin/sshd or /usr/bin/openssl is
  * missing (apt-get install git openssh-server openssl). sshd runs as root (it needs
  * /run/sshd, made here) and logs into <tmp>/sshd.log. */
-#include "deploy/git.c"
+#include "deploy/git_fetch.c"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -20,7 +20,7 @@
 #include <pthread.h>
 #include <spawn.h>
 #include <sys/socket.h>
-#include "steward/sshkey.h"
+#include "steward/base/sshkey.h"
 #include "test_help.h"
 #include "scratch_dir.h"
 

@@ -3,7 +3,7 @@
  * is refused whole. The HTTP side runs against a stand-in host in
  * tests/integration/git_credentials.test.mjs. */
 #include <errno.h>
-#include "steward/git_host.h"
+#include "steward/net/git_host.h"
 #include "test_help.h"
 
 /* Normalises body; the result as a NUL-terminated string into out (cap

@@ -4,7 +4,7 @@
  * once. */
 #include <errno.h>
 #include <stdlib.h>
-#include "steward/http_parser.h"
+#include "steward/http/http_parser.h"
 #include "test_help.h"
 
 static struct sw_http_head H; /* 3 KB: keep it off the stack */

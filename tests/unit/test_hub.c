@@ -30,14 +30,14 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "steward/buf.h"
-#include "steward/config.h"
-#include "steward/deploy.h"
-#include "steward/http.h"
-#include "steward/io.h"
-#include "steward/limits.h"
+#include "steward/base/buf.h"
+#include "steward/base/config.h"
+#include "steward/deploy/deploy.h"
+#include "steward/http/http.h"
+#include "steward/io/io.h"
+#include "steward/base/limits.h"
 #include "api/deployment_logs.h"
-#include "http/internal.h"
+#include "http/http_internal.h"
 #include "scratch_dir.h"
 #include "test_help.h"
 

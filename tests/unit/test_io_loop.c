@@ -4,9 +4,9 @@
 #include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include "steward/auth.h"
-#include "steward/http.h"
-#include "steward/io.h"
+#include "steward/auth/auth.h"
+#include "steward/http/http.h"
+#include "steward/io/io.h"
 #include "test_help.h"
 
 static struct sw_loop *loop_or_skip(void)

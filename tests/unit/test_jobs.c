@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "steward/jobs.h"
-#include "db/statements_deployments.h"
+#include "steward/jobs/jobs.h"
+#include "steward/db/statements_deployments.h"
 #include "db_scratch.h"
 #include "test_help.h"
 

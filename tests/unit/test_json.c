@@ -1,5 +1,5 @@
 /* JSON writer (escaping, structure checks) and the strict input parser. */
-#include "steward/json.h"
+#include "steward/base/json.h"
 #include "test_help.h"
 
 static char *render(void (*fn)(struct sw_json *), int *ret_err)

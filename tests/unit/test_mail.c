@@ -4,8 +4,8 @@
  * (Delivery itself is covered by tests/integration/password_reset.) */
 #include <errno.h>
 #include <stdlib.h>
-#include "steward/buf.h"
-#include "steward/mail.h"
+#include "steward/base/buf.h"
+#include "steward/net/mail.h"
 #include "test_help.h"
 
 /* 2026-11-21T16:22:35Z */

@@ -2,7 +2,7 @@
  * bodies written byte for byte by curl 7.88 (-F) and node 20's FormData
  * (undici), and one test per refusal. */
 #include <errno.h>
-#include "steward/multipart.h"
+#include "steward/http/multipart.h"
 #include "test_help.h"
 
 #define BODY(lit) sw_str_from((lit), sizeof(lit) - 1)

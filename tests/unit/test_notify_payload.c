@@ -5,8 +5,8 @@
 #include <errno.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include "steward/auth.h"
-#include "steward/notify.h"
+#include "steward/base/validate.h"
+#include "steward/notify/notify.h"
 #include "test_help.h"
 
 static const struct sw_notify_event event = {

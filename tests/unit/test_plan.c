@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "steward/base.h"
-#include "steward/source.h"
+#include "steward/base/base.h"
+#include "steward/deploy/source.h"
 #include "test_help.h"
 #include "scratch_dir.h"
 

@@ -5,8 +5,8 @@
  * back by sw_query_page_read(). */
 #include <errno.h>
 #include <jansson.h>
-#include "steward/auth.h"
-#include "steward/query.h"
+#include "steward/base/validate.h"
+#include "steward/http/query.h"
 #include "test_help.h"
 
 #define UUID "0b5f3c2e-9d4a-4c1e-8f7a-2b6d9e0c1a3f"

@@ -4,7 +4,7 @@
  * one bucket without losing or inventing a token. Each test uses its own
  * limiter names: the table is process-wide. */
 #include <pthread.h>
-#include "steward/ratelimit.h"
+#include "steward/auth/ratelimit.h"
 #include "test_help.h"
 
 static bool take(const struct sw_ratelimit *rl, const char *key, uint64_t now, unsigned *retry)

@@ -1,5 +1,5 @@
 /* Router: matching, params, 405 masks, HEAD, config-dependent routes. */
-#include "steward/http.h"
+#include "steward/http/http.h"
 #include "test_help.h"
 
 static void h(struct sw_http_request *req)

@@ -6,9 +6,9 @@
  * tests/integration/openapi.test.mjs (a real OpenAPI 3.1 validator). */
 #include <jansson.h>
 #include <stdio.h>
-#include "steward/api.h"
-#include "steward/config.h"
-#include "api/internal.h"
+#include "steward/api/api.h"
+#include "steward/base/config.h"
+#include "api/api_internal.h"
 #include "test_help.h"
 
 /* "/projects/:id/environments" -> "/projects/{id}/environments". */

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "steward/config.h"
-#include "steward/seal.h"
-#include "steward/secret.h"
+#include "steward/base/config.h"
+#include "steward/base/seal.h"
+#include "steward/base/secret.h"
 #include "test_help.h"
 
 static const uint8_t key_a[32] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,

@@ -3,7 +3,7 @@
  * the well-formedness checks, and every near miss fails them. */
 #include <errno.h>
 #include <openssl/evp.h>
-#include "steward/secret.h"
+#include "steward/base/secret.h"
 #include "test_help.h"
 
 static bool all_base64url(const char *s, size_t n)

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include "steward/secret.h"
+#include "steward/base/secret.h"
 #include "test_help.h"
 
 TEST(agent_token_is_sta_and_43_characters_with_its_prefix)

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "steward/base.h"
-#include "steward/sshkey.h"
+#include "steward/base/base.h"
+#include "steward/base/sshkey.h"
 #include "test_help.h"
 
 extern char **environ;

@@ -3,7 +3,7 @@
  * the output left untouched on a refusal. Expected instants were computed
  * independently (Python's calendar.timegm, in integers). */
 #include <errno.h>
-#include "steward/timeparse.h"
+#include "steward/base/timeparse.h"
 #include "test_help.h"
 
 #define UNTOUCHED 4242424242LL

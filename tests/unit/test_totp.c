@@ -2,7 +2,7 @@
  * replay rule, code input forms, base32 against RFC 4648 vectors and its
  * refusals, the otpauth:// URI, and recovery codes. */
 #include <errno.h>
-#include "steward/totp.h"
+#include "steward/auth/totp.h"
 #include "test_help.h"
 
 static const uint8_t rfc_key[] = "12345678901234567890"; /* 20 bytes + NUL */

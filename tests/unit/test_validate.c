@@ -1,10 +1,10 @@
 /* Validators: e-mail addresses, display names, password rules, listen
  * addresses, and the formats of the resource API (names, hostnames,
  * branches, paths, URLs, git URLs, variables, command arguments). */
-#include "steward/auth.h"
-#include "steward/config.h"
-#include "steward/limits.h"
-#include "steward/validate.h"
+#include "steward/auth/auth.h"
+#include "steward/base/config.h"
+#include "steward/base/limits.h"
+#include "steward/base/validate.h"
 #include "test_help.h"
 
 static bool email_ok(const char *s)

@@ -20,7 +20,7 @@
 #include <openssl/param_build.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
-#include "steward/webauthn.h"
+#include "steward/auth/webauthn.h"
 #include "test_help.h"
 
 /* ---- the published vectors (section "Test Vectors") ----

@@ -19,7 +19,7 @@
  * payloads of each provider are read into the right decision. */
 #include <errno.h>
 #include <jansson.h>
-#include "steward/webhook.h"
+#include "steward/deploy/webhook.h"
 #include "test_help.h"
 
 /* ---- CRYPTO_memcmp, observed: this definition takes the place of

@@ -1,0 +1,19 @@
+/* The API: the one route table, its handlers, and the OpenAPI document
+ * generated from it. */
+#ifndef STEWARD_API_H
+#define STEWARD_API_H
+
+#include "steward/http/http.h"
+
+/* Every route of the API, in documentation order. */
+const struct sw_route *sw_api_routes(size_t *ret_count);
+
+/* Builds the OpenAPI 3.1 document for the routes the router holds (so it
+ * matches what the server answers), kept until sw_api_docs_free(). 0 or
+ * -errno with a message. */
+int sw_api_docs_build(const struct sw_router *router, char *err, size_t errlen);
+void sw_api_docs_free(void);
+/* The built document (for tests). */
+struct sw_str sw_api_docs_json(void);
+
+#endif

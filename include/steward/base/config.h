@@ -1,0 +1,53 @@
+/* Settings from the environment, read once at start-up (README.md lists
+ * them). Invalid values are refused with a message naming the variable. */
+#ifndef STEWARD_CONFIG_H
+#define STEWARD_CONFIG_H
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include "steward/base/base.h"
+
+enum sw_env { SW_ENV_PRODUCTION, SW_ENV_DEVELOPMENT, SW_ENV_TEST };
+
+struct sw_config {
+	struct sockaddr_storage listen_addr;
+	socklen_t listen_addr_len;
+	char listen_str[128];     /* as configured, for messages */
+	unsigned threads;         /* STEWARD_THREADS, default: cores */
+	unsigned workers;         /* STEWARD_WORKERS, default 2 */
+	char data_dir[512];       /* STEWARD_DATA_DIR, default /var/lib/steward as root, else ./steward-data */
+	char *database_url;       /* DATABASE_URL; NULL: embedded PostgreSQL */
+	enum sw_env env;          /* STEWARD_ENV, default production */
+	bool signup_enabled;      /* SIGNUP_ENABLED */
+	char *cors_origins;       /* CORS_ALLOWED_ORIGINS, comma-separated; NULL: none */
+	char *public_base_url;    /* PUBLIC_BASE_URL */
+	char *auth_trusted_origins; /* AUTH_TRUSTED_ORIGINS, comma-separated; NULL: none */
+	unsigned max_connections; /* STEWARD_MAX_CONNECTIONS */
+	unsigned db_pool_size;    /* STEWARD_DB_POOL_SIZE, per loop thread, default 2 */
+	unsigned header_timeout_ms; /* STEWARD_HEADER_TIMEOUT_MS */
+	unsigned body_timeout_ms;   /* STEWARD_BODY_TIMEOUT_MS */
+	unsigned idle_timeout_ms;   /* STEWARD_IDLE_TIMEOUT_MS */
+	unsigned shutdown_timeout_ms; /* STEWARD_SHUTDOWN_TIMEOUT_MS */
+	unsigned db_query_timeout_ms; /* STEWARD_DB_QUERY_TIMEOUT_MS */
+	bool access_log;          /* STEWARD_ACCESS_LOG, default on */
+	/* Deployments */
+	unsigned deploy_log_max_bytes; /* DEPLOY_LOG_MAX_BYTES, default 16 MiB (64 KiB..1 GiB) */
+	unsigned blue_green_min_free_mb; /* DEPLOY_BLUE_GREEN_MIN_FREE_MEMORY_MB, default 512 */
+	char *deploy_base_image;  /* DEPLOY_BASE_IMAGE; NULL: each stack's own default */
+	char *docker_host;        /* DOCKER_HOST, default unix:///var/run/docker.sock */
+	char *caddy_admin_url;    /* CADDY_ADMIN_URL, default http://127.0.0.1:2019 */
+	char *git_ca_file;        /* GIT_CA_FILE: PEM CAs for https git servers; NULL: the system's */
+	bool runners;             /* STEWARD_RUNNERS, default on: this process runs jobs */
+};
+
+/* Reads the environment into *ret. On a bad value returns -EINVAL and
+ * writes a message naming the variable to err. */
+int sw_config_load(struct sw_config *ret, char *err, size_t errlen);
+void sw_config_release(struct sw_config *c);
+const char *sw_env_name(enum sw_env e);
+
+/* Parses "host:port", "[v6]:port" or ":port" (all interfaces refused:
+ * only numeric addresses). */
+int sw_parse_listen(const char *s, struct sockaddr_storage *ret, socklen_t *ret_len);
+
+#endif

@@ -1,0 +1,49 @@
+/* Secrets at rest: AES-256-GCM under the master key.
+ *
+ * The master key is 32 bytes from STEWARD_SECRET_KEY (64 hex digits) or,
+ * when that is unset, from the file "master.key" in the data directory,
+ * created at first start with 32 random bytes (mode 0600, written to a
+ * temporary file, fsynced and linked into place, so a crash never leaves
+ * half a key and a key already there is never replaced). The data
+ * directory is created (0700, parents 0755) when missing. A key file that
+ * is not a regular file, of another size or with a mode wider than 0600
+ * is refused. Replicas sharing one database must share one key.
+ *
+ * A sealed value is text: "v1." key-id "." base64url(nonce || ciphertext
+ * || tag), with a random 96-bit nonce per seal and the 128-bit tag; key-id
+ * is the first 8 hex digits of SHA-256("steward-key-id" || key), so a
+ * value sealed under another key is refused by name, not as corruption.
+ * The associated data binds a value to its place (e.g. "variable:<app
+ * id>:<key>"): a sealed value copied into another row does not open. */
+#ifndef STEWARD_SEAL_H
+#define STEWARD_SEAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "steward/base/config.h"
+
+/* Loads (or creates) the master key for the process. STEWARD_SECRET_KEY
+ * (upper- or lower-case hex; empty counts as unset) is read here, once.
+ * 0, or -errno with a message naming the variable or the file in err
+ * (never the key). Call once at start-up, before any other thread seals. */
+int sw_seal_init(const struct sw_config *c, char *err, size_t errlen);
+/* For tests: uses these 32 bytes as the master key. */
+void sw_seal_init_key(const uint8_t key[32]);
+/* Wipes the key from memory. */
+void sw_seal_release(void);
+
+/* Bytes of the sealed text of n bytes of plaintext, its NUL included. */
+size_t sw_seal_size(size_t n);
+/* Seals plain (n bytes) bound to aad (a NUL-terminated string) into out
+ * (cap >= sw_seal_size(n)), NUL-terminated. 0, -EINVAL (no key loaded,
+ * aad NULL, n beyond 2 GiB), -ENOBUFS, -ENOMEM, -EIO (OpenSSL failed). */
+int sw_seal(const void *plain, size_t n, const char *aad, char *out, size_t cap);
+/* Opens sealed text bound to aad into out (cap bytes; a NUL is added after
+ * the plaintext when room is left) and sets *ret_len. -EINVAL when the
+ * text is not a sealed value (or no key is loaded), -EKEYREJECTED when it
+ * was sealed under another key, -EBADMSG when the tag does not verify
+ * (altered, or another aad; out is then wiped), -ENOBUFS when out is too
+ * small, -ENOMEM. The caller wipes out when done. */
+int sw_unseal(const char *sealed, const char *aad, void *out, size_t cap, size_t *ret_len);
+
+#endif

@@ -1,0 +1,35 @@
+/* Date-times written by clients: RFC 3339 (section 5.6, "date-time"), as
+ * in the filters ?since= and ?until=. Strict on purpose: a filter that is
+ * misread silently widens or narrows what a list shows, so anything but
+ * the one grammar is refused, never guessed at. Pure functions: no
+ * allocation, no time zone database, no locale. */
+#ifndef STEWARD_TIMEPARSE_H
+#define STEWARD_TIMEPARSE_H
+
+#include "steward/base/base.h"
+
+/* The longest accepted text: "9999-12-31T23:59:59.123456789+23:59". */
+#define SW_RFC3339_MAX_LEN 35
+/* Calendar years accepted (of the date as written, before the offset). */
+#define SW_RFC3339_MIN_YEAR 1970
+#define SW_RFC3339_MAX_YEAR 9999
+/* Digits of a fraction of a second; those past the sixth are read and
+ * dropped (the result is in microseconds, truncated). */
+#define SW_RFC3339_MAX_FRACTION_DIGITS 9
+
+/* Parses s, exactly "YYYY-MM-DDTHH:MM:SS", then an optional fraction "."
+ * and 1 to SW_RFC3339_MAX_FRACTION_DIGITS digits, then "Z" or an offset
+ * "+hh:mm" / "-hh:mm" (hh 00..23, mm 00..59). "T" and "Z" may be lower
+ * case. Accepts only real dates (leap years by the Gregorian rule) of
+ * years SW_RFC3339_MIN_YEAR..SW_RFC3339_MAX_YEAR, hours 00..23, minutes and
+ * seconds 00..59 (no leap second). Refuses everything else: other
+ * separators, a missing part, signs or spaces inside numbers, a byte after
+ * the offset (NUL included), text longer than SW_RFC3339_MAX_LEN.
+ *
+ * On success sets *ret_us to the instant in microseconds since
+ * 1970-01-01T00:00:00Z (negative for a first hour of 1970 written with a
+ * positive offset) and returns 0. Otherwise returns -EINVAL and leaves
+ * *ret_us untouched. */
+int sw_rfc3339_parse_us(struct sw_str s, int64_t *ret_us);
+
+#endif

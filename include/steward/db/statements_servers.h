@@ -1,0 +1,42 @@
+/* Statements of servers (statements_servers.c; table in migration 0007,
+ * host and the agent functions in 0010). Parameters follow the resource
+ * conventions of src/api/internal.h. */
+#ifndef STEWARD_DB_STATEMENTS_SERVERS_H
+#define STEWARD_DB_STATEMENTS_SERVERS_H
+
+#include "steward/db/statements.h"
+
+/* Columns of a server row. */
+enum sw_db_server_col {
+	SW_DB_SERVER_ID,
+	SW_DB_SERVER_NAME,
+	SW_DB_SERVER_DESCRIPTION,
+	SW_DB_SERVER_HOST,               /* NULL: not given */
+	SW_DB_SERVER_IS_LOCAL,           /* "t" / "f" */
+	SW_DB_SERVER_STATUS,             /* PENDING, ONLINE, OFFLINE */
+	SW_DB_SERVER_TOKEN_PREFIX,       /* NULL: no token (the local server) */
+	SW_DB_SERVER_TOKEN_CREATED_AT,
+	SW_DB_SERVER_AGENT_CONNECTED_AT,
+	SW_DB_SERVER_LAST_SEEN_AT,
+	SW_DB_SERVER_APPLICATIONS,       /* the number assigned to it */
+	SW_DB_SERVER_SERVICES,
+	SW_DB_SERVER_CREATED_AT,
+	SW_DB_SERVER_UPDATED_AT,
+	SW_DB_SERVER_US,                 /* the cursor's microseconds */
+};
+
+/* create: $1 organization, $2 (unused), $3 user, $4 name, $5 description,
+ * $6 host, $7 the agent token's SHA-256 (hex), $8 its display prefix.
+ * Checks the servers quota first (SW409 QUOTA_EXCEEDED). */
+extern const struct sw_db_stmt sw_db_stmt_server_create;
+extern const struct sw_db_stmt sw_db_stmt_server_get;
+extern const struct sw_db_stmt sw_db_stmt_server_update;
+/* SW409 LOCAL_SERVER, SW409 SERVER_IN_USE; returns id, name. */
+extern const struct sw_db_stmt sw_db_stmt_server_remove;
+/* Filters: $7 status, $8 name. */
+extern const struct sw_db_stmt sw_db_stmt_servers_list;
+/* $1 organization, $2 server, $3 the new token's SHA-256 (hex), $4 its
+ * prefix -> the server row; SW409 LOCAL_SERVER; no row: not found. */
+extern const struct sw_db_stmt sw_db_stmt_server_agent_token;
+
+#endif

@@ -1,0 +1,177 @@
+/* Inside the local driver (src/driver): the state of a driver, one HTTP
+ * exchange over libcurl (the Docker engine on its unix socket, Caddy's
+ * admin API on loopback TCP), the build context as a tar stream with its
+ * .dockerignore matcher and the reader of the engine's build progress. Only src/driver and its tests
+ * include this. */
+#ifndef STEWARD_DRIVER_INTERNAL_H
+#define STEWARD_DRIVER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "steward/base/buf.h"
+#include "steward/driver/driver.h"
+
+/* Bounds of what the engine and Caddy may send us (they are local and
+ * trusted, but a bug or a huge host must not exhaust the runner). */
+#define SW_DRIVER_RESPONSE_MAX (16u * 1024 * 1024) /* a JSON answer: lists, Caddy's config */
+#define SW_DRIVER_ERROR_BODY_MAX (64u * 1024)     /* the body of a non-2xx answer */
+#define SW_DRIVER_PROGRESS_MSG_MAX (1024u * 1024) /* one JSON message of the build stream */
+#define SW_DRIVER_LOG_LINE_MAX (16u * 1024)       /* a longer build output line is split */
+#define SW_DRIVER_CONNECT_TIMEOUT_MS 5000
+#define SW_DRIVER_ENGINE_TIMEOUT_MS 120000  /* one engine call (a build: none, the cancel flag rules) */
+#define SW_DRIVER_CADDY_TIMEOUT_MS 30000    /* one admin call: a config load included */
+#define SW_DRIVER_LIST_MAX 4096             /* containers or images read from one answer */
+
+/* The engine's API version: Debian 12's docker.io (20.10) speaks 1.41;
+ * every later engine still accepts it. */
+#define SW_DRIVER_ENGINE_BASE "http://docker/v1.41"
+
+struct sw_driver {
+	char docker_socket[108]; /* sun_path */
+	char caddy_admin[256];   /* base URL, no trailing '/' */
+	char caddy_listen[256];  /* CADDY_HTTP_LISTEN: comma-separated addresses */
+	char proc_path[256];     /* HOST_PROC_PATH */
+};
+
+/* ---- one HTTP exchange (http.c) ----
+ * Blocking; safe on any thread (one curl handle per call). */
+struct sw_driver_http {
+	const char *method;        /* GET, POST, PUT, PATCH, DELETE */
+	const char *url;
+	const char *unix_socket;   /* the path, or NULL for TCP */
+	const char *content_type;  /* of the body, or NULL */
+	const char *body;          /* a whole body, or NULL */
+	size_t body_len;
+	/* A streamed body (sent chunked) instead: fills up to cap bytes and
+	 * returns the count, 0 at its end, or -errno to abort the exchange
+	 * (that error is returned). */
+	ssize_t (*read)(void *arg, char *out, size_t cap);
+	void *read_arg;
+	/* A streamed 2xx answer instead of collecting it: 0 or -errno to abort
+	 * (that error is returned). Non-2xx answers are always collected. */
+	int (*on_data)(void *arg, const char *p, size_t n);
+	void *data_arg;
+	const volatile bool *cancel; /* polled about every second and on data */
+	long timeout_ms;           /* 0: none */
+	size_t response_max;       /* collected bytes; past it -EFBIG (0: SW_DRIVER_RESPONSE_MAX) */
+	/* Filled in: */
+	long status;
+	struct sw_buf response;    /* the collected answer (NUL-terminated); release it */
+};
+/* Runs the exchange. 0 when an answer came (whatever its status); else
+ * -ECANCELED, -EFBIG, the callbacks' error, -ECONNREFUSED (nothing
+ * listens), -ETIMEDOUT, -EIO, with a sentence naming `peer` in err. */
+int sw_driver_http_run(struct sw_driver_http *h, const char *peer, char *err, size_t errlen);
+
+/* True when s is 1..max bytes of ASCII letters, digits and the bytes of
+ * extra: the check every name, id and address passes before it reaches a
+ * path or a document. */
+bool sw_driver_token_ok(const char *s, const char *extra, size_t max);
+/* An application id as it appears in labels and route ids. */
+static inline bool sw_driver_app_id_ok(const char *s)
+{
+	return sw_driver_token_ok(s, "-", 64);
+}
+
+/* Appends s percent-encoded (everything but RFC 3986 unreserved bytes). */
+int sw_driver_url_encode(struct sw_buf *b, const char *s);
+/* One sentence from a non-2xx answer: "<what>: <the peer's message>", the
+ * message taken from {"message": ...} (engine) or {"error": ...} (Caddy),
+ * cut to fit; "<what> (HTTP <status>)" without one. */
+void sw_driver_answer_error(const struct sw_driver_http *h, const char *what, char *err, size_t errlen);
+/* -errno for an HTTP status: 404 -ENOENT, 409 -EEXIST, 400 -EINVAL, 401/403
+ * -EACCES, 413 -EFBIG, other -EIO. */
+int sw_driver_status_errno(long status);
+/* arg with every "${PORT}" and every "$PORT" not followed by a letter,
+ * digit or '_' replaced by port, into out (cap bytes): 1 when something
+ * was replaced, 0 when not (out holds arg), -E2BIG when out is too small.
+ * Steward's own substitution in a container's exec-form command: no
+ * shell expands anything. */
+int sw_driver_expand_port(const char *arg, unsigned port, char *out, size_t cap);
+
+/* ---- .dockerignore (dockerignore.c) ----
+ * The patterns of a build context's .dockerignore and the decision for
+ * each path, as the Docker CLI makes it when it sends a context (moby's
+ * ignorefile.ReadAll, patternmatcher.New and MatchesUsingParentResults,
+ * archive.TarWithOptions): dockerignore.c's header says what is read and
+ * where it deliberately differs. */
+#define SW_DOCKERIGNORE_MAX_BYTES (64u * 1024)
+struct sw_dockerignore;
+/* Parses the file's text (len bytes, any bytes). NULL with errno and a
+ * sentence in err: EFBIG (longer than SW_DOCKERIGNORE_MAX_BYTES), EINVAL
+ * (a malformed pattern: the sentence names its line), ENOMEM. No patterns
+ * at all is a matcher that excludes nothing. */
+struct sw_dockerignore *sw_dockerignore_parse(const char *text, size_t len, char *err, size_t errlen);
+/* Appends the exception "!<path>" (path cleaned as a pattern is), as the
+ * Docker CLI does for the Dockerfile in use and for .dockerignore: path is
+ * then never excluded and its excluded parents are walked into. 0,
+ * -EINVAL (empty, or not a valid pattern: say "a[b"), -ENOMEM. */
+int sw_dockerignore_keep(struct sw_dockerignore *m, const char *path);
+/* Whether path (relative to the context, '/'-separated, no "." or ".."
+ * component, no empty one) is excluded: 1, 0, or -ENOMEM. The answer
+ * depends on the path alone (a path no line matches inherits its parent
+ * directory's decision); the matcher keeps its ancestors' results for the
+ * next call, so a walk costs one evaluation per entry. Not thread-safe. */
+int sw_dockerignore_excluded(struct sw_dockerignore *m, const char *path);
+/* Whether an excluded directory must still be walked because an exception
+ * could re-include something under it: Docker's test, an exception whose
+ * text starts with "<dir>/" (so "!dir/keep" reaches into dir, while a
+ * wildcard exception such as "!?ir/keep" does not). Entries under it are then
+ * decided one by one; the directory's own entry is not sent. */
+bool sw_dockerignore_walk_into(const struct sw_dockerignore *m, const char *dir);
+size_t sw_dockerignore_count(const struct sw_dockerignore *m); /* patterns, kept ones included */
+void sw_dockerignore_free(struct sw_dockerignore *m);
+
+/* ---- the build context as a tar stream (context_tar.c) ----
+ * Walks a directory (symbolic links are archived as links, never
+ * followed) and produces an uncompressed tar of it on demand, so nothing
+ * is staged on disk or held whole in memory. ".git" (a directory or a
+ * submodule's file) is left out at every depth, and so are sockets,
+ * FIFOs and devices. Owners are written as 0:0 without names.
+ * <dir>/.dockerignore, when present, leaves out what it matches
+ * (dockerignore.c); the Dockerfile (its path relative to dir, or NULL)
+ * and .dockerignore itself are always sent. A .dockerignore that is not
+ * a regular file (a symbolic link is never followed), is larger than
+ * SW_DOCKERIGNORE_MAX_BYTES or holds a malformed pattern fails the open. */
+struct sw_driver_tar;
+/* NULL with errno and a sentence in err: dir cannot be read (ENOTDIR,
+ * EIO), or its .dockerignore is refused (EINVAL, EFBIG). */
+struct sw_driver_tar *sw_driver_tar_open(const char *dir, const char *dockerfile, uint64_t max_bytes,
+					 char *err, size_t errlen);
+/* The next bytes of the stream, up to cap: the count, 0 at the end, or
+ * -EFBIG past max_bytes, -EIO (a file vanished or cannot be read); the
+ * sentence is then in sw_driver_tar_error(). */
+ssize_t sw_driver_tar_read(struct sw_driver_tar *t, char *out, size_t cap);
+const char *sw_driver_tar_error(const struct sw_driver_tar *t);
+uint64_t sw_driver_tar_bytes(const struct sw_driver_tar *t);
+void sw_driver_tar_free(struct sw_driver_tar *t);
+
+/* ---- the build progress stream (progress.c) ----
+ * The engine answers POST /build with JSON messages, one a line:
+ * {"stream": "text"} (output, in pieces that need not end at a line),
+ * {"status": ..., "id": ..., "progressDetail": ...} (pulls),
+ * {"aux": {"ID": ...}}, and {"error": ..., "errorDetail": {"message": ...}}
+ * which ends a failed build. Output lines reach log without their
+ * newline, without terminal colour sequences, at most
+ * SW_DRIVER_LOG_LINE_MAX bytes each (longer ones split). */
+struct sw_driver_progress {
+	sw_driver_log_fn log;
+	void *log_arg;
+	struct sw_buf message;  /* a message not yet ended by '\n' */
+	struct sw_buf line;     /* output not yet ended by '\n' */
+	bool skipping;          /* dropping an over-long message up to its '\n' */
+	bool failed;            /* an error message came */
+	char error[512];        /* its sentence */
+	char image_id[80];      /* aux.ID, "sha256:..." */
+};
+void sw_driver_progress_init(struct sw_driver_progress *p, sw_driver_log_fn log, void *log_arg);
+/* Takes the next n bytes of the answer. 0 or -ENOMEM. */
+int sw_driver_progress_feed(struct sw_driver_progress *p, const char *data, size_t n);
+/* The end of the answer: a last message without '\n' is read and a last
+ * unterminated output line is logged. */
+void sw_driver_progress_finish(struct sw_driver_progress *p);
+void sw_driver_progress_release(struct sw_driver_progress *p);
+
+#endif
