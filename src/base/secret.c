@@ -264,3 +264,76 @@ int sw_base64url_decode(struct sw_str in, uint8_t *out, size_t outlen, size_t *r
 	*ret_len = o;
 	return 0;
 }
+
+/* ---- base32 (RFC 4648) ---- */
+
+static const char b32[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+
+int sw_base32_encode(const uint8_t *in, size_t n, char *out, size_t outlen)
+{
+	if (n > (SIZE_MAX - 5) / 8 || outlen < SW_BASE32_LEN(n) + 1)
+		return -EINVAL;
+	size_t o = 0;
+	uint32_t acc = 0;
+	unsigned bits = 0;
+	for (size_t i = 0; i < n; i++) {
+		acc = (acc << 8) | in[i];
+		bits += 8;
+		while (bits >= 5) {
+			bits -= 5;
+			out[o++] = b32[(acc >> bits) & 31];
+		}
+	}
+	if (bits > 0)
+		out[o++] = b32[(acc << (5 - bits)) & 31];
+	out[o] = '\0';
+	return 0;
+}
+
+/* Value of a base32 character in either case, or -1. */
+static int b32_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a';
+	if (c >= '2' && c <= '7')
+		return c - '2' + 26;
+	return -1;
+}
+
+int sw_base32_decode(struct sw_str in, uint8_t *out, size_t outlen, size_t *ret_len)
+{
+	size_t o = 0, chars = 0, pad = 0;
+	uint32_t acc = 0;
+	unsigned bits = 0;
+	for (size_t i = 0; i < in.len; i++) {
+		unsigned char c = (unsigned char)in.ptr[i];
+		if (c == ' ')
+			continue;
+		if (c == '=') {
+			pad++;
+			continue;
+		}
+		int v = b32_value(c);
+		if (v < 0 || pad > 0)
+			return -EBADMSG; /* a foreign character, or data after padding */
+		chars++;
+		acc = (acc << 5) | (uint32_t)v;
+		bits += 5;
+		if (bits >= 8) {
+			bits -= 8;
+			if (o == outlen)
+				return -ENOBUFS;
+			out[o++] = (uint8_t)(acc >> bits);
+			acc &= (1u << bits) - 1;
+		}
+	}
+	/* 5 or more bits left would be a character that encodes no byte. */
+	if (bits >= 5 || acc != 0)
+		return -EBADMSG;
+	if (pad > 0 && (pad > 6 || (chars + pad) % 8 != 0))
+		return -EBADMSG;
+	*ret_len = o;
+	return 0;
+}

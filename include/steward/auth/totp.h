@@ -11,25 +11,14 @@
 #include "steward/base/base.h"
 #include "steward/base/limits.h"
 #include "steward/base/buf.h"
+#include "steward/base/secret.h"
 
 #define SW_TOTP_SECRET_LEN 20 /* bytes: 160 bits, RFC 4226's recommendation */
 #define SW_TOTP_DIGITS 6
 #define SW_TOTP_PERIOD_S 30
 #define SW_TOTP_DRIFT_STEPS 1 /* steps accepted either side of the current one */
 
-/* Characters of the unpadded base32 form of n bytes. */
-#define SW_BASE32_LEN(n) (((n) * 8 + 4) / 5)
-
-/* RFC 4648 base32 of in[0..n), upper-case, without '=' padding, and a NUL.
- * 0, or -EINVAL when out (outlen bytes) cannot hold SW_BASE32_LEN(n) + 1. */
-int sw_base32_encode(const uint8_t *in, size_t n, char *out, size_t outlen);
-/* Decodes base32 as people type it: letters in either case, spaces
- * anywhere ignored, '=' padding accepted only at the end. Refused with
- * -EBADMSG: any other character, a length no byte count encodes (1, 3 or 6
- * characters left over), non-zero unused bits in the last character.
- * -ENOBUFS when out (outlen bytes) is too small. On success (0) *ret_len
- * is the number of bytes written. */
-int sw_base32_decode(struct sw_str in, uint8_t *out, size_t outlen, size_t *ret_len);
+/* base32, the form authenticator apps take secrets in: steward/base/secret.h. */
 
 /* HOTP (RFC 4226 section 5.3) of counter under key: HMAC-SHA-1, dynamic
  * truncation, modulo 10^digits. digits 1..9 (RFC 6238's test vectors use

@@ -81,7 +81,7 @@
 #define SW_QUERY_MAX_VALUE_LEN 256
 #define SW_QUERY_PAGE_MAX 200
 
-/* Resources (issue 4): formats (include/steward/validate.h) */
+/* Resources: formats (include/steward/base/validate.h) */
 #define SW_RESOURCE_NAME_MAX_LEN 63            /* a DNS label */
 #define SW_DESCRIPTION_MAX_LEN 500             /* free text shown in the dashboard */
 #define SW_HOSTNAME_MAX_LEN 253
@@ -102,14 +102,14 @@
 #define SW_DOMAINS_MAX 50                      /* per application */
 #define SW_RESOURCE_BODY_MAX (256 * 1024)      /* a bulk variables body */
 
-/* Deployments (issue 5) */
+/* Deployments */
 /* An uploaded archive (POST /deployments, the part "archive"); over it: 413. */
 #define SW_DEPLOY_UPLOAD_MAX (100 * 1024 * 1024)
 /* The route's body limit: the archive plus the multipart framing and the
  * form's other fields. */
 #define SW_DEPLOY_UPLOAD_BODY_MAX (SW_DEPLOY_UPLOAD_MAX + 64 * 1024)
 
-/* Streamed responses (src/http/server.c) and live deployment logs (issue 5) */
+/* Streamed responses (src/http/server.c) and live deployment logs */
 /* Pieces queued on one streamed response beyond what its socket has taken;
  * past either bound the writer of the stream is not listening to its
  * backpressure (sw_http_stream_queued): the stream is closed. */

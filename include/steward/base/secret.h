@@ -83,4 +83,18 @@ bool sw_session_token_well_formed(struct sw_str s);
 int sw_base64url_encode(const uint8_t *in, size_t n, char *out, size_t outlen);
 int sw_base64url_decode(struct sw_str in, uint8_t *out, size_t outlen, size_t *ret_len);
 
+/* Characters of the unpadded base32 form of n bytes. */
+#define SW_BASE32_LEN(n) (((n) * 8 + 4) / 5)
+
+/* RFC 4648 base32 of in[0..n), upper-case, without '=' padding, and a NUL.
+ * 0, or -EINVAL when out (outlen bytes) cannot hold SW_BASE32_LEN(n) + 1. */
+int sw_base32_encode(const uint8_t *in, size_t n, char *out, size_t outlen);
+/* Decodes base32 as people type it: letters in either case, spaces
+ * anywhere ignored, '=' padding accepted only at the end. Refused with
+ * -EBADMSG: any other character, a length no byte count encodes (1, 3 or 6
+ * characters left over), non-zero unused bits in the last character.
+ * -ENOBUFS when out (outlen bytes) is too small. On success (0) *ret_len
+ * is the number of bytes written. */
+int sw_base32_decode(struct sw_str in, uint8_t *out, size_t outlen, size_t *ret_len);
+
 #endif

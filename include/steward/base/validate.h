@@ -20,7 +20,7 @@ bool sw_valid_display_name(struct sw_str s, size_t max, struct sw_str *ret_trimm
 /* Number of UTF-8 code points in s. */
 size_t sw_utf8_length(struct sw_str s);
 
-/* ---- formats of the resource API (issue 4) ----
+/* ---- formats of the resource API ----
  * Each validator takes the client's string as given (no trimming) and
  * returns true when it is in the format, else false with a field-error
  * message (a static sentence such as "must be ...") in *ret_msg. Each
