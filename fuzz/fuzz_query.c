@@ -265,7 +265,7 @@ static bool oracle_time(const char *s, size_t len, int64_t *ret)
 	} else {
 		return false;
 	}
-	if (Y < 1970 || M < 1 || M > 12 || D < 1 || h > 23 || mi > 59 || sec > 59)
+	if (Y < SW_RFC3339_MIN_YEAR || M < 1 || M > 12 || D < 1 || h > 23 || mi > 59 || sec > 59)
 		return false;
 	struct tm tm = { .tm_year = Y - 1900, .tm_mon = M - 1, .tm_mday = D, .tm_hour = h,
 			 .tm_min = mi, .tm_sec = sec };

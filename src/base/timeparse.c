@@ -1,4 +1,4 @@
-/* RFC 3339 date-times from clients (include/steward/timeparse.h).
+/* RFC 3339 date-times from clients (include/steward/base/timeparse.h).
  *
  * The instant is computed with the proleptic Gregorian day count (Howard
  * Hinnant's days_from_civil) rather than timegm(): the same answer without

@@ -342,6 +342,10 @@ test('audit_logs_filter_and_page', async () => {
 	assert.ok(since.data.length + until.data.length >= first.data.length);
 	const offset = mid.replace('Z', '+00:00');
 	assert.equal((await get(`since=${encodeURIComponent(offset)}&limit=200`)).data.length, since.data.length);
+	// Any date-time RFC 3339 can write is a filter, the first day of year 1 included.
+	const all = await get('since=0001-01-01T00:00:00Z&limit=200');
+	assert.equal(all.data.length, (await get('limit=200')).data.length);
+	assert.deepEqual((await get('until=0001-01-01T00:00:00Z')).data, []);
 
 	// Pages of 3 walk the same records.
 	const walked = [];

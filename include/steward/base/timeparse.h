@@ -10,8 +10,12 @@
 
 /* The longest accepted text: "9999-12-31T23:59:59.123456789+23:59". */
 #define SW_RFC3339_MAX_LEN 35
-/* Calendar years accepted (of the date as written, before the offset). */
-#define SW_RFC3339_MIN_YEAR 1970
+/* Calendar years accepted (of the date as written, before the offset): all
+ * of RFC 3339's four-digit years but year 0, which it does not have (the
+ * proleptic Gregorian calendar's 1 BC). PostgreSQL's timestamptz holds the
+ * whole range, so a filter such as since=0001-01-01T00:00:00Z means what it
+ * says. */
+#define SW_RFC3339_MIN_YEAR 1
 #define SW_RFC3339_MAX_YEAR 9999
 /* Digits of a fraction of a second; those past the sixth are read and
  * dropped (the result is in microseconds, truncated). */
@@ -27,8 +31,7 @@
  * the offset (NUL included), text longer than SW_RFC3339_MAX_LEN.
  *
  * On success sets *ret_us to the instant in microseconds since
- * 1970-01-01T00:00:00Z (negative for a first hour of 1970 written with a
- * positive offset) and returns 0. Otherwise returns -EINVAL and leaves
+ * 1970-01-01T00:00:00Z (negative before it) and returns 0. Otherwise returns -EINVAL and leaves
  * *ret_us untouched. */
 int sw_rfc3339_parse_us(struct sw_str s, int64_t *ret_us);
 
