@@ -83,6 +83,15 @@ void sw_api_db_error(struct sw_http_request *req, const struct sw_db_error *err)
 /* sw_db_query, answering the request itself when the query cannot be queued. */
 bool sw_api_query(struct sw_http_request *req, const struct sw_db_stmt *stmt,
 		  const char *const *params, int n, sw_db_cb cb, void *arg);
+/* sw_api_query() of an audited statement (one with an audit shape): the
+ * audit record action/target_type/target_id (NULL: the row's id) with
+ * metadata (a JSON object or NULL), by the request's principal from its
+ * address, is written in the same statement as the action, so both happen
+ * or neither does. */
+bool sw_api_query_audited(struct sw_http_request *req, const struct sw_db_stmt *stmt,
+			  const char *const *params, int n, const char *action,
+			  const char *target_type, const char *target_id, const char *metadata_json,
+			  sw_db_cb cb, void *arg);
 /* The answers every feature gives alike: 404 NOT_FOUND (generic message),
  * 500 INTERNAL_ERROR, 503 SERVICE_UNAVAILABLE (the worker pool is full). */
 void sw_api_not_found(struct sw_http_request *req);

@@ -40,6 +40,25 @@ bool sw_api_query(struct sw_http_request *req, const struct sw_db_stmt *stmt,
 	return true;
 }
 
+bool sw_api_query_audited(struct sw_http_request *req, const struct sw_db_stmt *stmt,
+			  const char *const *params, int n, const char *action,
+			  const char *target_type, const char *target_id, const char *metadata_json,
+			  sw_db_cb cb, void *arg)
+{
+	struct sw_db_audit_row a = { req->principal.organization_id, req->principal.user_id,
+				     action, target_type, target_id, sw_http_peer_address(req),
+				     metadata_json };
+	int r = sw_db_query_audited(sw_http_db(req), stmt, params, n, &a, cb, arg);
+	if (r < 0) {
+		if (r == -EINVAL)
+			sw_log_error("audited query %s has no audit shape: not run", stmt->name);
+		struct sw_db_error e = { .code = r };
+		sw_api_db_error(req, &e);
+		return false;
+	}
+	return true;
+}
+
 /* ---- common answers ---- */
 
 void sw_api_not_found(struct sw_http_request *req)

@@ -313,8 +313,6 @@ static void row_done(void *arg, const PGresult *res, const struct sw_db_error *e
 		sw_api_not_found(o->req);
 		return;
 	}
-	if (o->verb)
-		sw_api_resource_audit(o->req, o->r, o->verb, res);
 	if (o->status == 204)
 		sw_http_respond(o->req, 204, NULL, SW_STR_NULL);
 	else
@@ -351,6 +349,20 @@ static struct op *read_fields(struct sw_http_request *req, const struct sw_api_r
 	return o;
 }
 
+/* The operation's statement, with its audit record in the same statement
+ * when the operation has an audit verb ("<type>.<verb>", the row's id and
+ * {"name": ...} when the shape has one). */
+static void op_query(struct op *o, const struct sw_db_stmt *stmt, const char *const *params, int n)
+{
+	if (!o->verb) {
+		sw_api_query(o->req, stmt, params, n, row_done, o);
+		return;
+	}
+	char action[64];
+	snprintf(action, sizeof(action), "%s.%s", o->r->type, o->verb);
+	sw_api_query_audited(o->req, stmt, params, n, action, o->r->type, NULL, NULL, row_done, o);
+}
+
 void sw_api_resource_create(struct sw_http_request *req, const struct sw_api_resource *r)
 {
 	const char *params[3 + RESOURCE_MAX_FIELDS];
@@ -359,7 +371,7 @@ void sw_api_resource_create(struct sw_http_request *req, const struct sw_api_res
 		return;
 	params[1] = o->parent[0] ? o->parent : NULL;
 	params[2] = req->principal.user_id;
-	sw_api_query(req, r->create, params, 3 + (int)r->nfields, row_done, o);
+	op_query(o, r->create, params, 3 + (int)r->nfields);
 }
 
 void sw_api_resource_get(struct sw_http_request *req, const struct sw_api_resource *r)
@@ -381,7 +393,7 @@ void sw_api_resource_update(struct sw_http_request *req, const struct sw_api_res
 	params[1] = o->id;
 	params[2] = o->parent[0] ? o->parent : NULL;
 	params[3] = mask;
-	sw_api_query(req, r->update, params, 4 + (int)r->nfields, row_done, o);
+	op_query(o, r->update, params, 4 + (int)r->nfields);
 }
 
 void sw_api_resource_remove(struct sw_http_request *req, const struct sw_api_resource *r)
@@ -390,7 +402,7 @@ void sw_api_resource_remove(struct sw_http_request *req, const struct sw_api_res
 	if (!o || !sw_api_path_ids(req, o->parent, o->id))
 		return;
 	const char *params[3] = { req->principal.organization_id, o->id, o->parent[0] ? o->parent : NULL };
-	sw_api_query(req, r->remove, params, 3, row_done, o);
+	op_query(o, r->remove, params, 3);
 }
 
 /* A list's answer. An empty page of a nested collection asks whether the

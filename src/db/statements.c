@@ -17,6 +17,7 @@
  * (length of name or organization name) is violated. */
 #include <pthread.h>
 #include "steward/db/statements.h"
+#include "db/db_internal.h"
 
 /* () -> one row, "1". */
 const struct sw_db_stmt sw_db_stmt_ping = {
@@ -118,10 +119,17 @@ static const struct sw_db_stmt *registry[SW_DB_MAX_STATEMENTS];
 static size_t registry_count;
 static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
 
+/* Each statement, and after it the audited twin of one that has an audit
+ * shape. A twin that cannot be built is left out: its statement then
+ * fails at sw_db_query_audited() (the action does not happen unaudited). */
 static void add(const struct sw_db_stmt *const *list, size_t n)
 {
-	for (size_t i = 0; i < n && registry_count < SW_DB_MAX_STATEMENTS; i++)
+	for (size_t i = 0; i < n && registry_count < SW_DB_MAX_STATEMENTS; i++) {
 		registry[registry_count++] = list[i];
+		if (list[i]->audited && registry_count < SW_DB_MAX_STATEMENTS &&
+		    sw_db_audited_build(list[i]) == 0)
+			registry[registry_count++] = &list[i]->audited->twin;
+	}
 }
 
 static void build_registry(void)

@@ -22,6 +22,7 @@ const struct sw_db_stmt sw_db_stmt_alert_rule_create = {
 	       "  " CHANNEL_IDS("$15") " WHERE " SW_SQL_UNUSED("$2", "uuid") " RETURNING *)"
 	       " SELECT " RULE_COLUMNS " FROM r",
 	.nparams = 15,
+	.audited = SW_DB_AUDITED(SW_DB_ALERT_RULE_ID, SW_DB_ALERT_RULE_NAME),
 };
 
 const struct sw_db_stmt sw_db_stmt_alert_rule_get = {
@@ -48,6 +49,7 @@ const struct sw_db_stmt sw_db_stmt_alert_rule_update = {
 	       " AND " SW_SQL_UNUSED("$7", "text") " RETURNING *)"
 	       " SELECT " RULE_COLUMNS " FROM r",
 	.nparams = 16,
+	.audited = SW_DB_AUDITED(SW_DB_ALERT_RULE_ID, SW_DB_ALERT_RULE_NAME),
 };
 
 const struct sw_db_stmt sw_db_stmt_alert_rule_remove = {
@@ -55,6 +57,7 @@ const struct sw_db_stmt sw_db_stmt_alert_rule_remove = {
 	.sql = "DELETE FROM alert_rules WHERE organization_id = $1::uuid AND id = $2::uuid"
 	       " AND " SW_SQL_UNUSED("$3", "uuid") " RETURNING id, name",
 	.nparams = 3,
+	.audited = SW_DB_AUDITED(0, 1), /* id, name */
 };
 
 const struct sw_db_stmt sw_db_stmt_alert_rules_list = {

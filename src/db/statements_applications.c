@@ -36,6 +36,7 @@ const struct sw_db_stmt sw_db_stmt_application_create = {
 	       "  RETURNING *)"
 	       " SELECT " APPLICATION_COLUMNS " FROM a",
 	.nparams = 20,
+	.audited = SW_DB_AUDITED(SW_DB_APPLICATION_ID, SW_DB_APPLICATION_NAME),
 };
 
 const struct sw_db_stmt sw_db_stmt_application_get = {
@@ -69,6 +70,7 @@ const struct sw_db_stmt sw_db_stmt_application_update = {
 	       " AND " SW_SQL_UNUSED("$8", "uuid") " RETURNING *)"
 	       " SELECT " APPLICATION_COLUMNS " FROM a",
 	.nparams = 21,
+	.audited = SW_DB_AUDITED(SW_DB_APPLICATION_ID, SW_DB_APPLICATION_NAME),
 };
 
 /* $4: the acting user. Returns id, name, the job's id. Queued lifecycle
@@ -89,6 +91,7 @@ const struct sw_db_stmt sw_db_stmt_application_remove = {
 	       "  'name', a.name, 'volumes', (SELECT coalesce(jsonb_agg(v.name ORDER BY v.name), '[]'::jsonb)"
 	       "  FROM volumes v WHERE v.application_id = a.id AND v.host_path IS NULL)), $4::uuid) j",
 	.nparams = 4,
+	.audited = SW_DB_AUDITED(0, 1), /* id, name */
 };
 
 /* Filters: projectId, environmentId, serverId, status, name (exact). */
@@ -128,6 +131,7 @@ const struct sw_db_stmt sw_db_stmt_volume_create = {
 	       " $5::text, $6::text, " SW_SQL_STR(SW_VOLUMES_MAX) ") v"
 	       " WHERE " SW_SQL_UNUSED("$3", "uuid"),
 	.nparams = 6,
+	.audited = SW_DB_AUDITED(SW_DB_VOLUME_ID, SW_DB_VOLUME_NAME),
 };
 
 const struct sw_db_stmt sw_db_stmt_volume_get = {
@@ -143,6 +147,7 @@ const struct sw_db_stmt sw_db_stmt_volume_update = {
 	.sql = "SELECT " VOLUME_COLUMNS " FROM steward_volume_update($1::uuid, $2::uuid, $3::uuid,"
 	       " $4::text, $6::text, $7::text) v WHERE " SW_SQL_UNUSED("$5", "text"),
 	.nparams = 7,
+	.audited = SW_DB_AUDITED(SW_DB_VOLUME_ID, SW_DB_VOLUME_NAME),
 };
 
 /* $4: the acting user. Returns id, name and the id of the volume.delete
@@ -158,6 +163,7 @@ const struct sw_db_stmt sw_db_stmt_volume_remove = {
 	       "  'name', v.name), $4::uuid)).id END"
 	       " FROM v JOIN applications a ON a.id = v.application_id",
 	.nparams = 4,
+	.audited = SW_DB_AUDITED(0, 1), /* id, name */
 };
 
 /* Filter: name (exact). */

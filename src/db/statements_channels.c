@@ -18,6 +18,7 @@ const struct sw_db_stmt sw_db_stmt_channel_create = {
 	       "  $10::boolean, $11) RETURNING *)"
 	       " SELECT " CHANNEL_COLUMNS " FROM c",
 	.nparams = 11,
+	.audited = SW_DB_AUDITED(SW_DB_CHANNEL_ID, SW_DB_CHANNEL_NAME),
 };
 
 const struct sw_db_stmt sw_db_stmt_channel_get = {
@@ -39,6 +40,7 @@ const struct sw_db_stmt sw_db_stmt_channel_update = {
 	       " AND " SW_SQL_UNUSED("$6", "text") " RETURNING *)"
 	       " SELECT " CHANNEL_COLUMNS " FROM c",
 	.nparams = 11,
+	.audited = SW_DB_AUDITED(SW_DB_CHANNEL_ID, SW_DB_CHANNEL_NAME),
 };
 
 const struct sw_db_stmt sw_db_stmt_channel_remove = {
@@ -46,6 +48,7 @@ const struct sw_db_stmt sw_db_stmt_channel_remove = {
 	.sql = "DELETE FROM notification_channels WHERE organization_id = $1::uuid AND id = $2::uuid"
 	       " AND " SW_SQL_UNUSED("$3", "uuid") " RETURNING id, name",
 	.nparams = 3,
+	.audited = SW_DB_AUDITED(0, 1), /* id, name */
 };
 
 const struct sw_db_stmt sw_db_stmt_channels_list = {

@@ -24,6 +24,7 @@ const struct sw_db_stmt sw_db_stmt_domain_create = {
 	.sql = "SELECT " DOMAIN_COLUMNS " FROM steward_domain_create($1::uuid, $2::uuid, $4,"
 	       " " SW_SQL_STR(SW_DOMAINS_MAX) ") d WHERE " SW_SQL_UNUSED("$3", "uuid"),
 	.nparams = 4,
+	.audited = SW_DB_AUDITED(SW_DB_DOMAIN_ID, -1),
 };
 
 const struct sw_db_stmt sw_db_stmt_domain_get = {
@@ -38,6 +39,7 @@ const struct sw_db_stmt sw_db_stmt_domain_remove = {
 	.sql = "DELETE FROM domains WHERE organization_id = $1::uuid AND id = $2::uuid"
 	       " AND application_id = $3::uuid RETURNING id, hostname",
 	.nparams = 3,
+	.audited = SW_DB_AUDITED(0, -1), /* id, hostname */
 };
 
 /* Filters: status (PENDING, VERIFIED), hostname (exact). */

@@ -85,6 +85,7 @@ const struct sw_db_stmt sw_db_stmt_git_credential_create = {
 	       "  VALUES ($2::uuid, $1::uuid, $3::uuid, $4, $5, $6, $7, $8, $9) RETURNING *)"
 	       " SELECT " GIT_CREDENTIAL_COLUMNS " FROM c",
 	.nparams = 9,
+	.audited = SW_DB_AUDITED(SW_DB_GIT_CREDENTIAL_ID, SW_DB_GIT_CREDENTIAL_NAME),
 };
 
 const struct sw_db_stmt sw_db_stmt_git_credential_get = {
@@ -104,6 +105,7 @@ const struct sw_db_stmt sw_db_stmt_git_credential_update = {
 	       " AND " SW_SQL_UNUSED("$6", "text") " RETURNING *)"
 	       " SELECT " GIT_CREDENTIAL_COLUMNS " FROM c",
 	.nparams = 10,
+	.audited = SW_DB_AUDITED(SW_DB_GIT_CREDENTIAL_ID, SW_DB_GIT_CREDENTIAL_NAME),
 };
 
 const struct sw_db_stmt sw_db_stmt_git_credential_remove = {
@@ -111,6 +113,7 @@ const struct sw_db_stmt sw_db_stmt_git_credential_remove = {
 	.sql = "DELETE FROM git_credentials WHERE organization_id = $1::uuid AND id = $2::uuid"
 	       " AND " SW_SQL_UNUSED("$3", "uuid") " RETURNING id, name",
 	.nparams = 3,
+	.audited = SW_DB_AUDITED(0, 1), /* id, name */
 };
 
 /* Filters: provider, name (exact). */

@@ -27,6 +27,7 @@ const struct sw_db_stmt sw_db_stmt_project_create = {
 	       " 0, " SW_SQL_TS("p.created_at") ", " SW_SQL_TS("p.updated_at") ", " SW_SQL_US("p.created_at")
 	       " FROM p",
 	.nparams = 5,
+	.audited = SW_DB_AUDITED(SW_DB_PROJECT_ID, SW_DB_PROJECT_NAME),
 };
 
 const struct sw_db_stmt sw_db_stmt_project_get = {
@@ -44,6 +45,7 @@ const struct sw_db_stmt sw_db_stmt_project_update = {
 	       " RETURNING *)"
 	       " SELECT " PROJECT_COLUMNS " FROM p",
 	.nparams = 6,
+	.audited = SW_DB_AUDITED(SW_DB_PROJECT_ID, SW_DB_PROJECT_NAME),
 };
 
 const struct sw_db_stmt sw_db_stmt_project_remove = {
@@ -51,6 +53,7 @@ const struct sw_db_stmt sw_db_stmt_project_remove = {
 	.sql = "DELETE FROM projects WHERE organization_id = $1::uuid AND id = $2::uuid"
 	       " AND " SW_SQL_UNUSED("$3", "uuid") " RETURNING id, name",
 	.nparams = 3,
+	.audited = SW_DB_AUDITED(0, 1), /* id, name */
 };
 
 /* Filter: name (exact). */
@@ -77,6 +80,7 @@ const struct sw_db_stmt sw_db_stmt_environment_create = {
 	       "  AND " SW_SQL_UNUSED("$3", "uuid") " RETURNING *)"
 	       " SELECT " ENVIRONMENT_COLUMNS " FROM e",
 	.nparams = 4,
+	.audited = SW_DB_AUDITED(SW_DB_ENVIRONMENT_ID, SW_DB_ENVIRONMENT_NAME),
 };
 
 const struct sw_db_stmt sw_db_stmt_environment_get = {
@@ -93,6 +97,7 @@ const struct sw_db_stmt sw_db_stmt_environment_update = {
 	       " RETURNING *)"
 	       " SELECT " ENVIRONMENT_COLUMNS " FROM e",
 	.nparams = 5,
+	.audited = SW_DB_AUDITED(SW_DB_ENVIRONMENT_ID, SW_DB_ENVIRONMENT_NAME),
 };
 
 const struct sw_db_stmt sw_db_stmt_environment_remove = {
@@ -100,6 +105,7 @@ const struct sw_db_stmt sw_db_stmt_environment_remove = {
 	.sql = "DELETE FROM environments WHERE organization_id = $1::uuid AND id = $2::uuid"
 	       " AND project_id = $3::uuid RETURNING id, name",
 	.nparams = 3,
+	.audited = SW_DB_AUDITED(0, 1), /* id, name */
 };
 
 /* Filter: name (exact). */

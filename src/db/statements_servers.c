@@ -24,6 +24,7 @@ const struct sw_db_stmt sw_db_stmt_server_create = {
 	       "  RETURNING *)"
 	       " SELECT " SERVER_COLUMNS " FROM s",
 	.nparams = 8,
+	.audited = SW_DB_AUDITED(SW_DB_SERVER_ID, SW_DB_SERVER_NAME),
 };
 
 const struct sw_db_stmt sw_db_stmt_server_get = {
@@ -43,6 +44,7 @@ const struct sw_db_stmt sw_db_stmt_server_update = {
 	       " RETURNING *)"
 	       " SELECT " SERVER_COLUMNS " FROM s",
 	.nparams = 7,
+	.audited = SW_DB_AUDITED(SW_DB_SERVER_ID, SW_DB_SERVER_NAME),
 };
 
 const struct sw_db_stmt sw_db_stmt_server_remove = {
@@ -50,6 +52,7 @@ const struct sw_db_stmt sw_db_stmt_server_remove = {
 	.sql = "SELECT id, name FROM steward_server_delete($1::uuid, $2::uuid)"
 	       " WHERE " SW_SQL_UNUSED("$3", "uuid"),
 	.nparams = 3,
+	.audited = SW_DB_AUDITED(0, 1), /* id, name */
 };
 
 const struct sw_db_stmt sw_db_stmt_servers_list = {

@@ -22,6 +22,7 @@ const struct sw_db_stmt sw_db_stmt_service_create = {
 	       "  RETURNING *)"
 	       " SELECT " SERVICE_COLUMNS " FROM s",
 	.nparams = 11,
+	.audited = SW_DB_AUDITED(SW_DB_SERVICE_ID, SW_DB_SERVICE_NAME),
 };
 
 const struct sw_db_stmt sw_db_stmt_service_get = {
@@ -44,6 +45,7 @@ const struct sw_db_stmt sw_db_stmt_service_update = {
 	       " AND " SW_SQL_UNUSED("$10", "uuid") " RETURNING *)"
 	       " SELECT " SERVICE_COLUMNS " FROM s",
 	.nparams = 10,
+	.audited = SW_DB_AUDITED(SW_DB_SERVICE_ID, SW_DB_SERVICE_NAME),
 };
 
 /* Work still queued for the service is cancelled; its removal from the
@@ -59,6 +61,7 @@ const struct sw_db_stmt sw_db_stmt_service_remove = {
 	       "  'service.delete', 'service', d.id, jsonb_build_object('name', d.name, 'kind', d.kind,"
 	       "  'serverId', d.server_id), NULL) j",
 	.nparams = 3,
+	.audited = SW_DB_AUDITED(0, 1), /* id, name */
 };
 
 const struct sw_db_stmt sw_db_stmt_services_list = {

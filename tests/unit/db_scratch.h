@@ -75,7 +75,7 @@ static void scratch_cluster_start(const char *prefix)
 
 /* Creates database name in the started cluster, migrated when migrate is
  * true, and writes its conninfo (user steward) into out; exits 1 on failure. */
-static void scratch_fresh_database(const char *name, bool migrate, char *out, size_t outlen)
+static inline void scratch_fresh_database(const char *name, bool migrate, char *out, size_t outlen)
 {
 	PGconn *pg = PQconnectdb(scratch_db.conninfo);
 	if (PQstatus(pg) != CONNECTION_OK) {
@@ -107,7 +107,7 @@ static void scratch_fresh_database(const char *name, bool migrate, char *out, si
 
 /* The cluster's conninfo with its port turned to 5999, where nothing
  * listens, into out; false when it has no "port=5432" to turn. */
-static bool scratch_unreachable_conninfo(char *out, size_t outlen)
+static inline bool scratch_unreachable_conninfo(char *out, size_t outlen)
 {
 	snprintf(out, outlen, "%s", scratch_db.conninfo);
 	char *d = strstr(out, "port=5432");

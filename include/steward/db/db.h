@@ -19,12 +19,44 @@
 struct sw_loop;
 struct sw_db_pool;
 
-/* A statement prepared on every connection under its name. */
+struct sw_db_audited;
+
+/* A statement prepared on every connection under its name. A statement
+ * that acts on behalf of someone names its audit shape (SW_DB_AUDITED): the
+ * registry then also prepares its audited twin, which runs the statement
+ * and writes the audit record in one statement, so one transaction
+ * (sw_db_query_audited()). */
 struct sw_db_stmt {
 	const char *name;
 	const char *sql;
 	int nparams;
+	struct sw_db_audited *audited; /* NULL: never audited */
 };
+
+/* The audit shape of a statement: which of its result columns give the
+ * record's target id (when the caller names none) and its metadata "name";
+ * -1 for none. The twin is built once by the registry (src/db/audited.c). */
+struct sw_db_audited {
+	int id_col;
+	int name_col;
+	struct sw_db_stmt twin;
+};
+#define SW_DB_AUDITED(id_col, name_col) (&(struct sw_db_audited){ (id_col), (name_col), { 0 } })
+
+/* The record written with an audited statement. Any member may be NULL
+ * (SQL NULL) but action and target_type; target_id NULL takes the
+ * statement's id column; metadata is a JSON object (text), merged with
+ * {"name": <name column>} when the shape has one. */
+struct sw_db_audit_row {
+	const char *organization_id;
+	const char *actor_user_id;
+	const char *action;
+	const char *target_type;
+	const char *target_id;
+	const char *ip;
+	const char *metadata_json;
+};
+#define SW_DB_AUDIT_PARAMS 7 /* the twin's parameters after the statement's own */
 
 /* Statements (defined in src/db/statements.c). */
 extern const struct sw_db_stmt sw_db_stmt_ping;
@@ -57,6 +89,16 @@ void sw_db_pool_close(struct sw_db_pool *pool, void (*done)(void *arg), void *ar
  * closing; on error cb is not called. */
 int sw_db_query(struct sw_db_pool *pool, const struct sw_db_stmt *stmt,
 		const char *const *params, int nparams, sw_db_cb cb, void *arg);
+
+/* Runs stmt (which must have an audit shape) and writes the audit record a
+ * in the same statement: the record is written if and only if the
+ * statement returns a row, and if it cannot be written the statement's
+ * effect is rolled back with it (the caller gets the error). The result
+ * is the statement's own. Returns as sw_db_query(); -EINVAL when stmt has
+ * no audit shape or too many parameters. */
+int sw_db_query_audited(struct sw_db_pool *pool, const struct sw_db_stmt *stmt,
+			const char *const *params, int nparams, const struct sw_db_audit_row *a,
+			sw_db_cb cb, void *arg);
 
 /* The database's state as last seen, never older than
  * SW_DB_HEALTH_MAX_AGE_MS while queries flow (else a ping is started and
