@@ -405,10 +405,12 @@ bool sw_api_field_value(struct sw_http_request *req, const struct sw_api_field *
  * 23505 as r's conflict, else sw_api_db_error(). r may be NULL. */
 void sw_api_resource_error(struct sw_http_request *req, const struct sw_api_resource *r,
 			   const struct sw_db_error *err);
-/* Audits "<type>.<verb>" of the object in row 0 of res (id in column
- * shape->first_col of "id"). */
-void sw_api_resource_audit(struct sw_http_request *req, const struct sw_api_resource *r,
-			   const char *verb, const PGresult *res);
+/* sw_api_query_audited() of r's statement stmt (an audited one) with the
+ * record "<type>.<verb>" of the row's id (and name, per the statement's
+ * audit shape). */
+bool sw_api_resource_query_audited(struct sw_http_request *req, const struct sw_api_resource *r,
+				   const char *verb, const struct sw_db_stmt *stmt,
+				   const char *const *params, int n, sw_db_cb cb, void *arg);
 /* Queues a job (steward_job_enqueue) for the target in path parameter :id
  * of type target_type (whose existence in the organization the statement
  * checks) and answers 202 with the job: {id, queue, kind, status,

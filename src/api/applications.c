@@ -223,7 +223,6 @@ static void removed(void *arg, const PGresult *res, const struct sw_db_error *er
 	}
 	if (!sw_api_found(rm->req, res, err))
 		return;
-	sw_api_resource_audit(rm->req, rm->r, "deleted", res);
 	sw_http_respond(rm->req, 204, NULL, SW_STR_NULL);
 }
 
@@ -235,7 +234,7 @@ static void remove_queuing(struct sw_http_request *req, const struct sw_api_reso
 	rm->r = r;
 	const char *params[4] = { req->principal.organization_id, rm->id,
 				  rm->parent[0] ? rm->parent : NULL, req->principal.user_id };
-	sw_api_query(req, r->remove, params, 4, removed, rm);
+	sw_api_resource_query_audited(req, r, "deleted", r->remove, params, 4, removed, rm);
 }
 
 static void applications_list(struct sw_http_request *req) { sw_api_resource_list(req, &application); }

@@ -186,7 +186,6 @@ static void saved(void *arg, const PGresult *res, const struct sw_db_error *err)
 	} else if (PQntuples(res) != 1) {
 		sw_api_not_found(req);
 	} else {
-		sw_api_resource_audit(req, &channel, s->creating ? "created" : "updated", res);
 		sw_api_answer_row(req, s->creating ? 201 : 200, res, 0, write_channel,
 				  s->creating ? s : NULL);
 	}
@@ -263,7 +262,8 @@ static void channels_create(struct sw_http_request *req)
 	params[2] = req->principal.user_id;
 	f[NFIELDS] = target_private(f[F_URL]);
 	f[NFIELDS + 1] = sealed;
-	if (!sw_api_query(req, &sw_db_stmt_channel_create, params, SW_ARRAY_SIZE(params), saved, s))
+	if (!sw_api_resource_query_audited(req, &channel, "created", &sw_db_stmt_channel_create, params,
+					   SW_ARRAY_SIZE(params), saved, s))
 		OPENSSL_cleanse(s->secret, sizeof(s->secret));
 }
 
@@ -299,7 +299,8 @@ static void channel_update(struct sw_http_request *req)
 	params[2] = NULL;
 	params[3] = mask;
 	f[NFIELDS] = url_given ? target_private(f[F_URL]) : NULL;
-	sw_api_query(req, &sw_db_stmt_channel_update, params, SW_ARRAY_SIZE(params), saved, s);
+	sw_api_resource_query_audited(req, &channel, "updated", &sw_db_stmt_channel_update, params,
+				      SW_ARRAY_SIZE(params), saved, s);
 }
 
 static void channels_list(struct sw_http_request *req) { sw_api_resource_list(req, &channel); }
@@ -317,13 +318,10 @@ struct test {
 	char delivery_id[37];
 };
 
-/* 202 {deliveryId, channelId, event, status: QUEUED}, audited. */
+/* 202 {deliveryId, channelId, event, status: QUEUED}. */
 static void answer_queued(struct test *t)
 {
 	struct sw_http_request *req = t->req;
-	sw_api_audit_json(req, req->principal.organization_id, req->principal.user_id,
-			  "notification_channel.tested", "notification_channel", t->id,
-			  json_pack("{s:s}", "deliveryId", t->delivery_id));
 	struct sw_buf buf = { 0 };
 	struct sw_json j;
 	sw_http_json_begin(req, &buf, &j);
@@ -445,9 +443,7 @@ static void test_loaded(void *arg, const PGresult *res, const struct sw_db_error
 	struct test *t = arg;
 	if (!sw_api_found(t->req, res, err))
 		return;
-	if (sw_notify_uuid(t->delivery_id) < 0)
-		sw_api_internal_error(t->req);
-	else if (strcmp(PQgetvalue(res, 0, SW_DB_DELIVERY_KIND), "EMAIL") == 0)
+	if (strcmp(PQgetvalue(res, 0, SW_DB_DELIVERY_KIND), "EMAIL") == 0)
 		test_email(t, res);
 	else
 		test_http(t, res);
@@ -458,8 +454,17 @@ static void channel_test(struct sw_http_request *req)
 	struct test *t = sw_api_state_new(req, sizeof(*t));
 	if (!t || !sw_api_path_ids(req, NULL, t->id))
 		return;
+	if (sw_notify_uuid(t->delivery_id) < 0) {
+		sw_api_internal_error(req);
+		return;
+	}
+	/* The record of the test is written with the read of the channel:
+	 * no delivery leaves without one. */
+	char meta[64];
+	snprintf(meta, sizeof(meta), "{\"deliveryId\": \"%s\"}", t->delivery_id);
 	const char *params[2] = { req->principal.organization_id, t->id };
-	sw_api_query(req, &sw_db_stmt_channel_delivery, params, 2, test_loaded, t);
+	sw_api_query_audited(req, &sw_db_stmt_channel_delivery, params, 2, "notification_channel.tested",
+			     "notification_channel", NULL, meta, test_loaded, t);
 }
 
 /* ---- routes and schemas ---- */

@@ -119,22 +119,6 @@ static const struct sw_api_resource deployment = {
 static void deployments_list(struct sw_http_request *req) { sw_api_resource_list(req, &deployment); }
 static void deployment_get(struct sw_http_request *req) { sw_api_resource_get(req, &deployment); }
 
-/* Audits "deployment.<verb>" of the deployment in row 0 of res. */
-static void audit(struct sw_http_request *req, const char *verb, const PGresult *res)
-{
-	char action[48];
-	snprintf(action, sizeof(action), "deployment.%s", verb);
-	const char *rollback_of = sw_api_nullable(res, 0, SW_DB_DEPLOYMENT_ROLLBACK_OF);
-	json_t *meta = json_pack("{s:I, s:s, s:s}", "number",
-				 (json_int_t)strtoll(PQgetvalue(res, 0, SW_DB_DEPLOYMENT_NUMBER), NULL, 10),
-				 "trigger", PQgetvalue(res, 0, SW_DB_DEPLOYMENT_TRIGGER), "applicationId",
-				 PQgetvalue(res, 0, SW_DB_DEPLOYMENT_APPLICATION_ID));
-	if (meta && rollback_of)
-		json_object_set_new(meta, "rollbackOf", json_string(rollback_of));
-	sw_api_audit_json(req, req->principal.organization_id, req->principal.user_id, action,
-			  "deployment", PQgetvalue(res, 0, SW_DB_DEPLOYMENT_ID), meta);
-}
-
 /* ---- POST /deployments ---- */
 
 struct create {
@@ -315,7 +299,6 @@ static void created(void *arg, const PGresult *res, const struct sw_db_error *er
 			sw_api_not_found(c->req);
 		return;
 	}
-	audit(c->req, "created", res);
 	sw_api_answer_row(c->req, 201, res, 0, sw_api_write_object, &deployment_object);
 }
 
@@ -325,7 +308,8 @@ static void create_deployment(struct create *c)
 	const char *params[6] = { req->principal.organization_id, c->application_id,
 				  c->archive_path ? "UPLOAD" : "MANUAL", c->ref, c->archive_path,
 				  req->principal.user_id };
-	sw_api_query(req, &sw_db_stmt_deployment_create, params, 6, created, c);
+	sw_api_query_audited(req, &sw_db_stmt_deployment_create, params, 6, "deployment.created",
+			     "deployment", NULL, NULL, created, c);
 }
 
 /* Worker thread: the archive into its file, durably. */
@@ -484,18 +468,15 @@ static void acted(void *arg, const PGresult *res, const struct sw_db_error *err)
 	if (!sw_api_found(o->req, res, err))
 		return;
 	int status = 201;
-	const char *verb = "created";
 	if (o->cancel) {
 		bool now = PQgetvalue(res, 0, SW_DB_DEPLOYMENT_CANCELLED)[0] == 't';
 		status = now ? 200 : 202;
-		verb = now ? "cancelled" : "cancel_requested";
 		/* Never to be unpacked: the upload goes. (A runner that was
 		 * asked to stop removes what it has itself.) */
 		const char *archive = sw_api_nullable(res, 0, SW_DB_DEPLOYMENT_ARCHIVE_PATH);
 		if (now && archive && unlink(archive) < 0 && errno != ENOENT)
 			sw_log_warn("uploads: cannot remove %s: %s", archive, strerror(errno));
 	}
-	audit(o->req, verb, res);
 	sw_api_answer_row(o->req, status, res, 0, sw_api_write_object, &deployment_object);
 }
 
@@ -506,10 +487,12 @@ static void act(struct sw_http_request *req, bool cancel)
 		return;
 	o->cancel = cancel;
 	const char *params[3] = { req->principal.organization_id, o->id, req->principal.user_id };
-	if (cancel)
-		sw_api_query(req, &sw_db_stmt_deployment_cancel, params, 2, acted, o);
+	if (cancel) /* the action, cancelled or cancel_requested, is the statement's */
+		sw_api_query_audited(req, &sw_db_stmt_deployment_cancel, params, 2, NULL, "deployment",
+				     NULL, NULL, acted, o);
 	else
-		sw_api_query(req, &sw_db_stmt_deployment_rollback, params, 3, acted, o);
+		sw_api_query_audited(req, &sw_db_stmt_deployment_rollback, params, 3,
+				     "deployment.created", "deployment", NULL, NULL, acted, o);
 }
 
 static void deployment_cancel(struct sw_http_request *req) { act(req, true); }

@@ -558,7 +558,6 @@ static void credential_written(void *arg, const PGresult *res, const struct sw_d
 		sw_api_not_found(w->req);
 		return;
 	}
-	sw_api_resource_audit(w->req, &credential, w->creating ? "created" : "updated", res);
 	sw_api_answer_row(w->req, w->creating ? 201 : 200, res, 0, sw_api_write_object, &credential_object);
 }
 
@@ -606,12 +605,14 @@ static void credential_write(struct sw_http_request *req, bool creating)
 		const char *params[9] = { req->principal.organization_id, w->id, req->principal.user_id,
 					  f[CRED_NAME], f[CRED_PROVIDER], f[CRED_API], f[CRED_USERNAME],
 					  sealed, hint };
-		sw_api_query(req, &sw_db_stmt_git_credential_create, params, 9, credential_written, w);
+		sw_api_resource_query_audited(req, &credential, "created", &sw_db_stmt_git_credential_create,
+					      params, 9, credential_written, w);
 	} else {
 		const char *params[10] = { req->principal.organization_id, w->id, NULL, mask,
 					   f[CRED_NAME], f[CRED_PROVIDER], f[CRED_API],
 					   f[CRED_USERNAME], sealed, hint };
-		sw_api_query(req, &sw_db_stmt_git_credential_update, params, 10, credential_written, w);
+		sw_api_resource_query_audited(req, &credential, "updated", &sw_db_stmt_git_credential_update,
+					      params, 10, credential_written, w);
 	}
 }
 

@@ -255,27 +255,13 @@ void sw_api_resource_error(struct sw_http_request *req, const struct sw_api_reso
 
 /* ---- audit ---- */
 
-static int shape_column(const struct sw_api_object *shape, const char *key)
-{
-	for (size_t i = 0; i < shape->n; i++)
-		if (strcmp(shape->cols[i].key, key) == 0)
-			return shape->first_col + shape->cols[i].col;
-	return -1;
-}
-
-void sw_api_resource_audit(struct sw_http_request *req, const struct sw_api_resource *r,
-			   const char *verb, const PGresult *res)
+bool sw_api_resource_query_audited(struct sw_http_request *req, const struct sw_api_resource *r,
+				   const char *verb, const struct sw_db_stmt *stmt,
+				   const char *const *params, int n, sw_db_cb cb, void *arg)
 {
 	char action[64];
 	snprintf(action, sizeof(action), "%s.%s", r->type, verb);
-	int id_col = shape_column(r->shape, "id");
-	int name_col = shape_column(r->shape, "name");
-	const char *id = id_col >= 0 && PQntuples(res) > 0 ? PQgetvalue(res, 0, id_col) : NULL;
-	json_t *meta = name_col >= 0 && PQntuples(res) > 0
-			       ? json_pack("{s:s}", "name", PQgetvalue(res, 0, name_col))
-			       : NULL;
-	sw_api_audit_json(req, req->principal.organization_id, req->principal.user_id, action, r->type,
-			  id, meta);
+	return sw_api_query_audited(req, stmt, params, n, action, r->type, NULL, NULL, cb, arg);
 }
 
 /* ---- handlers ---- */
@@ -354,13 +340,10 @@ static struct op *read_fields(struct sw_http_request *req, const struct sw_api_r
  * {"name": ...} when the shape has one). */
 static void op_query(struct op *o, const struct sw_db_stmt *stmt, const char *const *params, int n)
 {
-	if (!o->verb) {
+	if (o->verb)
+		sw_api_resource_query_audited(o->req, o->r, o->verb, stmt, params, n, row_done, o);
+	else
 		sw_api_query(o->req, stmt, params, n, row_done, o);
-		return;
-	}
-	char action[64];
-	snprintf(action, sizeof(action), "%s.%s", o->r->type, o->verb);
-	sw_api_query_audited(o->req, stmt, params, n, action, o->r->type, NULL, NULL, row_done, o);
 }
 
 void sw_api_resource_create(struct sw_http_request *req, const struct sw_api_resource *r)

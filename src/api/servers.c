@@ -156,7 +156,6 @@ static void token_stored(void *arg, const PGresult *res, const struct sw_db_erro
 	} else if (PQntuples(res) != 1) {
 		sw_api_not_found(op->req);
 	} else {
-		sw_api_resource_audit(op->req, &server, op->verb, res);
 		sw_api_answer_row(op->req, op->status, res, 0, write_server_with_token, op->token);
 	}
 	/* The request's arena stays writable until this completion returns. */
@@ -177,7 +176,7 @@ static void run_with_new_token(struct sw_http_request *req, struct token_op *op,
 	sw_sha256_hex(op->token, strlen(op->token), hex);
 	params[n - 2] = hex;
 	params[n - 1] = prefix;
-	if (!sw_api_query(req, stmt, params, n, token_stored, op))
+	if (!sw_api_resource_query_audited(req, &server, op->verb, stmt, params, n, token_stored, op))
 		OPENSSL_cleanse(op->token, sizeof(op->token));
 }
 

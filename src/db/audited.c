@@ -64,44 +64,60 @@ static size_t final_statement(const char *sql)
 	return 0;
 }
 
+/* ", <expr>" in buf for a coalesce() when expr is set, else "". */
+static const char *or_expr(const char *expr, char *buf, size_t len)
+{
+	if (!expr)
+		return "";
+	snprintf(buf, len, ", %s", expr);
+	return buf;
+}
+
 int sw_db_audited_build(const struct sw_db_stmt *s)
 {
 	struct sw_db_audited *au = s->audited;
 	int n = s->nparams;
 	int k = au->id_col > au->name_col ? au->id_col : au->name_col;
-	char cols[256] = "";
+	if (au->ncols > k + 1)
+		k = au->ncols - 1;
+	char cols[512] = "";
 	for (int i = 0, off = 0; i <= k && off < (int)sizeof(cols) - 8; i++)
 		off += snprintf(cols + off, sizeof(cols) - (size_t)off, "%sc%d", i ? ", " : "", i);
-	char id[32] = "NULL", meta[96] = "";
+	char id[32] = "NULL", name[64] = "", ab[256], tb[256], yb[256];
 	if (au->id_col >= 0)
-		snprintf(id, sizeof(id), "sw_audited_x.c%d::text", au->id_col);
+		snprintf(id, sizeof(id), "c%d::text", au->id_col);
 	if (au->name_col >= 0)
-		snprintf(meta, sizeof(meta), " || jsonb_build_object('name', sw_audited_x.c%d)", au->name_col);
+		snprintf(name, sizeof(name), " || jsonb_build_object('name', c%d)", au->name_col);
 	size_t cut = final_statement(s->sql);
-	size_t len = strlen(s->sql) + strlen(cols) + 640;
-	char *sql = malloc(len), *name = malloc(strlen(s->name) + 8);
-	if (!sql || !name) {
+	size_t len = strlen(s->sql) + strlen(cols) + 1024 + (au->metadata_sql ? strlen(au->metadata_sql) : 0) +
+		     (au->when_sql ? strlen(au->when_sql) : 0);
+	char *sql = malloc(len), *tname = malloc(strlen(s->name) + 8);
+	if (!sql || !tname) {
 		free(sql);
-		free(name);
+		free(tname);
 		return -ENOMEM;
 	}
 	int w = snprintf(sql, len,
 			 "WITH %.*s%ssw_audited_x%s%s%s AS (%s),"
 			 " sw_audited_a AS (INSERT INTO audit_logs (organization_id, actor_user_id, action,"
 			 " target_type, target_id, ip, metadata)"
-			 " SELECT $%d::uuid, $%d::uuid, $%d, $%d, coalesce($%d, %s), $%d,"
-			 " coalesce($%d::jsonb, '{}'::jsonb)%s FROM sw_audited_x LIMIT 1)"
+			 " SELECT coalesce($%d::uuid%s), $%d::uuid, coalesce($%d%s), coalesce($%d%s),"
+			 " coalesce($%d, %s), $%d, coalesce($%d::jsonb, '{}'::jsonb)%s%s%s%s"
+			 " FROM sw_audited_x%s%s LIMIT 1)"
 			 " SELECT * FROM sw_audited_x",
 			 cut ? (int)(cut - 5) : 0, s->sql + 5, cut ? ", " : "", k >= 0 ? "(" : "", cols,
-			 k >= 0 ? ")" : "", s->sql + cut, n + 1, n + 2, n + 3, n + 4, n + 5, id, n + 6,
-			 n + 7, meta);
+			 k >= 0 ? ")" : "", s->sql + cut, n + 1, or_expr(au->organization_sql, tb, sizeof(tb)),
+			 n + 2, n + 3, or_expr(au->action_sql, ab, sizeof(ab)), n + 4,
+			 or_expr(au->target_type_sql, yb, sizeof(yb)), n + 5, id, n + 6, n + 7, name, au->metadata_sql ? " || (" : "",
+			 au->metadata_sql ? au->metadata_sql : "", au->metadata_sql ? ")" : "",
+			 au->when_sql ? " WHERE " : "", au->when_sql ? au->when_sql : "");
 	if (w < 0 || (size_t)w >= len) {
 		free(sql);
-		free(name);
+		free(tname);
 		return -EOVERFLOW;
 	}
-	sprintf(name, "%s+audit", s->name);
-	au->twin = (struct sw_db_stmt){ name, sql, n + SW_DB_AUDIT_PARAMS, NULL };
+	sprintf(tname, "%s+audit", s->name);
+	au->twin = (struct sw_db_stmt){ tname, sql, n + SW_DB_AUDIT_PARAMS, NULL };
 	return 0;
 }
 

@@ -66,6 +66,7 @@ const struct sw_db_stmt sw_db_stmt_channel_delivery = {
 	       " c.signing_secret FROM notification_channels c"
 	       " WHERE c.organization_id = $1::uuid AND c.id = $2::uuid",
 	.nparams = 2,
+	.audited = SW_DB_AUDITED(0, 1), /* id, name */
 };
 
 static const struct sw_db_stmt *const list[] = {

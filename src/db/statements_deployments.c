@@ -23,11 +23,23 @@ const struct sw_db_stmt sw_db_stmt_deployment_source = {
 	.nparams = 2,
 };
 
+/* The audit record of a deployment asked for: its number, trigger,
+ * application and the deployment it rolls back, from the columns of
+ * DEPLOYMENT_COLUMNS (c1 application, c2 number, c5 trigger, c16
+ * rollback_of: enum sw_db_deployment_col). */
+#define DEPLOYMENT_AUDIT_META                                                                   \
+	"jsonb_build_object('number', c2::bigint, 'trigger', c5, 'applicationId', c1)"          \
+	" || CASE WHEN c16 IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('rollbackOf', c16) END"
+#define DEPLOYMENT_AUDITED(n, ...)                                                              \
+	(&(struct sw_db_audited){ .id_col = SW_DB_DEPLOYMENT_ID, .name_col = -1, .ncols = (n),  \
+				  .metadata_sql = DEPLOYMENT_AUDIT_META, __VA_ARGS__ })
+
 const struct sw_db_stmt sw_db_stmt_deployment_create = {
 	.name = "deployment_create",
 	.sql = "SELECT " DEPLOYMENT_COLUMNS
 	       " FROM steward_deployment_create($1::uuid, $2::uuid, $3, $4, $5, NULL, $6::uuid) d",
 	.nparams = 6,
+	.audited = DEPLOYMENT_AUDITED(SW_DB_DEPLOYMENT_ROLLBACK_OF + 1),
 };
 
 const struct sw_db_stmt sw_db_stmt_deployment_get = {
@@ -54,6 +66,9 @@ const struct sw_db_stmt sw_db_stmt_deployment_cancel = {
 	       " FROM steward_deployment_cancel($1::uuid, $2::uuid) c,"
 	       " LATERAL (SELECT (c.deployment).*) d",
 	.nparams = 2,
+	.audited = DEPLOYMENT_AUDITED(SW_DB_DEPLOYMENT_CANCELLED + 1,
+		.action_sql = "CASE WHEN c25 THEN 'deployment.cancelled'"
+			      " ELSE 'deployment.cancel_requested' END"),
 };
 
 const struct sw_db_stmt sw_db_stmt_deployment_rollback = {
@@ -63,6 +78,7 @@ const struct sw_db_stmt sw_db_stmt_deployment_rollback = {
 	       " NULL, s.id, $3::uuid) d"
 	       " WHERE s.organization_id = $1::uuid AND s.id = $2::uuid",
 	.nparams = 3,
+	.audited = DEPLOYMENT_AUDITED(SW_DB_DEPLOYMENT_ROLLBACK_OF + 1),
 };
 
 static const struct sw_db_stmt *const list[] = {

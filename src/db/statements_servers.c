@@ -69,6 +69,7 @@ const struct sw_db_stmt sw_db_stmt_server_agent_token = {
 	.sql = "SELECT " SERVER_COLUMNS " FROM steward_server_agent_token_set($1::uuid, $2::uuid,"
 	       " decode($3, 'hex'), $4) s",
 	.nparams = 4,
+	.audited = SW_DB_AUDITED(SW_DB_SERVER_ID, SW_DB_SERVER_NAME),
 };
 
 static const struct sw_db_stmt *const list[] = {

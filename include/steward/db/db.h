@@ -35,13 +35,20 @@ struct sw_db_stmt {
 
 /* The audit shape of a statement: which of its result columns give the
  * record's target id (when the caller names none) and its metadata "name";
- * -1 for none. The twin is built once by the registry (src/db/audited.c). */
+ * -1 for none. A statement whose record says more names SQL expressions
+ * over its result columns, written c0, c1, ... (ncols of them are named):
+ * the organization, action and target type when the caller gives none,
+ * metadata (a jsonb merged into the caller's), and a condition without
+ * which no record is written (say, only when a state changed). The twin
+ * is built once by the registry (src/db/audited.c). */
 struct sw_db_audited {
 	int id_col;
 	int name_col;
+	int ncols;
+	const char *organization_sql, *action_sql, *target_type_sql, *metadata_sql, *when_sql;
 	struct sw_db_stmt twin;
 };
-#define SW_DB_AUDITED(id_col, name_col) (&(struct sw_db_audited){ (id_col), (name_col), { 0 } })
+#define SW_DB_AUDITED(id, name) (&(struct sw_db_audited){ .id_col = (id), .name_col = (name) })
 
 /* The record written with an audited statement. Any member may be NULL
  * (SQL NULL) but action and target_type; target_id NULL takes the
