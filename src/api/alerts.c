@@ -210,10 +210,6 @@ static void resolved(void *arg, const PGresult *res, const struct sw_db_error *e
 	struct sw_http_request *req = r->req;
 	if (!sw_api_found(req, res, err))
 		return;
-	if (PQgetvalue(res, 0, SW_DB_ALERT_CHANGED)[0] == 't')
-		sw_api_audit_json(req, req->principal.organization_id, req->principal.user_id,
-				  "alert.resolved", "alert", r->id,
-				  json_pack("{s:s}", "severity", PQgetvalue(res, 0, SW_DB_ALERT_SEVERITY)));
 	sw_api_answer_row(req, 200, res, 0, sw_api_write_object, &alert_object);
 }
 
@@ -223,7 +219,8 @@ static void alert_resolve(struct sw_http_request *req)
 	if (!r || !sw_api_path_ids(req, NULL, r->id))
 		return;
 	const char *params[3] = { req->principal.organization_id, r->id, req->principal.user_id };
-	sw_api_query(req, &sw_db_stmt_alert_resolve, params, 3, resolved, r);
+	sw_api_query_audited(req, &sw_db_stmt_alert_resolve, params, 3, "alert.resolved", "alert", NULL,
+			     NULL, resolved, r);
 }
 
 static const struct sw_api_column summary_columns[] = {

@@ -92,6 +92,11 @@ bool sw_api_query_audited(struct sw_http_request *req, const struct sw_db_stmt *
 			  const char *const *params, int n, const char *action,
 			  const char *target_type, const char *target_id, const char *metadata_json,
 			  sw_db_cb cb, void *arg);
+/* The same with the whole record given (another organization's, another
+ * actor). */
+bool sw_api_query_audit_row(struct sw_http_request *req, const struct sw_db_stmt *stmt,
+			    const char *const *params, int n, const struct sw_db_audit_row *a,
+			    sw_db_cb cb, void *arg);
 /* The answers every feature gives alike: 404 NOT_FOUND (generic message),
  * 500 INTERNAL_ERROR, 503 SERVICE_UNAVAILABLE (the worker pool is full). */
 void sw_api_not_found(struct sw_http_request *req);

@@ -48,7 +48,14 @@ bool sw_api_query_audited(struct sw_http_request *req, const struct sw_db_stmt *
 	struct sw_db_audit_row a = { req->principal.organization_id, req->principal.user_id,
 				     action, target_type, target_id, sw_http_peer_address(req),
 				     metadata_json };
-	int r = sw_db_query_audited(sw_http_db(req), stmt, params, n, &a, cb, arg);
+	return sw_api_query_audit_row(req, stmt, params, n, &a, cb, arg);
+}
+
+bool sw_api_query_audit_row(struct sw_http_request *req, const struct sw_db_stmt *stmt,
+			    const char *const *params, int n, const struct sw_db_audit_row *a,
+			    sw_db_cb cb, void *arg)
+{
+	int r = sw_db_query_audited(sw_http_db(req), stmt, params, n, a, cb, arg);
 	if (r < 0) {
 		if (r == -EINVAL)
 			sw_log_error("audited query %s has no audit shape: not run", stmt->name);

@@ -166,10 +166,6 @@ static void recorded(void *arg, const PGresult *res, const struct sw_db_error *e
 			      *why ? why : "Neither the TXT record nor the HTTP token was found.");
 		return;
 	}
-	sw_api_audit_json(req, req->principal.organization_id, req->principal.user_id, "domain.verified",
-			  "domain", PQgetvalue(res, 0, SW_DB_DOMAIN_ID),
-			  json_pack("{s:s, s:s}", "hostname", PQgetvalue(res, 0, SW_DB_DOMAIN_HOSTNAME),
-				    "method", PQgetvalue(res, 0, SW_DB_DOMAIN_METHOD)));
 	sw_api_answer_row(req, 200, res, 0, sw_api_write_object, &domain_object);
 }
 
@@ -181,7 +177,8 @@ static void check_done(struct sw_api_outbound *o)
 				  c->proof == SW_DOMAIN_PROOF_DNS ? "DNS" :
 				  c->proof == SW_DOMAIN_PROOF_HTTP ? "HTTP" : NULL,
 				  c->proof == SW_DOMAIN_PROOF_NONE ? c->reason : NULL };
-	sw_api_query(req, &sw_db_stmt_domain_check_record, params, 4, recorded, req);
+	sw_api_query_audited(req, &sw_db_stmt_domain_check_record, params, 4, "domain.verified",
+			     "domain", NULL, NULL, recorded, req);
 	free(c);
 }
 

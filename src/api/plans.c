@@ -26,6 +26,7 @@
  *   records the grant. Audited as subscription.granted with the plan
  *   before and after. */
 #include <stdio.h>
+#include <stdlib.h>
 #include "api/api_internal.h"
 #include "steward/db/statements_plans.h"
 
@@ -101,10 +102,6 @@ static void granted(void *arg, const PGresult *res, const struct sw_db_error *er
 	}
 	if (!sw_api_found(req, res, err))
 		return;
-	sw_api_audit_json(req, g->organization_id, req->principal.user_id, "subscription.granted",
-			  "organization", g->organization_id,
-			  json_pack("{s:s, s:s}", "planId", g->plan_id, "previousPlanId",
-				    PQgetvalue(res, 0, 0)));
 	sw_api_answer_row(req, 200, res, 0, write_json_column, &second_column);
 }
 
@@ -130,7 +127,19 @@ static void subscription_put(struct sw_http_request *req)
 	snprintf(g->organization_id, sizeof(g->organization_id), "%s", org);
 	snprintf(g->plan_id, sizeof(g->plan_id), "%s", params[GRANT_PLAN]);
 	const char *q[3] = { g->organization_id, g->plan_id, req->principal.user_id };
-	sw_api_query(req, &sw_db_stmt_subscription_grant, q, 3, granted, g);
+	json_t *meta = json_pack("{s:s}", "planId", g->plan_id);
+	char *m = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
+	json_decref(meta);
+	if (!m) {
+		sw_api_internal_error(req);
+		return;
+	}
+	/* Recorded in the organization that gets the plan. */
+	const struct sw_db_audit_row a = { g->organization_id, req->principal.user_id,
+					   "subscription.granted", "organization", g->organization_id,
+					   sw_http_peer_address(req), m };
+	sw_api_query_audit_row(req, &sw_db_stmt_subscription_grant, q, 3, &a, granted, g);
+	free(m);
 }
 
 /* ---- routes and schemas ---- */

@@ -501,9 +501,6 @@ static void job_queued(void *arg, const PGresult *res, const struct sw_db_error 
 	}
 	if (!sw_api_found(o->req, res, err))
 		return;
-	sw_api_audit_json(o->req, o->req->principal.organization_id, o->req->principal.user_id,
-			  PQgetvalue(res, 0, 2), PQgetvalue(res, 0, 4), PQgetvalue(res, 0, 5),
-			  json_pack("{s:s}", "jobId", PQgetvalue(res, 0, 0)));
 	sw_api_answer_row(o->req, 202, res, 0, sw_api_write_object, &job_object);
 }
 
@@ -515,5 +512,7 @@ void sw_api_job_enqueue(struct sw_http_request *req, const struct sw_db_stmt *st
 		return;
 	const char *params[5] = { req->principal.organization_id, o->id, queue, kind,
 				  req->principal.user_id };
-	sw_api_query(req, stmt, params, 5, job_queued, o);
+	/* Recorded as the job's kind about its target (the statement's audit
+	 * shape: SW_SQL_JOB_AUDITED). */
+	sw_api_query_audited(req, stmt, params, 5, NULL, NULL, NULL, NULL, job_queued, o);
 }

@@ -220,20 +220,16 @@ static const char *credentials_sealed(struct sw_http_request *req, const char *i
 	return sealed;
 }
 
-/* A statement's one row answered with status, as written by w (ctx), after
- * an audit record (action, when not NULL) about the service target_id,
- * with the metadata {meta_key: the row's column meta_col} when meta_key
- * is not NULL. Or the statement's error (r's), or 404. */
+/* A statement's one row answered with status, as written by w (ctx), or
+ * the statement's error (r's), or 404. */
 struct row_op {
 	struct sw_http_request *req;
 	const struct sw_api_resource *r;
 	int status;
 	sw_api_row_writer w;
 	const void *ctx;
-	const char *action;
+	const char *action; /* the audit record's, or NULL */
 	char target_id[37];
-	const char *meta_key;
-	int meta_col;
 };
 
 static void row_answered(void *arg, const PGresult *res, const struct sw_db_error *err)
@@ -248,13 +244,20 @@ static void row_answered(void *arg, const PGresult *res, const struct sw_db_erro
 		sw_api_not_found(req);
 		return;
 	}
-	if (op->action)
-		sw_api_audit_json(req, req->principal.organization_id, req->principal.user_id,
-				  op->action, "service", op->target_id,
-				  op->meta_key ? json_pack("{s:s}", op->meta_key,
-							   PQgetvalue(res, 0, op->meta_col))
-					       : NULL);
 	sw_api_answer_row(req, op->status, res, 0, op->w, op->ctx);
+}
+
+/* Runs stmt for op: with its audit record (op->action about the service
+ * op->target_id; the metadata is the statement's audit shape) when op has
+ * an action. */
+static void row_op_query(struct row_op *op, const struct sw_db_stmt *stmt, const char *const *params,
+			 int n)
+{
+	if (op->action)
+		sw_api_query_audited(op->req, stmt, params, n, op->action, "service", op->target_id,
+				     NULL, row_answered, op);
+	else
+		sw_api_query(op->req, stmt, params, n, row_answered, op);
 }
 
 /* A row_op for the service of the request's path (the generated id for a
@@ -295,8 +298,6 @@ static void services_create(struct sw_http_request *req)
 		return;
 	}
 	op->action = "service.created";
-	op->meta_key = "name";
-	op->meta_col = SW_DB_SERVICE_NAME;
 	const char *id = op->target_id;
 	const char *sealed = credentials_sealed(req, id, params[3 + F_NAME],
 						kind_of(params[3 + F_KIND]));
@@ -307,7 +308,7 @@ static void services_create(struct sw_http_request *req)
 	params[2] = req->principal.user_id;
 	params[3 + SW_ARRAY_SIZE(service_fields)] = id;
 	params[4 + SW_ARRAY_SIZE(service_fields)] = sealed;
-	sw_api_query(req, &sw_db_stmt_service_create, params, (int)SW_ARRAY_SIZE(params), row_answered, op);
+	row_op_query(op, &sw_db_stmt_service_create, params, (int)SW_ARRAY_SIZE(params));
 }
 
 /* ---- GET /services/:id/connection ---- */
@@ -465,11 +466,9 @@ static void backups_request(struct sw_http_request *req)
 	if (!op)
 		return;
 	op->action = "service.backup.requested";
-	op->meta_key = "backupId";
-	op->meta_col = SW_DB_SERVICE_BACKUP_ID;
 	const char *params[3] = { req->principal.organization_id, op->target_id,
 				  req->principal.user_id };
-	sw_api_query(req, &sw_db_stmt_service_backup_request, params, 3, row_answered, op);
+	row_op_query(op, &sw_db_stmt_service_backup_request, params, 3);
 }
 
 /* ---- backup schedule ---- */
@@ -503,7 +502,7 @@ static void schedule_get(struct sw_http_request *req)
 	if (!op)
 		return;
 	const char *params[2] = { req->principal.organization_id, op->target_id };
-	sw_api_query(req, &sw_db_stmt_service_schedule_get, params, 2, row_answered, op);
+	row_op_query(op, &sw_db_stmt_service_schedule_get, params, 2);
 }
 
 /* Which of hourUtc and weekday the frequency takes: an hour for DAILY and
@@ -543,12 +542,9 @@ static void schedule_put(struct sw_http_request *req)
 		return;
 	}
 	op->action = "service.backup_schedule.updated";
-	op->meta_key = "frequency";
-	op->meta_col = SW_DB_SERVICE_SCHEDULE_FREQUENCY;
 	params[0] = req->principal.organization_id;
 	params[1] = op->target_id;
-	sw_api_query(req, &sw_db_stmt_service_schedule_set, params, (int)SW_ARRAY_SIZE(params),
-		     row_answered, op);
+	row_op_query(op, &sw_db_stmt_service_schedule_set, params, (int)SW_ARRAY_SIZE(params));
 }
 
 #define B SW_HTTP_DEFAULT_MAX_BODY

@@ -31,4 +31,12 @@
 #define SW_SQL_TS(col) "steward_rfc3339(" col ")"
 #define SW_SQL_US(col) "steward_us(" col ")"
 
+/* The audit shape of a statement that queues a job and answers its row
+ * (id, queue, kind, status, target_type, target_id, created_at): the record
+ * is "<kind>" about the job's target, with {"jobId": ...}. */
+#define SW_SQL_JOB_AUDITED                                                                     \
+	(&(struct sw_db_audited){ .id_col = 5, .name_col = -1, .ncols = 6, .action_sql = "c2",  \
+				  .target_type_sql = "c4",                                     \
+				  .metadata_sql = "jsonb_build_object('jobId', c0)" })
+
 #endif

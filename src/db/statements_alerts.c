@@ -98,6 +98,12 @@ const struct sw_db_stmt sw_db_stmt_alert_resolve = {
 	       " FROM steward_alert_resolve($1::uuid, $2::uuid, $3::uuid) x,"
 	       " LATERAL (SELECT (x.r_alert).*) a",
 	.nparams = 3,
+	/* Recorded only when this call resolved it (c14: SW_DB_ALERT_CHANGED),
+	 * with its severity (c3). */
+	.audited = &(struct sw_db_audited){ .id_col = SW_DB_ALERT_ID, .name_col = -1,
+					    .ncols = SW_DB_ALERT_CHANGED + 1,
+					    .metadata_sql = "jsonb_build_object('severity', c3)",
+					    .when_sql = "c14" },
 };
 
 const struct sw_db_stmt sw_db_stmt_alerts_summary = {

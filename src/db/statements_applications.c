@@ -116,6 +116,7 @@ const struct sw_db_stmt sw_db_stmt_application_job = {
 	       " steward_job_enqueue(a.organization_id, $3::text, $4::text, 'application', a.id, NULL,"
 	       " $5::uuid) j WHERE a.organization_id = $1::uuid AND a.id = $2::uuid",
 	.nparams = 5,
+	.audited = SW_SQL_JOB_AUDITED,
 };
 
 /* ---- volumes ---- */

@@ -74,6 +74,12 @@ const struct sw_db_stmt sw_db_stmt_domain_check_record = {
 	       " WHERE organization_id = $1::uuid AND id = $2::uuid RETURNING *)"
 	       " SELECT " DOMAIN_COLUMNS " FROM d",
 	.nparams = 4,
+	/* Recorded when the domain is verified (c3 status), with its hostname
+	 * (c2) and the method that proved it (c5). */
+	.audited = &(struct sw_db_audited){
+		.id_col = SW_DB_DOMAIN_ID, .name_col = -1, .ncols = SW_DB_DOMAIN_METHOD + 1,
+		.metadata_sql = "jsonb_build_object('hostname', c2, 'method', c5)",
+		.when_sql = "c3 = 'VERIFIED'" },
 };
 
 static const struct sw_db_stmt *const list[] = {

@@ -17,6 +17,8 @@ const struct sw_db_stmt sw_db_stmt_subscription_grant = {
 	.name = "subscription_grant",
 	.sql = "SELECT previous_plan, subscription FROM steward_subscription_grant($1::uuid, $2, $3::uuid)",
 	.nparams = 3,
+	.audited = &(struct sw_db_audited){ .id_col = -1, .name_col = -1, .ncols = 1,
+					    .metadata_sql = "jsonb_build_object('previousPlanId', c0)" },
 };
 
 static const struct sw_db_stmt *const list[] = {

@@ -90,6 +90,7 @@ const struct sw_db_stmt sw_db_stmt_service_job = {
 	       " FROM services s, steward_job_enqueue(s.organization_id, $3, $4, 'service', s.id,"
 	       " NULL, $5::uuid) j WHERE s.organization_id = $1::uuid AND s.id = $2::uuid",
 	.nparams = 5,
+	.audited = SW_SQL_JOB_AUDITED,
 };
 
 const struct sw_db_stmt sw_db_stmt_service_connection = {
@@ -122,6 +123,8 @@ const struct sw_db_stmt sw_db_stmt_service_backup_request = {
 	.sql = "SELECT " BACKUP_COLUMNS
 	       " FROM steward_service_backup_request($1::uuid, $2::uuid, $3::uuid) b",
 	.nparams = 3,
+	.audited = &(struct sw_db_audited){ .id_col = -1, .name_col = -1, .ncols = 1,
+					    .metadata_sql = "jsonb_build_object('backupId', c0)" },
 };
 
 #define SCHEDULE_COLUMNS                                                                        \
@@ -144,6 +147,8 @@ const struct sw_db_stmt sw_db_stmt_service_schedule_set = {
 	       " backup_retention_count = $7::integer, backup_schedule_updated_at = now()"
 	       " WHERE organization_id = $1::uuid AND id = $2::uuid RETURNING " SCHEDULE_COLUMNS,
 	.nparams = 7,
+	.audited = &(struct sw_db_audited){ .id_col = -1, .name_col = -1, .ncols = 2,
+					    .metadata_sql = "jsonb_build_object('frequency', c1)" },
 };
 
 static const struct sw_db_stmt *const list[] = {
