@@ -77,9 +77,6 @@ static void account_result(void *arg, const PGresult *res, const struct sw_db_er
 		sw_api_db_error(req, &e);
 		return;
 	}
-	sw_api_audit(req, PQgetvalue(res, 0, SW_DB_ACCOUNT_ORG_ID), PQgetvalue(res, 0, SW_DB_ACCOUNT_USER_ID),
-		     ctx->signup ? "auth.signup.succeeded" : "auth.setup.succeeded", "user",
-		     PQgetvalue(res, 0, SW_DB_ACCOUNT_USER_ID), NULL);
 	/* Signed in at once: the response carries the session cookie. (Last:
 	 * the request may be answered, and gone, when this returns.) */
 	sw_api_issue_session(req, PQgetvalue(res, 0, SW_DB_ACCOUNT_USER_ID),
@@ -96,8 +93,13 @@ static void account_hashed(void *arg, int herr, const char *encoded)
 		return;
 	}
 	const char *params[4] = { ctx->email, ctx->name, encoded, ctx->org };
-	sw_api_query(req, ctx->signup ? &sw_db_stmt_signup : &sw_db_stmt_setup, params, 4,
-			account_result, ctx);
+	/* The record names the new user in the new organization (the
+	 * statement's audit shape). */
+	const struct sw_db_audit_row a = { NULL, NULL,
+					   ctx->signup ? "auth.signup.succeeded" : "auth.setup.succeeded",
+					   "user", NULL, sw_http_peer_address(req), NULL };
+	sw_api_query_audit_row(req, ctx->signup ? &sw_db_stmt_signup : &sw_db_stmt_setup, params, 4,
+			       &a, account_result, ctx);
 }
 
 static void account_precheck(void *arg, const PGresult *res, const struct sw_db_error *err)

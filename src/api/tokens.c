@@ -61,15 +61,6 @@ static void write_token(struct sw_json *j, const PGresult *res, int row, const v
 	sw_json_object_end(j);
 }
 
-/* An audit record of the caller's about one token, with its name (a name
- * is not a secret). */
-static void audit_token(struct sw_http_request *req, const char *action, const char *id,
-			const char *name)
-{
-	sw_api_audit_json(req, req->principal.organization_id, req->principal.user_id, action,
-			  "api_token", id, json_pack("{s:s}", "name", name));
-}
-
 /* ---- POST /api-tokens ---- */
 
 struct issue {
@@ -83,7 +74,6 @@ static void issued(void *arg, const PGresult *res, const struct sw_db_error *err
 	struct sw_http_request *req = is->req;
 	if (sw_api_one_row(req, res, err, 409, "TOKEN_LIMIT_REACHED",
 			   "You hold the most live API tokens allowed; revoke one first.")) {
-		audit_token(req, "api_token.issued", PQgetvalue(res, 0, COL_ID), PQgetvalue(res, 0, COL_NAME));
 		sw_api_answer_row(req, 201, res, 0, write_token, is->token);
 	}
 	/* The request's arena stays writable until this completion returns. */
@@ -141,7 +131,8 @@ static void tokens_create(struct sw_http_request *req)
 	sw_sha256_hex(is->token, strlen(is->token), hex);
 	const char *params[6] = { req->principal.user_id, req->principal.organization_id, name_copy,
 				  prefix, hex, has_days ? days : NULL };
-	if (!sw_api_query(req, &sw_db_stmt_token_create, params, 6, issued, is))
+	if (!sw_api_query_audited(req, &sw_db_stmt_token_create, params, 6, "api_token.issued",
+				  "api_token", NULL, NULL, issued, is))
 		OPENSSL_cleanse(is->token, sizeof(is->token));
 }
 
@@ -168,7 +159,6 @@ static void revoked(void *arg, const PGresult *res, const struct sw_db_error *er
 	if (PQgetvalue(res, 0, 2)[0] == 't') {
 		const char *id = PQgetvalue(res, 0, 0);
 		sw_auth_cache_forget_token(id);
-		audit_token(req, "api_token.revoked", id, PQgetvalue(res, 0, 1));
 	}
 	sw_http_respond(req, 204, NULL, SW_STR_NULL);
 }
@@ -179,7 +169,8 @@ static void tokens_revoke(struct sw_http_request *req)
 	if (!sw_api_uuid_param(req, req->params.value[0], id))
 		return;
 	const char *params[3] = { id, req->principal.user_id, req->principal.organization_id };
-	sw_api_query(req, &sw_db_stmt_token_revoke, params, 3, revoked, req);
+	sw_api_query_audited(req, &sw_db_stmt_token_revoke, params, 3, "api_token.revoked", "api_token",
+			     NULL, NULL, revoked, req);
 }
 
 /* ---- routes and schemas ---- */

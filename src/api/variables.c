@@ -116,13 +116,17 @@ static struct one *one_new(struct sw_http_request *req)
 
 /* Runs stmt (organization, application, key) on the path's key; cb gets
  * the struct one. */
-static void one_query(struct sw_http_request *req, const struct sw_db_stmt *stmt, sw_db_cb cb)
+static void one_query(struct sw_http_request *req, const struct sw_db_stmt *stmt,
+		      const char *action, sw_db_cb cb)
 {
 	struct one *o = one_new(req);
 	if (!o)
 		return;
 	const char *params[3] = { req->principal.organization_id, o->app, o->key };
-	sw_api_query(req, stmt, params, 3, cb, o);
+	if (action) /* the record is the statement's: {"key": ...} of the application */
+		sw_api_query_audited(req, stmt, params, 3, action, "application", o->app, NULL, cb, o);
+	else
+		sw_api_query(req, stmt, params, 3, cb, o);
 }
 
 static void got(void *arg, const PGresult *res, const struct sw_db_error *err)
@@ -134,7 +138,7 @@ static void got(void *arg, const PGresult *res, const struct sw_db_error *err)
 
 static void variable_get(struct sw_http_request *req)
 {
-	one_query(req, &sw_db_stmt_variable_get, got);
+	one_query(req, &sw_db_stmt_variable_get, NULL, got);
 }
 
 /* ---- writing: PUT and PATCH ---- */
@@ -179,24 +183,28 @@ struct write {
 	json_t *audit;       /* PATCH: {"set": [keys], "unset": [keys]} */
 };
 
-/* Runs variables_apply with set and unset (owned, released here). false
- * when answered instead (cb never runs). */
+/* Runs variables_apply with set and unset (owned, released here), and the
+ * audit record action with metadata audit (borrowed) in the same
+ * statement. false when answered instead (cb never runs). */
 static bool apply(struct sw_http_request *req, const char *app, json_t *set, json_t *unset,
-		  sw_db_cb cb, void *arg)
+		  const char *action, json_t *audit, sw_db_cb cb, void *arg)
 {
+	char *m = json_dumps(audit, JSON_COMPACT);
 	char *s = set ? json_dumps(set, JSON_COMPACT) : NULL;
 	char *u = unset ? json_dumps(unset, JSON_COMPACT) : NULL;
 	bool queued = false;
 	json_decref(set);
 	json_decref(unset);
-	if (!s || !u) {
+	if (!s || !u || !m) {
 		sw_api_internal_error(req);
 	} else {
 		const char *params[4] = { req->principal.organization_id, app, s, u };
-		queued = sw_api_query(req, &sw_db_stmt_variables_apply, params, 4, cb, arg);
+		queued = sw_api_query_audited(req, &sw_db_stmt_variables_apply, params, 4, action,
+					      "application", app, m, cb, arg);
 	}
 	free(s);
 	free(u);
+	free(m);
 	return queued;
 }
 
@@ -212,9 +220,6 @@ static void put_done(void *arg, const PGresult *res, const struct sw_db_error *e
 		if (strcmp(PQgetvalue(res, i, SW_DB_VARIABLE_KEY), w->key) != 0)
 			continue;
 		bool created = PQgetvalue(res, i, SW_DB_VARIABLE_CREATED)[0] == 't';
-		sw_api_audit_json(req, req->principal.organization_id, req->principal.user_id,
-				  "variable.set", "application", w->app,
-				  json_pack("{s:s, s:b}", "key", w->key, "created", created));
 		sw_api_answer_row(req, created ? 201 : 200, res, i, sw_api_write_object, &variable_object);
 		return;
 	}
@@ -253,7 +258,9 @@ static void variable_put(struct sw_http_request *req)
 		json_decref(set);
 		goto out;
 	}
-	apply(req, w->app, set, json_array(), put_done, w);
+	json_t *audit = json_pack("{s:s}", "key", w->key);
+	apply(req, w->app, set, json_array(), "variable.set", audit, put_done, w);
+	json_decref(audit);
 out:
 	if (json_is_string(v))
 		sw_api_wipe_view(sw_str_from(json_string_value(v), json_string_length(v)));
@@ -265,9 +272,6 @@ static void patch_done(void *arg, const PGresult *res, const struct sw_db_error 
 {
 	struct write *w = arg;
 	struct sw_http_request *req = w->req;
-	if (!err->code)
-		sw_api_audit_json(req, req->principal.organization_id, req->principal.user_id,
-				  "variables.updated", "application", w->app, json_incref(w->audit));
 	json_decref(w->audit);
 	w->audit = NULL;
 	answer_list(req, res, err);
@@ -368,7 +372,7 @@ static void variables_patch(struct sw_http_request *req)
 		sw_http_validation_error(req, &fe);
 		goto out;
 	}
-	if (apply(req, w->app, set, unset, patch_done, w))
+	if (apply(req, w->app, set, unset, "variables.updated", w->audit, patch_done, w))
 		w = NULL; /* patch_done releases the audit */
 	set = unset = NULL;
 out:
@@ -390,14 +394,12 @@ static void removed(void *arg, const PGresult *res, const struct sw_db_error *er
 	struct one *o = arg;
 	if (!sw_api_found(o->req, res, err))
 		return;
-	sw_api_audit_json(o->req, o->req->principal.organization_id, o->req->principal.user_id,
-			  "variable.unset", "application", o->app, json_pack("{s:s}", "key", o->key));
 	sw_http_respond(o->req, 204, NULL, SW_STR_NULL);
 }
 
 static void variable_remove(struct sw_http_request *req)
 {
-	one_query(req, &sw_db_stmt_variable_remove, removed);
+	one_query(req, &sw_db_stmt_variable_remove, "variable.unset", removed);
 }
 
 /* ---- routes and schemas ---- */

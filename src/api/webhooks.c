@@ -131,9 +131,6 @@ static void delivery_done(void *arg, const PGresult *res, const struct sw_db_err
 		const char *provider = sw_webhook_provider_name(k->provider);
 		sw_log_info("webhook deployment queued provider=%s application=%s deployment=%s", provider,
 			    k->app, deployment);
-		sw_api_audit_json(req, k->org, NULL, "deployment.created", "deployment", deployment,
-				  json_pack("{s:s, s:s, s:s}", "trigger", "GIT_PUSH", "provider", provider,
-					    "ref", PQgetvalue(res, 0, SW_DB_WEBHOOK_DELIVERY_REF)));
 	}
 	sw_http_json_end(req, redelivered ? 200 : 202, &buf, &j);
 }
@@ -156,7 +153,13 @@ static void decide_and_record(struct hook *k)
 	}
 	const char *params[6] = { sw_webhook_provider_name(k->provider), delivery, k->org, k->app,
 				  ref_param, sw_webhook_outcome_code(o) };
-	sw_api_query(req, &sw_db_stmt_webhook_delivery, params, 6, delivery_done, k);
+	/* A deployment it creates is recorded with it, by nobody (a push). */
+	char meta[96];
+	snprintf(meta, sizeof(meta), "{\"trigger\": \"GIT_PUSH\", \"provider\": \"%s\"}",
+		 sw_webhook_provider_name(k->provider));
+	const struct sw_db_audit_row a = { k->org, NULL, "deployment.created", "deployment", NULL,
+					   sw_http_peer_address(req), meta };
+	sw_api_query_audit_row(req, &sw_db_stmt_webhook_delivery, params, 6, &a, delivery_done, k);
 }
 
 /* ---- 4: verification on the worker pool ---- */

@@ -83,7 +83,7 @@ int sw_db_audited_build(const struct sw_db_stmt *s)
 	char cols[512] = "";
 	for (int i = 0, off = 0; i <= k && off < (int)sizeof(cols) - 8; i++)
 		off += snprintf(cols + off, sizeof(cols) - (size_t)off, "%sc%d", i ? ", " : "", i);
-	char id[32] = "NULL", name[64] = "", ab[256], tb[256], yb[256];
+	char id[32] = "NULL", name[64] = "", ab[256], tb[256], yb[256], cb[256];
 	if (au->id_col >= 0)
 		snprintf(id, sizeof(id), "c%d::text", au->id_col);
 	if (au->name_col >= 0)
@@ -101,15 +101,19 @@ int sw_db_audited_build(const struct sw_db_stmt *s)
 			 "WITH %.*s%ssw_audited_x%s%s%s AS (%s),"
 			 " sw_audited_a AS (INSERT INTO audit_logs (organization_id, actor_user_id, action,"
 			 " target_type, target_id, ip, metadata)"
-			 " SELECT coalesce($%d::uuid%s), $%d::uuid, coalesce($%d%s), coalesce($%d%s),"
+			 " SELECT coalesce($%d::uuid%s), coalesce($%d::uuid%s), coalesce($%d%s), coalesce($%d%s),"
 			 " coalesce($%d, %s), $%d, coalesce($%d::jsonb, '{}'::jsonb)%s%s%s%s"
-			 " FROM sw_audited_x%s%s LIMIT 1)"
+			 " FROM %s%s%s LIMIT 1)"
 			 " SELECT * FROM sw_audited_x",
 			 cut ? (int)(cut - 5) : 0, s->sql + 5, cut ? ", " : "", k >= 0 ? "(" : "", cols,
 			 k >= 0 ? ")" : "", s->sql + cut, n + 1, or_expr(au->organization_sql, tb, sizeof(tb)),
-			 n + 2, n + 3, or_expr(au->action_sql, ab, sizeof(ab)), n + 4,
+			 n + 2, or_expr(au->actor_sql, cb, sizeof(cb)), n + 3,
+			 or_expr(au->action_sql, ab, sizeof(ab)), n + 4,
 			 or_expr(au->target_type_sql, yb, sizeof(yb)), n + 5, id, n + 6, n + 7, name, au->metadata_sql ? " || (" : "",
 			 au->metadata_sql ? au->metadata_sql : "", au->metadata_sql ? ")" : "",
+			 au->always ? "(SELECT 1) sw_audited_one LEFT JOIN (SELECT * FROM sw_audited_x"
+				      " LIMIT 1) sw_audited_x ON true"
+				    : "sw_audited_x",
 			 au->when_sql ? " WHERE " : "", au->when_sql ? au->when_sql : "");
 	if (w < 0 || (size_t)w >= len) {
 		free(sql);

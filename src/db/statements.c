@@ -19,6 +19,12 @@
 #include "steward/db/statements.h"
 #include "db/db_internal.h"
 
+/* The record of a first account: the new user (c0) acting in their new
+ * organization (c5: enum sw_db_account_col) about themselves. */
+#define ACCOUNT_AUDITED                                                                        \
+	(&(struct sw_db_audited){ .id_col = 0, .name_col = -1, .ncols = 6,                      \
+				  .organization_sql = "c5::uuid", .actor_sql = "c0::uuid" })
+
 /* () -> one row, "1". */
 const struct sw_db_stmt sw_db_stmt_ping = {
 	.name = "ping",
@@ -43,6 +49,7 @@ const struct sw_db_stmt sw_db_stmt_setup = {
 	       " organization_id, organization_name, organization_created_at, membership_role"
 	       " FROM steward_setup($1, $2, $3, $4)",
 	.nparams = 4,
+	.audited = ACCOUNT_AUDITED,
 };
 
 /* (email, name, password_hash, organization_name or NULL) -> one row,
@@ -56,6 +63,7 @@ const struct sw_db_stmt sw_db_stmt_signup = {
 	       " organization_id, organization_name, organization_created_at, membership_role"
 	       " FROM steward_signup($1, $2, $3, $4)",
 	.nparams = 4,
+	.audited = ACCOUNT_AUDITED,
 };
 
 /* (email) -> zero or one row, columns enum sw_db_user_col; the e-mail is

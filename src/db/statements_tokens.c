@@ -30,6 +30,7 @@ const struct sw_db_stmt sw_db_stmt_token_create = {
 	       "  AND (expires_at IS NULL OR expires_at > now())) < " STR(SW_API_TOKENS_LIVE_MAX)
 	       " RETURNING " TOKEN_COLUMNS,
 	.nparams = 6,
+	.audited = SW_DB_AUDITED(0, 1), /* id, name */
 };
 
 /* (user_id, organization_id) -> TOKEN_COLUMNS: live tokens first, then
@@ -56,6 +57,8 @@ const struct sw_db_stmt sw_db_stmt_token_revoke = {
 	       " n AS (SELECT pg_notify('steward_auth', 'token:' || id) FROM r)"
 	       " SELECT t.id, t.name, (SELECT count(*) FROM n) > 0 FROM t",
 	.nparams = 3,
+	/* Recorded only when this call revoked it (c2). */
+	.audited = &(struct sw_db_audited){ .id_col = 0, .name_col = 1, .ncols = 3, .when_sql = "c2" },
 };
 
 static const struct sw_db_stmt *const list[] = {

@@ -29,6 +29,12 @@ const struct sw_db_stmt sw_db_stmt_variables_apply = {
 	       " FROM steward_variables_apply($1::uuid, $2::uuid, $3::jsonb, $4::jsonb,"
 	       " " SW_SQL_STR(SW_ENV_MAX_VARIABLES) ") v ORDER BY v.key COLLATE \"C\"",
 	.nparams = 4,
+	/* Recorded whatever is left (an unset of the last variable answers no
+	 * row), with whether a key was created (c4: SW_DB_VARIABLE_CREATED). */
+	.audited = &(struct sw_db_audited){
+		.id_col = -1, .name_col = -1, .ncols = SW_DB_VARIABLE_CREATED + 1, .always = true,
+		.metadata_sql = "jsonb_build_object('created', coalesce((SELECT bool_or(c4)"
+				" FROM sw_audited_x), false))" },
 };
 
 const struct sw_db_stmt sw_db_stmt_variable_remove = {
@@ -36,6 +42,8 @@ const struct sw_db_stmt sw_db_stmt_variable_remove = {
 	.sql = "DELETE FROM variables WHERE organization_id = $1::uuid AND application_id = $2::uuid"
 	       " AND key = $3 RETURNING key",
 	.nparams = 3,
+	.audited = &(struct sw_db_audited){ .id_col = -1, .name_col = -1, .ncols = 1,
+					    .metadata_sql = "jsonb_build_object('key', c0)" },
 };
 
 static const struct sw_db_stmt *const list[] = {

@@ -19,6 +19,11 @@ const struct sw_db_stmt sw_db_stmt_webhook_delivery = {
 	.sql = "SELECT r_redelivered, r_outcome, r_deployment, r_number, r_status, r_ref"
 	       " FROM steward_webhook_delivery($1, $2, $3::uuid, $4::uuid, $5, $6)",
 	.nparams = 6,
+	/* Recorded when this delivery created a deployment (c2), with its ref
+	 * (c5); a redelivery (c0) records nothing again. */
+	.audited = &(struct sw_db_audited){ .id_col = 2, .name_col = -1, .ncols = 6,
+					    .metadata_sql = "jsonb_build_object('ref', c5)",
+					    .when_sql = "NOT c0 AND c2 IS NOT NULL" },
 };
 
 static const struct sw_db_stmt *const list[] = {

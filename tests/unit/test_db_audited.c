@@ -163,6 +163,62 @@ TEST(a_record_that_cannot_be_written_undoes_the_action)
 	CHECK(count("SELECT count(*) FROM things WHERE name = 'never kept'") == 0);
 }
 
+static const struct sw_db_stmt thing_touch = {
+	"test_thing_touch",
+	"UPDATE things SET name = name WHERE name = $1 RETURNING id, name, $2::boolean",
+	2,
+	&(struct sw_db_audited){ .id_col = 0, .name_col = -1, .ncols = 3,
+				 .action_sql = "CASE WHEN c2 THEN 'thing.touched' ELSE 'thing.looked_at' END",
+				 .metadata_sql = "jsonb_build_object('changed', c2)",
+				 .when_sql = "c1 <> 'quiet'" },
+};
+
+TEST(the_record_may_take_its_action_metadata_and_condition_from_the_row)
+{
+	setup();
+	REQUIRE(sw_db_audited_build(&thing_touch) == 0);
+	PQclear(PQexec(pg, "INSERT INTO things (name) VALUES ('loud'), ('quiet')"));
+	struct sw_db_audit_row a = { NULL, NULL, NULL, "thing", NULL, NULL, NULL };
+	const char *p1[] = { "loud", "true" };
+	PGresult *r = run(&thing_touch, p1, &a);
+	REQUIRE(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1);
+	char want[200], got[200];
+	snprintf(want, sizeof(want), "thing.touched|%s|{\"changed\": true}", PQgetvalue(r, 0, 0));
+	PQclear(r);
+	newest(got, sizeof(got));
+	CHECK_STR_EQ(got, want);
+	/* The condition fails for 'quiet': the action happens, no record. */
+	long before = count("SELECT count(*) FROM audit_logs");
+	const char *p2[] = { "quiet", "false" };
+	r = run(&thing_touch, p2, &a);
+	CHECK(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1);
+	PQclear(r);
+	CHECK(count("SELECT count(*) FROM audit_logs") == before);
+}
+
+static const struct sw_db_stmt thing_purge = {
+	"test_thing_purge",
+	"WITH d AS (DELETE FROM things WHERE name = $1 RETURNING id) SELECT id FROM things WHERE false",
+	1,
+	&(struct sw_db_audited){ .id_col = -1, .name_col = -1, .always = true },
+};
+
+TEST(an_always_recorded_statement_is_recorded_without_a_row)
+{
+	setup();
+	REQUIRE(sw_db_audited_build(&thing_purge) == 0);
+	long before = count("SELECT count(*) FROM audit_logs");
+	const char *p[] = { "loud" };
+	struct sw_db_audit_row a = { NULL, NULL, "thing.purged", "thing", "all-loud", NULL, NULL };
+	PGresult *r = run(&thing_purge, p, &a);
+	CHECK(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 0);
+	PQclear(r);
+	CHECK(count("SELECT count(*) FROM audit_logs") == before + 1);
+	char got[200];
+	newest(got, sizeof(got));
+	CHECK_STR_EQ(got, "thing.purged|all-loud|{}");
+}
+
 TEST(every_registered_audited_statement_has_a_twin_that_postgresql_prepares)
 {
 	setup();

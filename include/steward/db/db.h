@@ -37,7 +37,7 @@ struct sw_db_stmt {
  * record's target id (when the caller names none) and its metadata "name";
  * -1 for none. A statement whose record says more names SQL expressions
  * over its result columns, written c0, c1, ... (ncols of them are named):
- * the organization, action and target type when the caller gives none,
+ * the organization, actor, action and target type when the caller gives none,
  * metadata (a jsonb merged into the caller's), and a condition without
  * which no record is written (say, only when a state changed). The twin
  * is built once by the registry (src/db/audited.c). */
@@ -45,7 +45,10 @@ struct sw_db_audited {
 	int id_col;
 	int name_col;
 	int ncols;
-	const char *organization_sql, *action_sql, *target_type_sql, *metadata_sql, *when_sql;
+	const char *organization_sql, *actor_sql, *action_sql, *target_type_sql, *metadata_sql,
+		*when_sql;
+	bool always; /* recorded even when the statement returns no row (the
+		      * statement raises an error when it did not act) */
 	struct sw_db_stmt twin;
 };
 #define SW_DB_AUDITED(id, name) (&(struct sw_db_audited){ .id_col = (id), .name_col = (name) })
