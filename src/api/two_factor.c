@@ -259,8 +259,6 @@ static void enrolled(void *arg, const PGresult *res, const struct sw_db_error *e
 		sw_api_internal_error(req);
 		return;
 	}
-	sw_api_audit(req, req->principal.organization_id, req->principal.user_id,
-		     "auth.two_factor.enrolment_started", "user", req->principal.user_id, NULL);
 	struct sw_buf buf = { 0 };
 	struct sw_json j;
 	sw_http_json_begin(req, &buf, &j);
@@ -301,7 +299,8 @@ static void enrol_reauthed(struct tf *t)
 		return;
 	}
 	const char *params[2] = { req->principal.user_id, sealed };
-	if (!sw_api_query(req, &sw_db_stmt_two_factor_enrol, params, 2, enrolled, e))
+	if (!sw_api_query_audited(req, &sw_db_stmt_two_factor_enrol, params, 2,
+				  "auth.two_factor.enrolment_started", "user", NULL, NULL, enrolled, e))
 		OPENSSL_cleanse(e->secret, sizeof(e->secret));
 }
 
@@ -336,8 +335,6 @@ static void confirmed(void *arg, const PGresult *res, const struct sw_db_error *
 				      "was used); check its state and start again.");
 		return;
 	}
-	sw_api_audit(req, req->principal.organization_id, req->principal.user_id,
-		     "auth.two_factor.enabled", "user", req->principal.user_id, NULL);
 	struct sw_buf buf = { 0 };
 	struct sw_json j;
 	sw_http_json_begin(req, &buf, &j);
@@ -414,7 +411,8 @@ static void confirm_checked(struct tf *t)
 	char step_text[24];
 	snprintf(step_text, sizeof(step_text), "%lld", (long long)step);
 	const char *params[4] = { req->principal.user_id, step_text, t->stored_key, hashes };
-	if (!sw_api_query(req, &sw_db_stmt_two_factor_enable, params, 4, confirmed, c))
+	if (!sw_api_query_audited(req, &sw_db_stmt_two_factor_enable, params, 4, "auth.two_factor.enabled",
+				  "user", req->principal.user_id, NULL, confirmed, c))
 		confirm_wipe(c);
 	OPENSSL_cleanse(t->stored_key, sizeof(t->stored_key));
 }
@@ -432,10 +430,6 @@ static void disabled(void *arg, const PGresult *res, const struct sw_db_error *e
 	if (!sw_api_one_row(req, res, err, 409, "TWO_FACTOR_NOT_ENABLED",
 			    "Two-factor authentication is not enabled."))
 		return;
-	bool was_enabled = PQgetvalue(res, 0, 0)[0] == 't';
-	sw_api_audit(req, req->principal.organization_id, req->principal.user_id,
-		     was_enabled ? "auth.two_factor.disabled" : "auth.two_factor.enrolment_cancelled",
-		     "user", req->principal.user_id, NULL);
 	sw_http_respond(req, 204, NULL, SW_STR_NULL);
 }
 
@@ -443,7 +437,9 @@ static void disable_reauthed(struct tf *t)
 {
 	struct sw_http_request *req = t->req;
 	const char *params[1] = { req->principal.user_id };
-	sw_api_query(req, &sw_db_stmt_two_factor_disable, params, 1, disabled, req);
+	/* disabled or enrolment_cancelled: the statement's action */
+	sw_api_query_audited(req, &sw_db_stmt_two_factor_disable, params, 1, NULL, "user",
+			     req->principal.user_id, NULL, disabled, req);
 }
 
 static void two_factor_disable(struct sw_http_request *req)

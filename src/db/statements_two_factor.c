@@ -34,7 +34,7 @@ const struct sw_db_stmt sw_db_stmt_two_factor_enrol = {
 	       "  created_at = now(), updated_at = now()"
 	       " WHERE t.enabled_at IS NULL"
 	       " RETURNING t.user_id",
-	.nparams = 2,
+	.nparams = 2,	.audited = SW_DB_AUDITED(0, -1) /* user_id */,
 };
 
 /* (user_id, step, the key as read (stored form), recovery hashes as a text array literal of
@@ -50,7 +50,8 @@ const struct sw_db_stmt sw_db_stmt_two_factor_enable = {
 	       " i AS (INSERT INTO two_factor_recovery_codes (user_id, code_hash)"
 	       "  SELECT t.user_id, decode(h, 'hex') FROM t, unnest($4::text[]) AS h RETURNING 1)"
 	       " SELECT count(*) FROM i",
-	.nparams = 4,
+	.nparams = 4,	.audited = &(struct sw_db_audited){ .id_col = -1, .name_col = -1, .ncols = 1,
+					    .when_sql = "c0 > 0" /* enabled: codes stored */ },
 };
 
 /* (user_id) -> one row (was_enabled "t"/"f") when an enrolment, enabled
@@ -62,7 +63,10 @@ const struct sw_db_stmt sw_db_stmt_two_factor_disable = {
 	       "  RETURNING enabled_at IS NOT NULL AS was_enabled),"
 	       " c AS (DELETE FROM two_factor_challenges WHERE user_id = $1::uuid)"
 	       " SELECT was_enabled FROM d",
-	.nparams = 1,
+	.nparams = 1,	.audited = &(struct sw_db_audited){
+		.id_col = -1, .name_col = -1, .ncols = 1,
+		.action_sql = "CASE WHEN c0 THEN 'auth.two_factor.disabled'"
+			      " ELSE 'auth.two_factor.enrolment_cancelled' END" },
 };
 
 /* (user_id, token_hash_hex, lifetime_seconds) -> one row, expires_at (RFC
