@@ -106,9 +106,8 @@ static void reset_created(void *arg, const PGresult *res, const struct sw_db_err
 		const char *user_id = PQgetvalue(res, 0, 0);
 		int r = send_reset_mail(rr, PQgetvalue(res, 0, 1));
 		if (r < 0)
-			sw_log_error("password-reset mail not queued: %s", strerror(-r));
-		sw_api_audit_detached(rr->db, rr->ip, NULL, NULL, "auth.password.reset_requested", "user",
-				      user_id, r == 0 ? "{\"mail\":\"queued\"}" : "{\"mail\":\"failed\"}");
+			sw_log_error("password-reset mail not queued for user %s: %s", user_id,
+				     strerror(-r));
 	}
 	reset_request_free(rr);
 }
@@ -126,7 +125,12 @@ static void reset_request_start(struct reset_request *rr)
 	char ttl[16];
 	snprintf(ttl, sizeof(ttl), "%d", RESET_TTL_S);
 	const char *params[4] = { rr->email, hex, rr->ip, ttl };
-	int r = sw_db_query(rr->db, &sw_db_stmt_password_reset_create, params, 4, reset_created, rr);
+	/* Recorded with the token it creates (about the user found; nothing
+	 * for an unknown address). */
+	const struct sw_db_audit_row a = { NULL, NULL, "auth.password.reset_requested", "user", NULL,
+					   rr->ip, NULL };
+	int r = sw_db_query_audited(rr->db, &sw_db_stmt_password_reset_create, params, 4, &a,
+				    reset_created, rr);
 	if (r < 0) {
 		sw_log_error("password reset not recorded: %s", strerror(-r));
 		reset_request_free(rr);
@@ -204,9 +208,6 @@ static void confirm_done(void *arg, const PGresult *res, const struct sw_db_erro
 	sw_auth_cache_forget_user(user_id);
 	/* The account's sign-in allowance starts afresh with the new password. */
 	sw_ratelimit_reset(&sw_api_limit_sign_in_account, sw_str_cstr(PQgetvalue(res, 0, 1)));
-	char meta[64];
-	snprintf(meta, sizeof(meta), "{\"sessionsRevoked\":%s}", PQgetvalue(res, 0, 2));
-	sw_api_audit(c->req, NULL, user_id, "auth.password.reset", "user", user_id, meta);
 	sw_http_respond(c->req, 204, NULL, SW_STR_NULL);
 }
 
@@ -218,7 +219,10 @@ static void confirm_hashed(void *arg, int herr, const char *encoded)
 		return;
 	}
 	const char *params[2] = { c->token_hash, encoded };
-	sw_api_query(c->req, &sw_db_stmt_password_reset_confirm, params, 2, confirm_done, c);
+	/* By the user, about themselves: the statement's audit shape. */
+	const struct sw_db_audit_row a = { NULL, NULL, "auth.password.reset", "user", NULL,
+					   sw_http_peer_address(c->req), NULL };
+	sw_api_query_audit_row(c->req, &sw_db_stmt_password_reset_confirm, params, 2, &a, confirm_done, c);
 }
 
 /* The token is live: now the Argon2id work, then the confirm proper. */

@@ -20,7 +20,7 @@ const struct sw_db_stmt sw_db_stmt_password_reset_create = {
 	       "   expires_at = excluded.expires_at"
 	       "  RETURNING user_id)"
 	       " SELECT u.id, u.email FROM u JOIN t ON t.user_id = u.id",
-	.nparams = 4,
+	.nparams = 4,	.audited = SW_DB_AUDITED(0, -1), /* the user */
 };
 
 /* (token_hash_hex) -> user id: one row while the token is unused and
@@ -48,7 +48,10 @@ const struct sw_db_stmt sw_db_stmt_password_reset_confirm = {
 	       "  WHERE user_id = (SELECT id FROM p) AND revoked_at IS NULL RETURNING id)"
 	       " SELECT p.id, p.email, (SELECT count(*) FROM r), pg_notify('steward_auth', 'user:' || p.id)"
 	       " FROM p",
-	.nparams = 2,
+	.nparams = 2,	/* By the user (c0), with the sessions it revoked (c2). */
+	.audited = &(struct sw_db_audited){
+		.id_col = 0, .name_col = -1, .ncols = 3, .actor_sql = "c0::uuid",
+		.metadata_sql = "jsonb_build_object('sessionsRevoked', c2::bigint)" },
 };
 
 static const struct sw_db_stmt *const list[] = {
