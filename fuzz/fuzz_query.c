@@ -160,6 +160,9 @@ static void check_page(struct sw_arena *a, const char *limit, const char *cursor
 	}
 	ASSERT(pg.limit >= 1 && pg.limit <= SW_QUERY_PAGE_MAX);
 	ASSERT(!limit || pg.limit == atoi(limit));
+	/* Numbers are canonical: no leading zero, so one value has one text. */
+	ASSERT(!limit || limit[0] != '0');
+	ASSERT(!cursor || cursor[0] != '0' || cursor[1] == '_');
 	char plus[12];
 	snprintf(plus, sizeof(plus), "%d", pg.limit + 1);
 	ASSERT(strcmp(plus, pg.limit_plus_one) == 0);

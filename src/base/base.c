@@ -81,3 +81,13 @@ bool sw_parse_u64(struct sw_str s, uint64_t *ret)
 	*ret = v;
 	return true;
 }
+
+bool sw_parse_i64_canonical(struct sw_str s, int64_t *ret)
+{
+	uint64_t v;
+	if (s.len == 0 || (s.len > 1 && s.ptr[0] == '0') || !sw_parse_u64(s, &v) ||
+	    v > (uint64_t)INT64_MAX)
+		return false;
+	*ret = (int64_t)v;
+	return true;
+}

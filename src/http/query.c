@@ -176,7 +176,8 @@ static bool all_digits(struct sw_str s, size_t max)
 
 bool sw_query_is_number(struct sw_str s)
 {
-	return all_digits(s, SW_QUERY_CURSOR_NUMBER_MAX_DIGITS);
+	int64_t v;
+	return sw_parse_i64_canonical(s, &v);
 }
 
 bool sw_query_page_read(struct sw_arena *a, const char *limit, const char *cursor,
@@ -187,18 +188,22 @@ bool sw_query_page_read(struct sw_arena *a, const char *limit, const char *curso
 	memset(ret, 0, sizeof(*ret));
 	ret->limit = SW_QUERY_PAGE_DEFAULT;
 	if (limit) {
-		int v = all_digits(sw_str_cstr(limit), 3) ? atoi(limit) : 0;
+		int64_t v = 0;
+		if (strlen(limit) > 3 || !sw_parse_i64_canonical(sw_str_cstr(limit), &v))
+			v = 0;
 		if (v < 1 || v > SW_QUERY_PAGE_MAX)
 			sw_field_error(fe, "limit", "must be a whole number from 1 to " STR(SW_QUERY_PAGE_MAX));
 		else
-			ret->limit = v;
+			ret->limit = (int)v;
 	}
 	snprintf(ret->limit_plus_one, sizeof(ret->limit_plus_one), "%d", ret->limit + 1);
 	if (cursor) {
 		const char *sep = strchr(cursor, '_');
 		struct sw_str us = sw_str_from(cursor, sep ? (size_t)(sep - cursor) : 0);
 		struct sw_str id = sw_str_cstr(sep ? sep + 1 : "");
-		if (!sep || !all_digits(us, SW_QUERY_CURSOR_US_MAX_DIGITS) || !id_valid(id)) {
+		int64_t v;
+		if (!sep || us.len > SW_QUERY_CURSOR_US_MAX_DIGITS || !sw_parse_i64_canonical(us, &v) ||
+		    !id_valid(id)) {
 			sw_field_error(fe, "cursor", "is not a cursor from a previous page");
 		} else if (!(ret->after_us = sw_arena_strndup(a, us.ptr, us.len))) {
 			sw_field_error(fe, "cursor", "could not be read");

@@ -363,7 +363,9 @@ test('audit_logs_filter_and_page', async () => {
 test('audit_log_query_is_validated', async () => {
 	for (const [q, field] of [['action=Auth', 'action'], ['action=auth..x', 'action'], ['actorUserId=me', 'actorUserId'],
 		['organizationId=1', 'organizationId'], ['since=yesterday', 'since'], ['until=2026-02-30T00:00:00Z', 'until'],
-		['since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z', 'until'], ['cursor=1_abc', 'cursor'], ['page=2', 'page']]) {
+		['since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z', 'until'], ['cursor=1_abc', 'cursor'], ['page=2', 'page'],
+		['cursor=1795278155123000_9223372036854775808', 'cursor'], ['cursor=1795278155123000_007', 'cursor'],
+		['cursor=9223372036854775808_1', 'cursor'], ['limit=007', 'limit'], ['limit=1e2', 'limit']]) {
 		assert.ok((await fields(call(srv, 'GET', `/audit-logs?${q}`, owner)))[field], q);
 	}
 });

@@ -72,5 +72,9 @@ bool sw_ct_equal(const void *a, size_t alen, const void *b, size_t blen);
 /* Parses a non-negative decimal integer of at most 19 digits; false on any
  * other character, empty input or overflow. */
 bool sw_parse_u64(struct sw_str s, uint64_t *ret);
+/* Parses a non-negative decimal integer in canonical form, as a database
+ * bigint holds it: digits only, no leading zero (but "0" itself), at most
+ * INT64_MAX. false otherwise (a sign, "-0", "007", 2^63, an exponent). */
+bool sw_parse_i64_canonical(struct sw_str s, int64_t *ret);
 
 #endif

@@ -23,7 +23,6 @@
 /* Digits of a cursor's microseconds (up to year 33658) and of a numeric id
  * (fits a bigint). */
 #define SW_QUERY_CURSOR_US_MAX_DIGITS 18
-#define SW_QUERY_CURSOR_NUMBER_MAX_DIGITS 19
 /* Bytes of a cursor and its NUL: digits, "_" and a UUID. */
 #define SW_QUERY_CURSOR_MAX (SW_QUERY_CURSOR_US_MAX_DIGITS + 1 + 36 + 1)
 
@@ -68,9 +67,11 @@ struct sw_query_page {
 };
 
 /* Reads the values of ?limit= and ?cursor= (as sw_query_read() leaves
- * them; NULL when absent) into *ret. limit: 1 to 3 decimal digits with a
- * value of 1..SW_QUERY_PAGE_MAX (absent: SW_QUERY_PAGE_DEFAULT). cursor:
- * 1..SW_QUERY_CURSOR_US_MAX_DIGITS digits, '_', then an id that id_valid
+ * them; NULL when absent) into *ret. Numbers are canonical decimals (no
+ * sign, no leading zero, no exponent). limit: a value of
+ * 1..SW_QUERY_PAGE_MAX (absent: SW_QUERY_PAGE_DEFAULT). cursor:
+ * microseconds of at most SW_QUERY_CURSOR_US_MAX_DIGITS digits and at most
+ * 2^63 - 1, '_', then an id that id_valid
  * accepts (a UUID, say, or sw_query_is_number). Field errors: "limit":
  * "must be a whole number from 1 to 200"; "cursor": "is not a cursor from
  * a previous page"; "cursor": "could not be read" (out of memory).
@@ -85,8 +86,9 @@ bool sw_query_page_read(struct sw_arena *a, const char *limit, const char *curso
  * "must be asc or desc" (and "desc" is returned). */
 const char *sw_query_order_read(const char *order, struct sw_field_errors *fe);
 
-/* Whether s is 1..SW_QUERY_CURSOR_NUMBER_MAX_DIGITS decimal digits (an id
- * of a bigint sequence), for sw_query_page_read(). */
+/* Whether s is an id of a bigint sequence in canonical form (digits, no
+ * leading zero, at most 2^63 - 1: sw_parse_i64_canonical()), for
+ * sw_query_page_read(). */
 bool sw_query_is_number(struct sw_str s);
 
 /* Writes the cursor of a row, "<us>_<id>", into out (cap bytes). us must
