@@ -1129,6 +1129,16 @@ bool sw_db_pool_healthy(struct sw_db_pool *pool, const char **ret_reason)
 	return true;
 }
 
+void sw_db_pool_attach(struct sw_db_pool *pool)
+{
+	sw_loop_set_data(pool->loop, pool);
+}
+
+struct sw_db_pool *sw_db_pool_of(const struct sw_loop *loop)
+{
+	return sw_loop_data(loop);
+}
+
 /* ---- life cycle ---- */
 
 /* The connection parameters: the caller's conninfo (key=value or URI),

@@ -6,7 +6,7 @@
  * loop; the readers' bound; a loop that does not drain loses chunks and
  * its readers are told; the writer's end and the scrubbed error message.
  *
- * Then the server (sw_server_run_thread on 127.0.0.1, a route table of
+ * Then the server (a thread composed as stewardd composes one, on 127.0.0.1, a route table of
  * this file's own that calls the production stream code: no test route is
  * in stewardd) with a writer in this thread: the archived log then live
  * lines then the status event, Last-Event-ID, a finished deployment, a
@@ -38,6 +38,7 @@
 #include "steward/base/limits.h"
 #include "api/deployment_logs.h"
 #include "http/http_internal.h"
+#include "main/thread.h"
 #include "scratch_dir.h"
 #include "test_help.h"
 
@@ -409,6 +410,7 @@ TEST(the_writers_end_reaches_readers_with_the_error_message_scrubbed)
 
 static struct sw_config cfg;
 static struct sw_server_shared shared;
+static struct sw_main_threads threads_shared;
 static struct sw_router *router;
 static pthread_t server_thread;
 static int server_port;
@@ -502,9 +504,8 @@ static const struct sw_route t_routes[] = {
 	{ SW_HTTP_GET, "/t/stream", SW_ACCESS_PUBLIC, t_stream, 0, 0, { .summary = "t" } },
 };
 
-static void on_ready(struct sw_server_shared *sh, unsigned index)
+static void on_ready(unsigned index)
 {
-	(void)sh;
 	(void)index;
 	pthread_mutex_lock(&ready_lock);
 	server_ready = true;
@@ -515,10 +516,10 @@ static void on_ready(struct sw_server_shared *sh, unsigned index)
 static void *server_main(void *arg)
 {
 	(void)arg;
-	int r = sw_server_run_thread(&shared, 0);
+	int r = sw_main_thread_run(&threads_shared, 0);
 	if (r < 0)
 		fprintf(stderr, "server thread: %s\n", strerror(-r));
-	on_ready(&shared, 0);
+	on_ready(0);
 	return NULL;
 }
 
@@ -546,9 +547,9 @@ static void start_server(void)
 		fprintf(stderr, "router: %s\n", strerror(errno));
 		exit(1);
 	}
-	shared = (struct sw_server_shared){ .config = &cfg, .router = router,
-					    .conninfo = cfg.database_url, .guard = t_guard,
-					    .ready = on_ready };
+	shared = (struct sw_server_shared){ .config = &cfg, .router = router, .guard = t_guard };
+	threads_shared = (struct sw_main_threads){ .server = &shared, .conninfo = cfg.database_url,
+						   .ready = on_ready };
 	sw_workers_start(2);
 	pthread_create(&server_thread, NULL, server_main, NULL);
 	pthread_mutex_lock(&ready_lock);
@@ -1128,7 +1129,7 @@ TEST(a_stopping_server_ends_streams_cleanly)
 	struct client c;
 	live_reader(&c, id, "", 0);
 	REQUIRE(client_wait(&c, "running", 5000));
-	sw_server_request_shutdown(0);
+	sw_main_thread_request_shutdown(0);
 	CHECK(client_wait(&c, NULL, 5000)); /* the last chunk: a clean end */
 	CHECK(client_wait_closed(&c, 5000));
 	client_close(&c);
