@@ -183,6 +183,34 @@ static void check_closed(struct sw_db_pool *pool);
 static void start_connect(struct conn *c);
 static void claim_listener(struct sw_db_pool *pool, struct conn *prefer);
 
+/* The pool's invariants (SW_ASSERT: Debug and sanitizer builds): the
+ * counts agree with the states, a connection holds a query exactly while
+ * BUSY (and the query points back at it), the listener is a connection
+ * that is up, and at most one poll per connection is in flight. */
+#if SW_CHECKS
+static void pool_check(const struct sw_db_pool *pool)
+{
+	unsigned up = 0, queued = 0;
+	for (unsigned i = 0; i < pool->size; i++) {
+		const struct conn *c = &pool->conns[i];
+		up += c->state == CONN_IDLE || c->state == CONN_BUSY || c->state == CONN_LISTENING;
+		SW_ASSERT(c->state == CONN_DOWN || c->pg);
+		SW_ASSERT(!c->query || (c->state == CONN_BUSY && c->query->conn == c));
+		SW_ASSERT(!c->poll_stale || c->poll_inflight);
+	}
+	SW_ASSERT(up == pool->nup);
+	SW_ASSERT(!pool->listener || pool->listener->state != CONN_DOWN);
+	for (const struct query *q = pool->qhead; q; q = q->next) {
+		SW_ASSERT(!q->conn && (q->next || q == pool->qtail));
+		queued++;
+	}
+	SW_ASSERT(queued == pool->nqueued);
+}
+#define POOL_CHECK(pool) pool_check(pool)
+#else
+#define POOL_CHECK(pool) ((void)0)
+#endif
+
 /* ---- small helpers ---- */
 
 static uint64_t now_ms(const struct sw_db_pool *pool)
@@ -292,6 +320,7 @@ static void conn_watch(struct conn *c, unsigned mask)
 		}
 		return;
 	}
+	SW_ASSERT(c->pg && mask);
 	int fd = PQsocket(c->pg);
 	int r = fd < 0 ? -EBADF : sw_io_poll(c->pool->loop, &c->poll, fd, mask);
 	if (r < 0) {
@@ -319,6 +348,7 @@ static bool conn_push(struct conn *c)
 
 static void queue_unlink(struct sw_db_pool *pool, struct query *q)
 {
+	SW_ASSERT(pool->nqueued > 0 && !q->conn);
 	if (q->prev)
 		q->prev->next = q->next;
 	else
@@ -333,6 +363,7 @@ static void queue_unlink(struct sw_db_pool *pool, struct query *q)
 
 static void queue_push(struct sw_db_pool *pool, struct query *q, bool front)
 {
+	SW_ASSERT(!q->conn && !q->prev && !q->next && pool->qhead != q);
 	if (front) {
 		q->prev = NULL;
 		q->next = pool->qhead;
@@ -358,6 +389,7 @@ static void query_finish(struct query *q, const PGresult *res, int code, const c
 			 const char *message)
 {
 	struct sw_db_pool *pool = q->pool;
+	SW_ASSERT(!q->conn && !q->prev && !q->next && pool->qhead != q);
 	sw_timer_stop(pool->loop, &q->deadline);
 	struct sw_db_error err = { .code = code, .message = message };
 	if (sqlstate)
@@ -385,6 +417,7 @@ static void query_deadline(struct sw_timer *t)
 static void start_query(struct conn *c, struct query *q)
 {
 	struct sw_db_pool *pool = c->pool;
+	SW_ASSERT(c->state == CONN_IDLE && !c->query && !q->conn && c->pg);
 	c->state = CONN_BUSY;
 	c->query = q;
 	q->conn = c;
@@ -978,6 +1011,7 @@ static void conn_query_done(struct conn *c)
 	struct sw_db_pool *pool = c->pool;
 	struct query *q = c->query;
 	PGresult *res = c->result;
+	SW_ASSERT(c->state == CONN_BUSY && q && q->conn == c);
 	c->query = NULL;
 	c->result = NULL;
 	q->conn = NULL;
@@ -1048,6 +1082,8 @@ static void on_poll(struct sw_io_op *op, int res, uint32_t flags)
 	(void)flags;
 	struct conn *c = SW_CONTAINER_OF(op, struct conn, poll);
 	struct sw_db_pool *pool = c->pool;
+	SW_ASSERT(c->poll_inflight);
+	POOL_CHECK(pool);
 	c->poll_inflight = false;
 	if (c->poll_stale) {
 		c->poll_stale = false;
@@ -1088,6 +1124,7 @@ static void on_poll(struct sw_io_op *op, int res, uint32_t flags)
 		(void)SW_NEVER(true);
 		break;
 	}
+	POOL_CHECK(pool);
 	deliver_notes(pool);
 	check_closed(pool);
 }
