@@ -203,8 +203,10 @@ static bool stream_written(struct sw_conn *c)
 {
 	struct sw_http_stream *s = c->body;
 	stream_pump(c); /* may end the stream and the request */
-	if (c->body != s)
-		return false;
+	if (c->body != s) {
+		/* The next request may already have a body of its own. */
+		return c->producer && c->producer->written(c);
+	}
 	sw_conn_flush(c);
 	/* Last: the owner may write, or end the stream (and with it the
 	 * request: the connection then goes on to the next). */
