@@ -1,5 +1,5 @@
 /* The global guard. Every route passes here before its handler
- * (src/http/server.c dispatch()), so no route has a second path.
+ * (sw_http_dispatch(), src/http/dispatch.c), so no route has a second path.
  *
  * Credentials: "Authorization: Bearer st_..." (an API token) or the
  * steward_session cookie. Either is looked up by the SHA-256 of its secret,
