@@ -31,14 +31,21 @@
  *
  * A protocol that takes the connection over after "101 Switching
  * Protocols" (the agents' WebSocket) is one more producer, without a
- * change to conn.c: its handler queues the 101 head, attaches a producer
- * whose input op reads the client's frames out of c->in (and consumes
- * them with sw_buf_consume()), whose written op writes the next frames
- * (sw_conn_out_*() then sw_conn_flush()), whose timeout op pings, and
- * whose cancel op ends the session; the session ends with
- * sw_conn_request_done() and close_after_write (an upgraded connection
- * never returns to HTTP). Until it detaches, the state machine parses
- * nothing of c->in. */
+ * change to conn.c (tests/unit/test_hub.c has one that echoes):
+ * - its handler takes the answer (sw_http_begin_answer(req, 101)), queues
+ *   the 101 head itself (sw_conn_out_bytes(): the head has no framing of
+ *   write.c's), attaches its producer, and reads the bytes that came with
+ *   the request, already in c->in;
+ * - input: the client's frames arrive in c->in; the producer consumes
+ *   them (sw_buf_consume()) and bounds them itself (the WebSocket message
+ *   cap): STREAMING_INPUT_MAX does not apply to a producer with input;
+ * - written: the last write completed: queue the next frames
+ *   (sw_conn_out_*()) and sw_conn_flush(); timeout: ping (the producer
+ *   arms the timer with sw_conn_arm_timer());
+ * - cancel: the connection is going away: finish from a timer;
+ * - the session ends with sw_conn_detach(), close_after_write (an upgraded
+ *   connection never returns to HTTP) and sw_conn_request_done().
+ * Until it detaches, the state machine parses nothing of c->in. */
 #ifndef STEWARD_HTTP_CONN_H
 #define STEWARD_HTTP_CONN_H
 

@@ -37,6 +37,7 @@
 #include "steward/io/io.h"
 #include "steward/base/limits.h"
 #include "api/deployment_logs.h"
+#include "http/conn.h"
 #include "http/http_internal.h"
 #include "main/thread.h"
 #include "scratch_dir.h"
@@ -493,6 +494,81 @@ static void t_stream_end(void *arg)
 	}
 }
 
+/* A connection taken over after 101, as the agents' WebSocket will be: a
+ * producer of the test's own, written against conn.h alone, echoes what
+ * the client sends, upper-cased, until "BYE"; then the connection closes. */
+struct echo {
+	struct sw_conn *conn;
+	struct sw_timer timer; /* finishes the request after a cancel */
+};
+
+static void echo_finish(struct sw_conn *c)
+{
+	struct sw_http_request *req = c->req;
+	struct echo *e = c->body;
+	sw_timer_stop(c->srv->loop, &e->timer);
+	free(e);
+	sw_conn_detach(c);
+	c->close_after_write = true; /* an upgraded connection never returns to HTTP */
+	sw_conn_request_done(req, 0);
+}
+
+static void echo_input(struct sw_conn *c)
+{
+	char up[256];
+	size_t n = SW_MIN(c->in.len, sizeof(up));
+	for (size_t i = 0; i < n; i++)
+		up[i] = (char)(c->in.data[i] >= 'a' && c->in.data[i] <= 'z' ? c->in.data[i] - 32 : c->in.data[i]);
+	sw_buf_consume(&c->in, n);
+	sw_conn_out_bytes(c, up, n);
+	if (memmem(up, n, "BYE", 3))
+		echo_finish(c);
+	else
+		sw_conn_flush(c);
+}
+
+static bool echo_written(struct sw_conn *c)
+{
+	sw_conn_flush(c);
+	return true;
+}
+
+/* The connection goes away: the request is finished from a timer, never
+ * inside the state machine's call. */
+static void echo_cancel_done(struct sw_timer *t)
+{
+	echo_finish(SW_CONTAINER_OF(t, struct echo, timer)->conn);
+}
+
+static void echo_cancel(struct sw_conn *c)
+{
+	struct echo *e = c->body;
+	sw_timer_start(c->srv->loop, &e->timer, 0, echo_cancel_done);
+}
+
+static const struct sw_http_producer echo_producer = {
+	.written = echo_written, .cancel = echo_cancel, .input = echo_input,
+};
+
+static void t_upgrade(struct sw_http_request *req)
+{
+	struct sw_conn *c = req->conn;
+	struct echo *e = calloc(1, sizeof(*e));
+	if (!e || !sw_http_begin_answer(req, 101)) {
+		free(e);
+		return;
+	}
+	static const char head[] = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\n"
+				   "Connection: Upgrade\r\n\r\n";
+	sw_conn_out_bytes(c, head, sizeof(head) - 1);
+	e->conn = c;
+	sw_conn_attach(c, &echo_producer, e);
+	if (c->in.len)
+		echo_input(c); /* bytes that came with the request */
+	else
+		sw_conn_flush(c);
+}
+
 static void t_guard(struct sw_http_request *req)
 {
 	sw_http_run_handler(req);
@@ -502,6 +578,7 @@ static const struct sw_route t_routes[] = {
 	{ SW_HTTP_GET, "/t/live/:id", SW_ACCESS_PUBLIC, t_live, 0, 0, { .summary = "t" } },
 	{ SW_HTTP_GET, "/t/file", SW_ACCESS_PUBLIC, t_file, 0, 0, { .summary = "t" } },
 	{ SW_HTTP_GET, "/t/stream", SW_ACCESS_PUBLIC, t_stream, 0, 0, { .summary = "t" } },
+	{ SW_HTTP_GET, "/t/upgrade", SW_ACCESS_PUBLIC, t_upgrade, 0, 0, { .summary = "t" } },
 };
 
 static void on_ready(unsigned index)
@@ -1117,6 +1194,32 @@ TEST(an_http_1_0_stream_is_delimited_by_the_close)
 	CHECK(client_wait(&c, NULL, 3000));
 	CHECK(c.closed);
 	CHECK(memmem(c.body.data, c.body.len, "data: bye\n\n", 11) != NULL);
+	client_close(&c);
+}
+
+TEST(a_producer_takes_the_connection_over_after_101_without_the_state_machine_knowing)
+{
+	start_server();
+	struct client c;
+	client_connect(&c, 0);
+	/* The first bytes ride with the request, the rest come later. */
+	client_send(&c, "GET /t/upgrade HTTP/1.1\r\nHost: x\r\nUpgrade: echo\r\n"
+			"Connection: Upgrade\r\n\r\nhello ");
+	REQUIRE(client_wait(&c, "HELLO ", 3000));
+	CHECK_INT_EQ(c.status, 101);
+	if (write(c.fd, "GET / HTTP/1.1\r\n\r\n", 18) != 18)
+		perror("write");
+	REQUIRE(client_wait(&c, "GET / HTTP/1.1", 3000)); /* not parsed as a request */
+	if (write(c.fd, "bye", 3) != 3)
+		perror("write");
+	CHECK(client_wait(&c, "BYE", 3000));
+	CHECK(client_wait_closed(&c, 3000));
+	client_close(&c);
+	/* A client that goes away mid-session: the producer's cancel ends it
+	 * (a leak of its state would fail the sanitizer build). */
+	client_connect(&c, 0);
+	client_send(&c, "GET /t/upgrade HTTP/1.1\r\nHost: x\r\n\r\nhi");
+	REQUIRE(client_wait(&c, "HI", 3000));
 	client_close(&c);
 }
 
