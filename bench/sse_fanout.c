@@ -1,7 +1,7 @@
 /* bench_sse_fanout: one deployment's log streamed live to N readers.
  *
  * One process runs what stewardd runs for GET /deployments/:id/live: the
- * server (one loop thread, sw_server_run_thread), the hub, the log writer
+ * server (one loop thread, composed as stewardd composes one), the hub, the log writer
  * (src/deploy/build_log.c) on a thread of its own writing lines at a fixed rate,
  * and the route's stream code (sw_api_live_start; the route table is this
  * file's: the database lookup in front of it is not what is measured, so
@@ -41,6 +41,7 @@
 #include "steward/io/io.h"
 #include "steward/base/log.h"
 #include "api/deployment_logs.h"
+#include "main/thread.h"
 
 static const char deployment_id[] = "00000000-0000-4000-8000-00000000beef";
 
@@ -165,12 +166,12 @@ static int client_main(int n, int port, int seconds, unsigned long long expect)
 /* ---- the server ---- */
 
 static struct sw_server_shared shared;
+static struct sw_main_threads threads_shared;
 static sem_t ready; /* posted once the server listens (or failed) */
 static char data_dir[128];
 
-static void on_ready(struct sw_server_shared *sh, unsigned index)
+static void on_ready(unsigned index)
 {
-	(void)sh;
 	(void)index;
 	sem_post(&ready);
 }
@@ -226,9 +227,9 @@ static void warm_up(int port, int n)
 static void *server_main(void *arg)
 {
 	(void)arg;
-	if (sw_server_run_thread(&shared, 0) < 0)
+	if (sw_main_thread_run(&threads_shared, 0) < 0)
 		fprintf(stderr, "bench_sse_fanout: the server thread failed\n");
-	on_ready(&shared, 0);
+	on_ready(0);
 	return NULL;
 }
 
@@ -383,8 +384,9 @@ int main(int argc, char **argv)
 	struct sw_router *router = sw_router_new(routes, SW_ARRAY_SIZE(routes), &cfg);
 	if (!router)
 		die("router");
-	shared = (struct sw_server_shared){ .config = &cfg, .router = router, .conninfo = cfg.database_url,
-					    .guard = guard, .ready = on_ready };
+	shared = (struct sw_server_shared){ .config = &cfg, .router = router, .guard = guard };
+	threads_shared = (struct sw_main_threads){ .server = &shared, .conninfo = cfg.database_url,
+						   .ready = on_ready };
 	pthread_t st;
 	sem_init(&ready, 0, 0);
 	pthread_create(&st, NULL, server_main, NULL);
@@ -469,7 +471,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)hc.chunks_allocated, (unsigned long long)hc.pulled,
 	       (unsigned long long)hc.posts, client + 7);
 	fflush(stdout);
-	sw_server_request_shutdown(0);
+	sw_main_thread_request_shutdown(0);
 	pthread_join(st, NULL);
 	char path[256];
 	sw_deploy_log_path(data_dir, deployment_id, path, sizeof(path));

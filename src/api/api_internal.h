@@ -192,7 +192,8 @@ void sw_api_write_account(struct sw_json *j, const PGresult *res, int row);
 void sw_api_answer_account(struct sw_http_request *req, int status, const char *const *account,
 			   const char *key, const char *const *pairs, size_t npairs);
 /* Writes "user" and "organization" members from account values (enum
- * sw_db_account_col order), e.g. req->principal.account. */
+ * sw_db_account_col order), e.g. sw_auth_account_values() of
+ * req->principal.account. */
 void sw_api_write_account_values(struct sw_json *j, const char *const *account);
 /* Creates a session for user_id (in organization_id, or the user's oldest
  * membership when NULL), sets its cookie, and answers status with

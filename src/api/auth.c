@@ -168,8 +168,10 @@ void sw_api_session(struct sw_http_request *req)
 {
 	/* The guard read the account with the credential (and caches it with
 	 * the principal; renames and role changes forget it): no round trip. */
-	if (req->principal.account[0]) {
-		answer_session(req, req->principal.account);
+	if (req->principal.account.user_id) {
+		const char *account[SW_DB_ACCOUNT_COLUMNS];
+		sw_auth_account_values(&req->principal.account, account);
+		answer_session(req, account);
 		return;
 	}
 	const char *params[2] = { req->principal.user_id, req->principal.organization_id };

@@ -31,7 +31,7 @@ void sw_api_db_error(struct sw_http_request *req, const struct sw_db_error *err)
 bool sw_api_query(struct sw_http_request *req, const struct sw_db_stmt *stmt,
 		  const char *const *params, int n, sw_db_cb cb, void *arg)
 {
-	int r = sw_db_query(sw_http_db(req), stmt, params, n, cb, arg);
+	int r = sw_db_query(sw_db_pool_of(req->loop), stmt, params, n, cb, arg);
 	if (r < 0) {
 		struct sw_db_error e = { .code = r };
 		sw_api_db_error(req, &e);
@@ -55,7 +55,7 @@ bool sw_api_query_audit_row(struct sw_http_request *req, const struct sw_db_stmt
 			    const char *const *params, int n, const struct sw_db_audit_row *a,
 			    sw_db_cb cb, void *arg)
 {
-	int r = sw_db_query_audited(sw_http_db(req), stmt, params, n, a, cb, arg);
+	int r = sw_db_query_audited(sw_db_pool_of(req->loop), stmt, params, n, a, cb, arg);
 	if (r < 0) {
 		if (r == -EINVAL)
 			sw_log_error("audited query %s has no audit shape: not run", stmt->name);
@@ -149,7 +149,7 @@ void sw_api_audit(struct sw_http_request *req, const char *organization_id, cons
 		  const char *action, const char *target_type, const char *target_id,
 		  const char *metadata_json)
 {
-	sw_api_audit_detached(sw_http_db(req), sw_http_peer_address(req), organization_id, actor_user_id,
+	sw_api_audit_detached(sw_db_pool_of(req->loop), sw_http_peer_address(req), organization_id, actor_user_id,
 			      action, target_type, target_id, metadata_json);
 }
 
@@ -634,7 +634,7 @@ void sw_api_reauthenticate(struct sw_http_request *req, struct sw_api_secret *pa
 	*password = (struct sw_api_secret){ 0 };
 	const char *params[1] = { req->principal.user_id };
 	/* Not sw_api_query(): the caller releases its state before the answer. */
-	int rc = sw_db_query(sw_http_db(req), &sw_db_stmt_user_password_hash, params, 1,
+	int rc = sw_db_query(sw_db_pool_of(req->loop), &sw_db_stmt_user_password_hash, params, 1,
 			     reauth_hash_read, r);
 	if (rc < 0) {
 		reauth_refused(r);

@@ -563,7 +563,7 @@ void sw_api_live_start(struct sw_http_request *req, const struct sw_api_live_sou
 	}
 	lv->fd = -1;
 	lv->loop = req->loop;
-	lv->db = sw_http_db(req);
+	lv->db = sw_db_pool_of(req->loop);
 	lv->poll = src->poll;
 	snprintf(lv->id, sizeof(lv->id), "%s", src->deployment_id);
 	snprintf(lv->org, sizeof(lv->org), "%s", req->principal.organization_id);

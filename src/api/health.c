@@ -6,7 +6,7 @@
 void sw_api_health(struct sw_http_request *req)
 {
 	const char *reason = NULL;
-	if (!sw_db_pool_healthy(sw_http_db(req), &reason)) {
+	if (!sw_db_pool_healthy(sw_db_pool_of(req->loop), &reason)) {
 		char msg[256];
 		snprintf(msg, sizeof(msg), "The database is unavailable: %s.",
 			 reason ? reason : "no connection");

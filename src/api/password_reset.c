@@ -159,7 +159,7 @@ static void password_reset_request(struct sw_http_request *req)
 						      sw_now_ms(), NULL)) {
 		rr = calloc(1, sizeof(*rr));
 		if (rr) {
-			rr->db = sw_http_db(req);
+			rr->db = sw_db_pool_of(req->loop);
 			rr->config = sw_http_config(req);
 			snprintf(rr->email, sizeof(rr->email), "%s", normalized);
 			snprintf(rr->ip, sizeof(rr->ip), "%s", sw_http_peer_address(req));
@@ -255,7 +255,7 @@ static void confirm_start(struct sw_http_request *req, const char *token_hash, s
 	snprintf(c->token_hash, sizeof(c->token_hash), "%s", token_hash);
 	const char *params[1] = { c->token_hash };
 	/* Not sw_api_query(): the copy is wiped before the answer frees it. */
-	int r = sw_db_query(sw_http_db(req), &sw_db_stmt_password_reset_check, params, 1, confirm_checked, c);
+	int r = sw_db_query(sw_db_pool_of(req->loop), &sw_db_stmt_password_reset_check, params, 1, confirm_checked, c);
 	if (r < 0) {
 		sw_api_secret_wipe(&c->password);
 		sw_api_db_error(req, &(struct sw_db_error){ .code = r });

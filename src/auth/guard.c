@@ -1,5 +1,5 @@
 /* The global guard. Every route passes here before its handler
- * (src/http/server.c dispatch()), so no route has a second path.
+ * (sw_http_dispatch(), src/http/dispatch.c), so no route has a second path.
  *
  * Credentials: "Authorization: Bearer st_..." (an API token) or the
  * steward_session cookie. Either is looked up by the SHA-256 of its secret,
@@ -62,21 +62,51 @@ struct cache_entry {
 
 #define ACCOUNT_FIELDS SW_DB_ACCOUNT_COLUMNS
 
-/* Points p->account into a copy of block made in arena. */
+/* Where each column of the account statements (enum sw_db_account_col)
+ * goes in the principal's account: the one place that knows both. */
+static const size_t account_member[ACCOUNT_FIELDS] = {
+	[SW_DB_ACCOUNT_USER_ID] = offsetof(struct sw_principal_account, user_id),
+	[SW_DB_ACCOUNT_USER_EMAIL] = offsetof(struct sw_principal_account, user_email),
+	[SW_DB_ACCOUNT_USER_NAME] = offsetof(struct sw_principal_account, user_name),
+	[SW_DB_ACCOUNT_USER_IS_OPERATOR] = offsetof(struct sw_principal_account, user_is_operator),
+	[SW_DB_ACCOUNT_USER_CREATED_AT] = offsetof(struct sw_principal_account, user_created_at),
+	[SW_DB_ACCOUNT_ORG_ID] = offsetof(struct sw_principal_account, organization_id),
+	[SW_DB_ACCOUNT_ORG_NAME] = offsetof(struct sw_principal_account, organization_name),
+	[SW_DB_ACCOUNT_ORG_CREATED_AT] = offsetof(struct sw_principal_account, organization_created_at),
+	[SW_DB_ACCOUNT_ROLE] = offsetof(struct sw_principal_account, role),
+};
+_Static_assert(sizeof(struct sw_principal_account) == ACCOUNT_FIELDS * sizeof(const char *),
+	       "one member per account column");
+
+static const char **account_slot(struct sw_principal_account *a, size_t col)
+{
+	return (const char **)(void *)((char *)a + account_member[col]);
+}
+
+void sw_auth_account_values(const struct sw_principal_account *a,
+			    const char *ret[SW_DB_ACCOUNT_COLUMNS])
+{
+	for (size_t i = 0; i < ACCOUNT_FIELDS; i++)
+		ret[i] = *account_slot((struct sw_principal_account *)a, i);
+}
+
+/* Points p->account into a copy of block (the columns, NUL-separated)
+ * made in arena. */
 static void attach_account(struct sw_principal *p, struct sw_arena *arena, const char *block, size_t len)
 {
-	memset(p->account, 0, sizeof(p->account));
+	p->account = (struct sw_principal_account){ 0 };
 	char *copy = block && arena ? sw_arena_alloc(arena, len) : NULL;
 	if (!copy)
 		return;
 	memcpy(copy, block, len);
 	const char *f = copy;
-	for (size_t i = 0; i < ACCOUNT_FIELDS && f < copy + len; i++) {
-		p->account[i] = f;
+	size_t i = 0;
+	for (; i < ACCOUNT_FIELDS && f < copy + len; i++) {
+		*account_slot(&p->account, i) = f;
 		f += strlen(f) + 1;
 	}
-	if (!p->account[ACCOUNT_FIELDS - 1])
-		memset(p->account, 0, sizeof(p->account));
+	if (i < ACCOUNT_FIELDS)
+		p->account = (struct sw_principal_account){ 0 };
 }
 
 static void entry_clear(struct cache_entry *e)
@@ -153,7 +183,7 @@ static void cache_put(const uint8_t key[32], uint64_t valid_until, const struct 
 		victim->used = true;
 		victim->valid_until_ms = valid_until;
 		victim->principal = *p;
-		memset(victim->principal.account, 0, sizeof(victim->principal.account));
+		victim->principal.account = (struct sw_principal_account){ 0 };
 		victim->account = account_len ? malloc(account_len) : NULL;
 		if (victim->account) {
 			memcpy(victim->account, account, account_len);
@@ -374,7 +404,7 @@ static void lookup_done(void *arg, const PGresult *res, const struct sw_db_error
 	attach_account(p, &req->arena, len ? block : NULL, len);
 	if (PQgetvalue(res, 0, 6)[0] == 't') {
 		const char *params[1] = { p->credential_id };
-		sw_db_query(sw_http_db(req),
+		sw_db_query(sw_db_pool_of(req->loop),
 			    l->kind == SW_CRED_SESSION ? &sw_db_stmt_session_renew : &sw_db_stmt_token_touch,
 			    params, 1, ignore_result, NULL);
 	}
@@ -432,7 +462,7 @@ void sw_guard(struct sw_http_request *req)
 	char hex[65];
 	sw_sha256_hex(secret.ptr, secret.len, hex);
 	const char *params[1] = { hex };
-	int r = sw_db_query(sw_http_db(req),
+	int r = sw_db_query(sw_db_pool_of(req->loop),
 			    kind == SW_CRED_SESSION ? &sw_db_stmt_session_resolve : &sw_db_stmt_token_resolve,
 			    params, 1, lookup_done, l);
 	if (r < 0)

@@ -1,4 +1,6 @@
 /* String, clock and comparison helpers shared by every module. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <openssl/crypto.h>
 #include "steward/base/base.h"
@@ -7,6 +9,15 @@ static inline unsigned char ascii_lower(unsigned char c)
 {
 	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
 }
+
+#if SW_CHECKS
+void sw_assert_fail(const char *expr, const char *file, int line)
+{
+	fprintf(stderr, "%s:%d: invariant broken: %s\n", file, line, expr);
+	fflush(stderr);
+	abort();
+}
+#endif
 
 bool sw_str_case_eq(struct sw_str a, struct sw_str b)
 {

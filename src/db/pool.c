@@ -1,5 +1,8 @@
 /* The PostgreSQL pool: a few libpq connections per loop thread, driven
- * non-blocking on that loop's ring.
+ * non-blocking on that loop's ring. This file: the connections (connect,
+ * prepare, poll, loss), health and the pool's life; the query queue is in
+ * pool_query.c, LISTEN in pool_listen.c, their shared parts in
+ * pool_internal.h.
  *
  * Each connection is a small state machine:
  *
@@ -74,121 +77,36 @@
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <libpq-fe.h>
-#include "steward/db/db.h"
-#include "steward/io/io.h"
+#include <string.h>
 #include "steward/base/limits.h"
 #include "steward/base/log.h"
 #include "steward/db/statements.h"
+#include "db/pool_internal.h"
 
-enum conn_state {
-	CONN_DOWN,       /* no PGconn; the reconnect timer may be armed */
-	CONN_CONNECTING, /* PQconnectPoll in progress */
-	CONN_PREPARING,  /* the prepare pipeline is in flight */
-	CONN_IDLE,       /* ready, POLLIN armed */
-	CONN_BUSY,       /* one query in flight */
-	CONN_LISTENING,  /* up; its LISTEN is in flight (pool->listener) */
-};
-
-/* Notifications read but not yet delivered; beyond this many (in one
- * step), they are dropped for a resync. */
-#define MAX_QUEUED_NOTIFICATIONS 1024u
-
-struct note {
-	struct note *next;
-	char payload[];
-};
-
-struct query {
-	struct query *prev, *next; /* the pool's queue, while waiting */
-	struct sw_db_pool *pool;
-	struct conn *conn;         /* while on the wire */
-	const struct sw_db_stmt *stmt;
-	sw_db_cb cb;
-	void *arg;
-	struct sw_timer deadline;
-	int nparams;
-	const char **params;       /* point into this allocation */
-};
-
-struct conn {
-	struct sw_db_pool *pool;
-	enum conn_state state;
-	PGconn *pg;
-	struct sw_io_op poll;
-	bool poll_inflight;
-	bool poll_stale;     /* its completion is to be ignored */
-	bool cancel_pending; /* stale, but the cancel could not be submitted yet */
-	unsigned poll_mask;  /* of the poll in flight */
-	unsigned want_mask;  /* to arm once the stale poll has completed */
-	bool flushing;       /* PQflush returned 1: output waits for POLLOUT */
-	unsigned prepared;   /* PREPARING: statements confirmed so far */
-	struct sw_timer timer; /* reconnect backoff (DOWN), deadline (CONNECTING,
-				  PREPARING, LISTENING) */
-	unsigned backoff_ms;
-	struct query *query;
-	PGresult *result;      /* BUSY, LISTENING: the first result */
-	const char *notice_reason; /* set by a FATAL notice (server shutting down) */
-	const char *break_reason;  /* conn_break(): why, for the deferred conn_lost() */
-	char break_detail[256];
-};
-
-struct sw_db_pool {
-	struct sw_loop *loop;
-	const char **keywords; /* connection parameters, NULL-terminated */
-	const char **values;
-	char *strings;         /* owns what keywords/values point at */
-	unsigned query_timeout_ms;
-	unsigned connect_timeout_ms;
-	unsigned size;
-	struct conn *conns;
-	unsigned nup;          /* connections IDLE or BUSY */
-	struct query *qhead, *qtail;
-	unsigned nqueued;
-	uint32_t rng;
-
-	/* health */
-	bool down;             /* a connection attempt failed and none is up */
-	struct sw_timer fail_timer; /* fails the queue while down */
-	bool verified_up;
-	uint64_t last_ok_ms;   /* 0: must be verified again */
-	bool ping_inflight;
-	const char *reason;    /* why not up: a static phrase */
-	char logged[256];      /* the last connection failure logged */
-
-	/* listening */
-	char channel[64];      /* empty: not listening */
-	char listen_sql[80];   /* LISTEN "<channel>" */
-	void (*listen_cb)(void *arg, const char *payload);
-	void (*listen_resync)(void *arg);
-	void *listen_arg;
-	struct conn *listener; /* LISTENING, or listens; NULL: none */
-	struct sw_timer listen_timer; /* retry after the server refused LISTEN */
-	bool resync_due;
-	struct note *notes_head, *notes_tail;
-	unsigned nnotes;
-
-	/* closing */
-	bool closing;
-	void (*done)(void *arg);
-	void *done_arg;
-	struct sw_timer close_timer;
-};
-
-static void conn_watch(struct conn *c, unsigned mask);
-static void conn_break(struct conn *c, const char *reason, const char *detail);
-static void conn_lost(struct conn *c, int code, const char *reason, const char *detail);
-static void dispatch(struct sw_db_pool *pool);
-static void check_closed(struct sw_db_pool *pool);
 static void start_connect(struct conn *c);
-static void claim_listener(struct sw_db_pool *pool, struct conn *prefer);
+
+#if SW_CHECKS
+void sw_db_pool_check(const struct sw_db_pool *pool)
+{
+	unsigned up = 0, queued = 0;
+	for (unsigned i = 0; i < pool->size; i++) {
+		const struct conn *c = &pool->conns[i];
+		up += c->state == CONN_IDLE || c->state == CONN_BUSY || c->state == CONN_LISTENING;
+		SW_ASSERT(c->state == CONN_DOWN || c->pg);
+		SW_ASSERT(!c->query || (c->state == CONN_BUSY && c->query->conn == c));
+		SW_ASSERT(!c->poll_stale || c->poll_inflight);
+	}
+	SW_ASSERT(up == pool->nup);
+	SW_ASSERT(!pool->listener || pool->listener->state != CONN_DOWN);
+	for (const struct query *q = pool->qhead; q; q = q->next) {
+		SW_ASSERT(!q->conn && (q->next || q == pool->qtail));
+		queued++;
+	}
+	SW_ASSERT(queued == pool->nqueued);
+}
+#endif
 
 /* ---- small helpers ---- */
-
-static uint64_t now_ms(const struct sw_db_pool *pool)
-{
-	return sw_loop_now_ms(pool->loop);
-}
 
 static uint32_t next_rand(struct sw_db_pool *pool)
 {
@@ -206,7 +124,7 @@ static bool contains(const char *hay, const char *needle)
 }
 
 /* A short public phrase for a libpq failure message. */
-static const char *classify(const char *msg)
+const char *sw_db_classify(const char *msg)
 {
 	if (contains(msg, "Connection refused") || contains(msg, "No such file or directory"))
 		return "connection refused";
@@ -234,7 +152,7 @@ static const char *classify(const char *msg)
 }
 
 /* Logs a connection problem once per distinct message. */
-static void log_failure(struct sw_db_pool *pool, const char *detail)
+void sw_db_log_failure(struct sw_db_pool *pool, const char *detail)
 {
 	char line[256];
 	if (!detail || !*detail)
@@ -277,8 +195,8 @@ static void abandon_poll(struct conn *c)
 }
 
 /* Arms the connection's poll for mask (after the stale one, if any has
- * still to complete). On failure the connection is broken (conn_break). */
-static void conn_watch(struct conn *c, unsigned mask)
+ * still to complete). On failure the connection is broken (sw_db_conn_break). */
+void sw_db_conn_watch(struct conn *c, unsigned mask)
 {
 	if (c->poll_inflight) {
 		if (!c->poll_stale && c->poll_mask == mask)
@@ -292,433 +210,16 @@ static void conn_watch(struct conn *c, unsigned mask)
 		}
 		return;
 	}
+	SW_ASSERT(c->pg && mask);
 	int fd = PQsocket(c->pg);
 	int r = fd < 0 ? -EBADF : sw_io_poll(c->pool->loop, &c->poll, fd, mask);
 	if (r < 0) {
-		conn_break(c, "cannot watch the database connection", strerror(-r));
+		sw_db_conn_break(c, "cannot watch the database connection", strerror(-r));
 		return;
 	}
 	c->poll_inflight = true;
 	c->poll_mask = mask;
 	c->want_mask = 0;
-}
-
-/* ---- queries ---- */
-
-/* Pushes what libpq holds for the server onto the socket; c->flushing
- * then says whether some is left (so the poll also waits for POLLOUT).
- * false when the connection failed. */
-static bool conn_push(struct conn *c)
-{
-	int f = PQflush(c->pg);
-	if (f < 0)
-		return false;
-	c->flushing = f == 1;
-	return true;
-}
-
-static void queue_unlink(struct sw_db_pool *pool, struct query *q)
-{
-	if (q->prev)
-		q->prev->next = q->next;
-	else
-		pool->qhead = q->next;
-	if (q->next)
-		q->next->prev = q->prev;
-	else
-		pool->qtail = q->prev;
-	q->prev = q->next = NULL;
-	pool->nqueued--;
-}
-
-static void queue_push(struct sw_db_pool *pool, struct query *q, bool front)
-{
-	if (front) {
-		q->prev = NULL;
-		q->next = pool->qhead;
-		if (pool->qhead)
-			pool->qhead->prev = q;
-		else
-			pool->qtail = q;
-		pool->qhead = q;
-	} else {
-		q->next = NULL;
-		q->prev = pool->qtail;
-		if (pool->qtail)
-			pool->qtail->next = q;
-		else
-			pool->qhead = q;
-		pool->qtail = q;
-	}
-	pool->nqueued++;
-}
-
-/* Calls the query's callback and frees it. The query is on no list. */
-static void query_finish(struct query *q, const PGresult *res, int code, const char *sqlstate,
-			 const char *message)
-{
-	struct sw_db_pool *pool = q->pool;
-	sw_timer_stop(pool->loop, &q->deadline);
-	struct sw_db_error err = { .code = code, .message = message };
-	if (sqlstate)
-		snprintf(err.sqlstate, sizeof(err.sqlstate), "%s", sqlstate);
-	q->cb(q->arg, code == 0 ? res : NULL, &err);
-	free(q);
-}
-
-static void query_deadline(struct sw_timer *t)
-{
-	struct query *q = SW_CONTAINER_OF(t, struct query, deadline);
-	struct sw_db_pool *pool = q->pool;
-	if (q->conn) {
-		/* On the wire: the connection cannot be reused without reading
-		 * the late answer, so it goes (conn_lost finishes q). */
-		pool->last_ok_ms = 0;
-		conn_lost(q->conn, -ETIMEDOUT, "database did not answer in time", NULL);
-	} else {
-		queue_unlink(pool, q);
-		query_finish(q, NULL, -ETIMEDOUT, NULL, "database did not answer in time");
-	}
-	check_closed(pool);
-}
-
-static void start_query(struct conn *c, struct query *q)
-{
-	struct sw_db_pool *pool = c->pool;
-	c->state = CONN_BUSY;
-	c->query = q;
-	q->conn = c;
-	if (!PQsendQueryPrepared(c->pg, q->stmt->name, q->nparams, q->params, NULL, NULL, 0)) {
-		/* Nothing was sent: the query goes back to the head of the queue. */
-		c->query = NULL;
-		q->conn = NULL;
-		queue_push(pool, q, true);
-		conn_break(c, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
-		return;
-	}
-	if (!conn_push(c)) {
-		conn_break(c, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
-		return;
-	}
-	conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
-}
-
-static struct conn *idle_conn(struct sw_db_pool *pool)
-{
-	for (unsigned i = 0; i < pool->size; i++)
-		if (pool->conns[i].state == CONN_IDLE)
-			return &pool->conns[i];
-	return NULL;
-}
-
-static void dispatch(struct sw_db_pool *pool)
-{
-	while (pool->qhead && !pool->closing) {
-		struct conn *c = idle_conn(pool);
-		if (!c)
-			return;
-		struct query *q = pool->qhead;
-		queue_unlink(pool, q);
-		start_query(c, q);
-	}
-}
-
-/* Fails every queued query with code. */
-static void fail_queued(struct sw_db_pool *pool, int code, const char *message)
-{
-	while (pool->qhead) {
-		struct query *q = pool->qhead;
-		queue_unlink(pool, q);
-		query_finish(q, NULL, code, NULL, message);
-	}
-}
-
-static void fail_timer(struct sw_timer *t)
-{
-	struct sw_db_pool *pool = SW_CONTAINER_OF(t, struct sw_db_pool, fail_timer);
-	if (pool->down)
-		fail_queued(pool, -ECONNRESET, pool->reason ? pool->reason : "no connection to the database");
-	check_closed(pool);
-}
-
-int sw_db_query(struct sw_db_pool *pool, const struct sw_db_stmt *stmt,
-		const char *const *params, int nparams, sw_db_cb cb, void *arg)
-{
-	if (pool->closing)
-		return -ECANCELED;
-	if (!sw_db_statement_known(stmt) || nparams != stmt->nparams || nparams < 0 ||
-	    (nparams > 0 && !params) || !cb)
-		return -EINVAL;
-	if (pool->nqueued >= SW_DB_MAX_PENDING_QUERIES)
-		return -EBUSY;
-
-	size_t size = sizeof(struct query) + (size_t)nparams * sizeof(char *);
-	for (int i = 0; i < nparams; i++)
-		if (params[i])
-			size += strlen(params[i]) + 1;
-	struct query *q = calloc(1, size);
-	if (!q)
-		return -ENOMEM;
-	q->pool = pool;
-	q->stmt = stmt;
-	q->cb = cb;
-	q->arg = arg;
-	q->nparams = nparams;
-	q->params = (const char **)(q + 1);
-	char *s = (char *)(q->params + nparams);
-	for (int i = 0; i < nparams; i++) {
-		if (!params[i]) {
-			q->params[i] = NULL;
-			continue;
-		}
-		size_t n = strlen(params[i]) + 1;
-		memcpy(s, params[i], n);
-		q->params[i] = s;
-		s += n;
-	}
-	if (sw_timer_start(pool->loop, &q->deadline, pool->query_timeout_ms, query_deadline) < 0) {
-		free(q);
-		return -ENOMEM;
-	}
-	queue_push(pool, q, false);
-	dispatch(pool);
-	/* While the database is known to be unreachable the query fails at
-	 * the next turn of the loop (never inside this call). */
-	if (pool->down && pool->qhead && !sw_timer_armed(&pool->fail_timer))
-		sw_timer_start(pool->loop, &pool->fail_timer, 0, fail_timer);
-	return 0;
-}
-
-/* ---- notifications ---- */
-
-static void drop_notes(struct sw_db_pool *pool)
-{
-	while (pool->notes_head) {
-		struct note *n = pool->notes_head;
-		pool->notes_head = n->next;
-		free(n);
-	}
-	pool->notes_tail = NULL;
-	pool->nnotes = 0;
-}
-
-/* Whatever the caller cached may be stale: one resync supersedes the
- * payloads still queued. */
-static void need_resync(struct sw_db_pool *pool)
-{
-	drop_notes(pool);
-	pool->resync_due = true;
-}
-
-static void queue_note(struct sw_db_pool *pool, const char *payload)
-{
-	size_t len = strlen(payload) + 1;
-	struct note *n = pool->nnotes < MAX_QUEUED_NOTIFICATIONS ? malloc(sizeof(*n) + len) : NULL;
-	if (!n) {
-		need_resync(pool); /* it covers this payload too */
-		return;
-	}
-	memcpy(n->payload, payload, len);
-	n->next = NULL;
-	if (pool->notes_tail)
-		pool->notes_tail->next = n;
-	else
-		pool->notes_head = n;
-	pool->notes_tail = n;
-	pool->nnotes++;
-}
-
-/* Moves the notifications libpq has parsed on c into the pool's queue;
- * deliver_notes() hands them out once the current step is over. */
-static void drain_notifies(struct conn *c)
-{
-	struct sw_db_pool *pool = c->pool;
-	PGnotify *n;
-	while ((n = PQnotifies(c->pg))) {
-		if (pool->channel[0] && !pool->closing && strcmp(n->relname, pool->channel) == 0)
-			queue_note(pool, n->extra ? n->extra : "");
-		PQfreemem(n);
-	}
-}
-
-/* The due resync, then each queued payload in arrival order. Called only
- * at the end of on_poll, when no step is under way: the callbacks may
- * query, or close the pool (the rest is then dropped). */
-static void deliver_notes(struct sw_db_pool *pool)
-{
-	while (!pool->closing) {
-		if (pool->resync_due) {
-			pool->resync_due = false;
-			pool->listen_resync(pool->listen_arg);
-			continue;
-		}
-		struct note *n = pool->notes_head;
-		if (!n)
-			return;
-		pool->notes_head = n->next;
-		if (!pool->notes_head)
-			pool->notes_tail = NULL;
-		pool->nnotes--;
-		pool->listen_cb(pool->listen_arg, n->payload);
-		free(n);
-	}
-	pool->resync_due = false;
-	drop_notes(pool);
-}
-
-static void listen_deadline(struct sw_timer *t)
-{
-	struct conn *c = SW_CONTAINER_OF(t, struct conn, timer);
-	struct sw_db_pool *pool = c->pool;
-	pool->last_ok_ms = 0;
-	conn_lost(c, -ETIMEDOUT, "database did not answer in time", "LISTEN timed out");
-	check_closed(pool);
-}
-
-/* Sends LISTEN on c, which is IDLE; it takes no query until the answer.
- * Runs no callback: a failure is a conn_break(). */
-static void start_listen(struct conn *c)
-{
-	struct sw_db_pool *pool = c->pool;
-	pool->listener = c;
-	c->state = CONN_LISTENING;
-	if (!PQsendQuery(c->pg, pool->listen_sql)) {
-		conn_break(c, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
-		return;
-	}
-	if (!conn_push(c)) {
-		conn_break(c, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
-		return;
-	}
-	if (sw_timer_start(pool->loop, &c->timer, pool->query_timeout_ms, listen_deadline) < 0) {
-		conn_break(c, "cannot listen for notifications", "out of memory");
-		return;
-	}
-	conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
-}
-
-/* Gives the pool its listener if it needs one: prefer when it is IDLE,
- * else any IDLE connection; none: the next to become IDLE. */
-static void claim_listener(struct sw_db_pool *pool, struct conn *prefer)
-{
-	if (!pool->channel[0] || pool->listener || pool->closing ||
-	    sw_timer_armed(&pool->listen_timer))
-		return;
-	struct conn *c = prefer && prefer->state == CONN_IDLE ? prefer : idle_conn(pool);
-	if (c)
-		start_listen(c);
-}
-
-static void listen_retry(struct sw_timer *t)
-{
-	claim_listener(SW_CONTAINER_OF(t, struct sw_db_pool, listen_timer), NULL);
-}
-
-/* LISTEN is answered: c listens from now on (a resync is due), or the
- * server refused it with an SQL error and c serves queries while the
- * listen is retried later. Either way c goes back to IDLE. */
-static void listen_done(struct conn *c)
-{
-	struct sw_db_pool *pool = c->pool;
-	PGresult *r = c->result;
-	c->result = NULL;
-	sw_timer_stop(pool->loop, &c->timer);
-	ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-	if (st == PGRES_COMMAND_OK) {
-		need_resync(pool);
-	} else {
-		char detail[256];
-		const char *m = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
-		const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
-		snprintf(detail, sizeof(detail), "LISTEN failed: %s", m ? m : PQresStatus(st));
-		if (PQstatus(c->pg) == CONNECTION_BAD || !state || strncmp(state, "57", 2) == 0 ||
-		    strncmp(state, "08", 2) == 0) {
-			PQclear(r);
-			conn_lost(c, -ECONNRESET, classify(detail), detail);
-			return;
-		}
-		log_failure(pool, detail);
-		pool->listener = NULL;
-		if (!pool->closing && sw_timer_start(pool->loop, &pool->listen_timer,
-						     SW_DB_RECONNECT_MAX_MS, listen_retry) < 0)
-			sw_log_error("database pool: cannot arm the listen timer (out of memory)");
-	}
-	PQclear(r);
-	pool->verified_up = true;
-	pool->last_ok_ms = now_ms(pool);
-	c->state = CONN_IDLE;
-	drain_notifies(c);
-	dispatch(pool);
-	if (c->state == CONN_IDLE)
-		conn_watch(c, POLLIN);
-}
-
-/* Reads what a statement on the wire sends back (the LISTEN, or a
- * query): keeps the first result, and once the statement is complete calls
- * done(c); meanwhile hands on notifications and keeps the right poll. */
-static void conn_read_step(struct conn *c, void (*done)(struct conn *c))
-{
-	if (c->flushing && !conn_push(c))
-		goto lost;
-	if (!PQconsumeInput(c->pg))
-		goto lost;
-	while (!PQisBusy(c->pg)) {
-		PGresult *r = PQgetResult(c->pg);
-		if (!r) {
-			done(c);
-			return;
-		}
-		/* One statement gives one result; keep the first. */
-		if (!c->result)
-			c->result = r;
-		else
-			PQclear(r);
-	}
-	if (PQstatus(c->pg) == CONNECTION_BAD)
-		goto lost;
-	drain_notifies(c);
-	conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
-	return;
-lost:
-	conn_lost(c, -ECONNRESET, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
-}
-
-static void conn_listen_step(struct conn *c)
-{
-	conn_read_step(c, listen_done);
-}
-
-/* The channel as an identifier needing no escape: [a-z_][a-z0-9_]{0,62}. */
-static bool channel_valid(const char *s)
-{
-	if (!s || !(*s == '_' || (*s >= 'a' && *s <= 'z')))
-		return false;
-	size_t n = 0;
-	for (; s[n]; n++)
-		if (!(s[n] == '_' || (s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9')))
-			return false;
-	return n <= 63;
-}
-
-int sw_db_pool_listen(struct sw_db_pool *pool, const char *channel,
-		      void (*cb)(void *arg, const char *payload),
-		      void (*resync)(void *arg), void *arg)
-{
-	if (pool->closing)
-		return -ECANCELED;
-	if (!channel_valid(channel) || !cb || !resync)
-		return -EINVAL;
-	if (pool->channel[0])
-		return -EALREADY;
-	snprintf(pool->channel, sizeof(pool->channel), "%s", channel);
-	/* Quoted although it needs no quoting: the name stays exactly as
-	 * given, and relname of each notification is compared with it. */
-	snprintf(pool->listen_sql, sizeof(pool->listen_sql), "LISTEN \"%s\"", pool->channel);
-	pool->listen_cb = cb;
-	pool->listen_resync = resync;
-	pool->listen_arg = arg;
-	claim_listener(pool, NULL);
-	return 0;
 }
 
 /* ---- connections ---- */
@@ -736,22 +237,22 @@ static void connect_deadline(struct sw_timer *t)
 {
 	struct conn *c = SW_CONTAINER_OF(t, struct conn, timer);
 	struct sw_db_pool *pool = c->pool;
-	conn_lost(c, -ETIMEDOUT, "database did not answer in time", "connecting timed out");
-	check_closed(pool);
+	sw_db_conn_lost(c, -ETIMEDOUT, "database did not answer in time", "connecting timed out");
+	sw_db_check_closed(pool);
 }
 
 static void broken_timer(struct sw_timer *t)
 {
 	struct conn *c = SW_CONTAINER_OF(t, struct conn, timer);
 	struct sw_db_pool *pool = c->pool;
-	conn_lost(c, -ECONNRESET, c->break_reason, c->break_detail);
-	check_closed(pool);
+	sw_db_conn_lost(c, -ECONNRESET, c->break_reason, c->break_detail);
+	sw_db_check_closed(pool);
 }
 
 /* A failure found where callbacks must not run (inside sw_db_query(), or
  * deep in a handler): the connection leaves service now and is dropped
  * from a timer at the next turn of the loop. */
-static void conn_break(struct conn *c, const char *reason, const char *detail)
+void sw_db_conn_break(struct conn *c, const char *reason, const char *detail)
 {
 	struct sw_db_pool *pool = c->pool;
 	if (c->state == CONN_IDLE)
@@ -778,7 +279,7 @@ static void schedule_reconnect(struct conn *c)
 /* Drops the connection: the poll is abandoned (its completion comes later
  * and is ignored), the query on the wire, if any, fails with code, and a
  * reconnection is scheduled unless the pool is closing. */
-static void conn_lost(struct conn *c, int code, const char *reason, const char *detail)
+void sw_db_conn_lost(struct conn *c, int code, const char *reason, const char *detail)
 {
 	struct sw_db_pool *pool = c->pool;
 	bool was_up = c->state == CONN_IDLE || c->state == CONN_BUSY ||
@@ -801,7 +302,7 @@ static void conn_lost(struct conn *c, int code, const char *reason, const char *
 	c->result = NULL;
 	abandon_poll(c);
 	sw_timer_stop(pool->loop, &c->timer);
-	log_failure(pool, detail);
+	sw_db_log_failure(pool, detail);
 	PQfinish(c->pg);
 	c->pg = NULL;
 	c->state = CONN_DOWN;
@@ -819,15 +320,15 @@ static void conn_lost(struct conn *c, int code, const char *reason, const char *
 	 * nobody listens, revocations go unheard (the resync comes when
 	 * listening resumes). */
 	if (was_listener)
-		claim_listener(pool, NULL);
+		sw_db_claim_listener(pool, NULL);
 
 	if (q)
-		query_finish(q, NULL, code == -ETIMEDOUT ? -ETIMEDOUT : -ECONNRESET, NULL, reason);
+		sw_db_query_finish(q, NULL, code == -ETIMEDOUT ? -ETIMEDOUT : -ECONNRESET, NULL, reason);
 	/* The database is unreachable: queued queries would only wait for
 	 * their deadline, so they fail now, and new ones soon (fail_timer). */
 	if (was_connecting && pool->nup == 0 && !pool->closing) {
 		pool->down = true;
-		fail_queued(pool, -ECONNRESET, reason);
+		sw_db_fail_queued(pool, -ECONNRESET, reason);
 	}
 }
 
@@ -844,31 +345,31 @@ static void start_connect(struct conn *c)
 	PQsetNoticeReceiver(c->pg, notice_receiver, c);
 	c->state = CONN_CONNECTING;
 	if (PQstatus(c->pg) == CONNECTION_BAD) {
-		conn_lost(c, -ECONNRESET, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+		sw_db_conn_lost(c, -ECONNRESET, sw_db_classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
 		return;
 	}
 	if (sw_timer_start(pool->loop, &c->timer, pool->connect_timeout_ms, connect_deadline) < 0) {
-		conn_lost(c, -ECONNRESET, "cannot connect to the database", "out of memory");
+		sw_db_conn_lost(c, -ECONNRESET, "cannot connect to the database", "out of memory");
 		return;
 	}
 	c->break_reason = NULL;
 	/* libpq: before the first PQconnectPoll, act as if it said WRITING. */
-	conn_watch(c, POLLOUT);
+	sw_db_conn_watch(c, POLLOUT);
 }
 
 static void conn_connect_step(struct conn *c)
 {
 	switch (PQconnectPoll(c->pg)) {
 	case PGRES_POLLING_READING:
-		conn_watch(c, POLLIN);
+		sw_db_conn_watch(c, POLLIN);
 		return;
 	case PGRES_POLLING_WRITING:
-		conn_watch(c, POLLOUT);
+		sw_db_conn_watch(c, POLLOUT);
 		return;
 	case PGRES_POLLING_OK:
 		break;
 	default:
-		conn_lost(c, -ECONNRESET, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+		sw_db_conn_lost(c, -ECONNRESET, sw_db_classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
 		return;
 	}
 
@@ -882,14 +383,14 @@ static void conn_connect_step(struct conn *c)
 			goto fail;
 	if (!PQpipelineSync(c->pg))
 		goto fail;
-	if (!conn_push(c))
+	if (!sw_db_conn_push(c))
 		goto fail;
 	c->prepared = 0;
 	c->state = CONN_PREPARING;
-	conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
+	sw_db_conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
 	return;
 fail:
-	conn_lost(c, -ECONNRESET, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+	sw_db_conn_lost(c, -ECONNRESET, sw_db_classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
 }
 
 static void conn_ready(struct conn *c)
@@ -905,15 +406,15 @@ static void conn_ready(struct conn *c)
 	pool->last_ok_ms = now_ms(pool);
 	pool->reason = NULL;
 	pool->logged[0] = '\0';
-	claim_listener(pool, c);
-	dispatch(pool);
+	sw_db_claim_listener(pool, c);
+	sw_db_dispatch(pool);
 	if (c->state == CONN_IDLE)
-		conn_watch(c, POLLIN);
+		sw_db_conn_watch(c, POLLIN);
 }
 
 static void conn_prepare_step(struct conn *c)
 {
-	if (c->flushing && !conn_push(c))
+	if (c->flushing && !sw_db_conn_push(c))
 		goto lost;
 	if (!PQconsumeInput(c->pg))
 		goto lost;
@@ -931,7 +432,7 @@ static void conn_prepare_step(struct conn *c)
 			PQclear(r);
 			if (!PQexitPipelineMode(c->pg))
 				goto lost;
-			drain_notifies(c);
+			sw_db_drain_notifies(c);
 			conn_ready(c);
 			return;
 		}
@@ -948,106 +449,67 @@ static void conn_prepare_step(struct conn *c)
 				 c->prepared < nstmts ? stmts[c->prepared]->name : "?",
 				 m ? m : PQresStatus(st));
 			PQclear(r);
-			conn_lost(c, -ECONNRESET,
-				  server_gone ? classify(detail) : "database schema is not ready", detail);
+			sw_db_conn_lost(c, -ECONNRESET,
+				  server_gone ? sw_db_classify(detail) : "database schema is not ready", detail);
 			return;
 		}
 		c->prepared++;
 		PQclear(r);
 	}
-	drain_notifies(c);
-	conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
+	sw_db_drain_notifies(c);
+	sw_db_conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
 	return;
 lost:
-	conn_lost(c, -ECONNRESET, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+	sw_db_conn_lost(c, -ECONNRESET, sw_db_classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
 }
 
 static void conn_idle_step(struct conn *c)
 {
 	if (!PQconsumeInput(c->pg) || PQstatus(c->pg) == CONNECTION_BAD) {
-		conn_lost(c, -ECONNRESET, classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+		sw_db_conn_lost(c, -ECONNRESET, sw_db_classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
 		return;
 	}
-	drain_notifies(c);
-	conn_watch(c, POLLIN);
+	sw_db_drain_notifies(c);
+	sw_db_conn_watch(c, POLLIN);
 }
 
-/* The query's answer is complete: report it, then reuse the connection. */
-static void conn_query_done(struct conn *c)
+/* Reads what a statement on the wire sends back (the LISTEN, or a
+ * query): keeps the first result, and once the statement is complete calls
+ * done(c); meanwhile hands on notifications and keeps the right poll. */
+void sw_db_conn_read_step(struct conn *c, void (*done)(struct conn *c))
 {
-	struct sw_db_pool *pool = c->pool;
-	struct query *q = c->query;
-	PGresult *res = c->result;
-	c->query = NULL;
-	c->result = NULL;
-	q->conn = NULL;
-	c->state = CONN_IDLE;
-
-	int code = -EIO;
-	const char *sqlstate = NULL, *message = NULL;
-	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
-	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
-		code = 0;
-	} else if (res) {
-		sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-		message = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-		/* 57014 is the server's statement_timeout (we never cancel);
-		 * the rest of class 57 (shutdown) and class 08 mean the
-		 * connection is going away, not that the statement failed. */
-		if (sqlstate && strcmp(sqlstate, "57014") == 0) {
-			code = -ETIMEDOUT;
-			sqlstate = NULL;
-		} else if (sqlstate && (strncmp(sqlstate, "57P", 3) == 0 ||
-					strncmp(sqlstate, "08", 2) == 0)) {
-			code = -ECONNRESET;
-			sqlstate = NULL;
+	if (c->flushing && !sw_db_conn_push(c))
+		goto lost;
+	if (!PQconsumeInput(c->pg))
+		goto lost;
+	while (!PQisBusy(c->pg)) {
+		PGresult *r = PQgetResult(c->pg);
+		if (!r) {
+			done(c);
+			return;
 		}
+		/* One statement gives one result; keep the first. */
+		if (!c->result)
+			c->result = r;
+		else
+			PQclear(r);
 	}
-	if (!message)
-		message = code == 0 ? NULL : code == -ETIMEDOUT ? "database did not answer in time"
-							       : PQresStatus(st);
-	if (code == 0 || code == -EIO) {
-		pool->verified_up = true;
-		pool->last_ok_ms = now_ms(pool);
-	} else if (code == -ECONNRESET) {
-		/* The idle watch notices the end of the connection next. */
-	} else {
-		pool->last_ok_ms = 0; /* verify at the next look */
-	}
-
-	query_finish(q, res, code, sqlstate, message);
-	PQclear(res);
-
-	/* The callback may have queued work onto this connection, or closed
-	 * the pool. */
-	if (c->state != CONN_IDLE)
-		return;
-	if (pool->closing) {
-		conn_lost(c, -ECANCELED, "the pool is closing", NULL);
-		return;
-	}
-	claim_listener(pool, c);
-	dispatch(pool);
-	if (c->state == CONN_IDLE)
-		conn_watch(c, POLLIN);
+	if (PQstatus(c->pg) == CONNECTION_BAD)
+		goto lost;
+	sw_db_drain_notifies(c);
+	sw_db_conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
+	return;
+lost:
+	sw_db_conn_lost(c, -ECONNRESET, sw_db_classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
 }
 
-static void query_complete(struct conn *c)
-{
-	drain_notifies(c);
-	conn_query_done(c);
-}
-
-static void conn_query_step(struct conn *c)
-{
-	conn_read_step(c, query_complete);
-}
-
-static void on_poll(struct sw_io_op *op, int res, uint32_t flags)
+void sw_db_on_poll(struct sw_io_op *op, int res, uint32_t flags)
 {
 	(void)flags;
 	struct conn *c = SW_CONTAINER_OF(op, struct conn, poll);
 	struct sw_db_pool *pool = c->pool;
+	SW_ASSERT(c->poll_inflight);
+	POOL_CHECK(pool);
 	c->poll_inflight = false;
 	if (c->poll_stale) {
 		c->poll_stale = false;
@@ -1055,17 +517,17 @@ static void on_poll(struct sw_io_op *op, int res, uint32_t flags)
 		unsigned want = c->want_mask;
 		c->want_mask = 0;
 		if (want && c->pg)
-			conn_watch(c, want);
-		check_closed(pool);
+			sw_db_conn_watch(c, want);
+		sw_db_check_closed(pool);
 		return;
 	}
 	if (c->break_reason) {
-		check_closed(pool); /* broken_timer() drops it */
+		sw_db_check_closed(pool); /* broken_timer() drops it */
 		return;
 	}
 	if (res < 0) {
-		conn_lost(c, -ECONNRESET, "connection to the database lost", strerror(-res));
-		check_closed(pool);
+		sw_db_conn_lost(c, -ECONNRESET, "connection to the database lost", strerror(-res));
+		sw_db_check_closed(pool);
 		return;
 	}
 	switch (c->state) {
@@ -1079,17 +541,18 @@ static void on_poll(struct sw_io_op *op, int res, uint32_t flags)
 		conn_idle_step(c);
 		break;
 	case CONN_BUSY:
-		conn_query_step(c);
+		sw_db_conn_query_step(c);
 		break;
 	case CONN_LISTENING:
-		conn_listen_step(c);
+		sw_db_conn_listen_step(c);
 		break;
 	case CONN_DOWN:
 		(void)SW_NEVER(true);
 		break;
 	}
-	deliver_notes(pool);
-	check_closed(pool);
+	POOL_CHECK(pool);
+	sw_db_deliver_notes(pool);
+	sw_db_check_closed(pool);
 }
 
 /* ---- health ---- */
@@ -1127,6 +590,16 @@ bool sw_db_pool_healthy(struct sw_db_pool *pool, const char **ret_reason)
 		return false;
 	}
 	return true;
+}
+
+void sw_db_pool_attach(struct sw_db_pool *pool)
+{
+	sw_loop_set_data(pool->loop, pool);
+}
+
+struct sw_db_pool *sw_db_pool_of(const struct sw_loop *loop)
+{
+	return sw_loop_data(loop);
 }
 
 /* ---- life cycle ---- */
@@ -1205,7 +678,7 @@ out:
 
 static void pool_free(struct sw_db_pool *pool)
 {
-	drop_notes(pool);
+	sw_db_drop_notes(pool);
 	free(pool->conns);
 	free(pool->keywords);
 	free(pool->values);
@@ -1247,7 +720,7 @@ struct sw_db_pool *sw_db_pool_new(struct sw_loop *loop, const char *conninfo,
 	for (unsigned i = 0; i < size; i++) {
 		struct conn *c = &pool->conns[i];
 		c->pool = pool;
-		c->poll.cb = on_poll;
+		c->poll.cb = sw_db_on_poll;
 		c->backoff_ms = SW_DB_RECONNECT_MIN_MS;
 	}
 	for (unsigned i = 0; i < size; i++)
@@ -1267,7 +740,7 @@ static void close_timer(struct sw_timer *t)
 
 /* Once closing and nothing is in flight, frees the pool from a timer, so
  * that no caller still on the stack sees it go. */
-static void check_closed(struct sw_db_pool *pool)
+void sw_db_check_closed(struct sw_db_pool *pool)
 {
 	if (!pool->closing || sw_timer_armed(&pool->close_timer))
 		return;
@@ -1288,18 +761,19 @@ void sw_db_pool_close(struct sw_db_pool *pool, void (*done)(void *arg), void *ar
 	sw_timer_stop(pool->loop, &pool->fail_timer);
 	sw_timer_stop(pool->loop, &pool->listen_timer);
 	pool->resync_due = false;
-	drop_notes(pool);
+	sw_db_drop_notes(pool);
 	pool->done = done;
 	pool->done_arg = arg;
-	fail_queued(pool, -ECANCELED, "the database pool is closing");
+	sw_db_fail_queued(pool, -ECANCELED, "the database pool is closing");
 	for (unsigned i = 0; i < pool->size; i++) {
 		struct conn *c = &pool->conns[i];
 		if (c->state == CONN_DOWN)
 			sw_timer_stop(pool->loop, &c->timer);
 		else if (c->state != CONN_BUSY || c->break_reason)
-			conn_lost(c, -ECANCELED, "the database pool is closing", NULL);
+			sw_db_conn_lost(c, -ECANCELED, "the database pool is closing", NULL);
 		if (c->cancel_pending)
 			submit_cancel(c);
 	}
-	check_closed(pool);
+	sw_db_check_closed(pool);
 }
+

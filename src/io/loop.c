@@ -67,7 +67,17 @@ struct sw_loop {
 	pthread_mutex_t post_lock;
 	struct post_item *posted;        /* LIFO under lock, reversed on drain */
 	struct sw_worker_job *jobs_done; /* likewise */
+#if SW_CHECKS
+	pthread_t owner; /* the only thread that may submit (SINGLE_ISSUER) or touch timers */
+#endif
 };
+
+/* The calling thread is the loop's own: every call but sw_loop_post(). */
+#if SW_CHECKS
+#define LOOP_OWNED(loop) SW_ASSERT(pthread_equal((loop)->owner, pthread_self()))
+#else
+#define LOOP_OWNED(loop) ((void)0)
+#endif
 
 static __thread struct sw_loop *current_loop;
 
@@ -224,6 +234,9 @@ struct sw_loop *sw_loop_new(unsigned index, unsigned entries, unsigned nbufs, un
 	pthread_mutex_init(&loop->post_lock, NULL);
 	loop->now_ms = sw_now_ms();
 	current_loop = loop;
+#if SW_CHECKS
+	loop->owner = pthread_self();
+#endif
 	efd_arm(loop);
 	return loop;
 
@@ -295,12 +308,14 @@ uint64_t sw_loop_now_ms(const struct sw_loop *loop)
 
 void sw_loop_stop(struct sw_loop *loop)
 {
+	LOOP_OWNED(loop);
 	loop->stop = true;
 }
 
 /* An SQE, flushing the queue to the kernel once if it is full. */
 static struct io_uring_sqe *get_sqe(struct sw_loop *loop)
 {
+	LOOP_OWNED(loop);
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&loop->ring);
 	if (SW_UNLIKELY(!sqe)) {
 		io_uring_submit(&loop->ring);
@@ -416,12 +431,14 @@ int sw_io_close(struct sw_loop *loop, int fd)
 char *sw_loop_buffer(struct sw_loop *loop, uint32_t cqe_flags)
 {
 	unsigned bid = cqe_flags >> IORING_CQE_BUFFER_SHIFT;
+	SW_ASSERT((cqe_flags & IORING_CQE_F_BUFFER) && bid < loop->nbufs);
 	return loop->bufs + (size_t)bid * loop->bufsize;
 }
 
 void sw_loop_buffer_recycle(struct sw_loop *loop, uint32_t cqe_flags)
 {
 	unsigned bid = cqe_flags >> IORING_CQE_BUFFER_SHIFT;
+	SW_ASSERT((cqe_flags & IORING_CQE_F_BUFFER) && bid < loop->nbufs);
 	io_uring_buf_ring_add(loop->br, loop->bufs + (size_t)bid * loop->bufsize, loop->bufsize,
 			      (unsigned short)bid, io_uring_buf_ring_mask(loop->nbufs), 0);
 	io_uring_buf_ring_advance(loop->br, 1);
@@ -463,6 +480,9 @@ static void heap_down(struct sw_loop *loop, unsigned i)
 
 int sw_timer_start(struct sw_loop *loop, struct sw_timer *t, uint64_t delay_ms, sw_timer_cb cb)
 {
+	LOOP_OWNED(loop);
+	SW_ASSERT(cb && (!t->heap_index || (t->heap_index <= loop->heap_count &&
+					    loop->heap[t->heap_index] == t)));
 	t->cb = cb;
 	t->deadline_ms = loop->now_ms + delay_ms;
 	if (t->heap_index) {
@@ -489,6 +509,8 @@ void sw_timer_stop(struct sw_loop *loop, struct sw_timer *t)
 	unsigned i = t->heap_index;
 	if (!i)
 		return;
+	/* A timer armed on another loop, or a heap gone wrong. */
+	SW_ASSERT(i <= loop->heap_count && loop->heap[i] == t);
 	t->heap_index = 0;
 	struct sw_timer *last = loop->heap[loop->heap_count--];
 	if (i <= loop->heap_count) {
@@ -503,6 +525,7 @@ static void run_timers(struct sw_loop *loop)
 {
 	while (loop->heap_count && loop->heap[1]->deadline_ms <= loop->now_ms) {
 		struct sw_timer *t = loop->heap[1];
+		SW_ASSERT(t->heap_index == 1);
 		sw_timer_stop(loop, t);
 		t->cb(t);
 	}
@@ -586,6 +609,7 @@ static void drain_posted(struct sw_loop *loop)
 
 int sw_loop_run(struct sw_loop *loop)
 {
+	LOOP_OWNED(loop);
 	loop->stop = false;
 	while (!loop->stop) {
 		struct __kernel_timespec ts, *tsp = NULL;
@@ -608,8 +632,10 @@ int sw_loop_run(struct sw_loop *loop)
 		io_uring_for_each_cqe(&loop->ring, head, cqe) {
 			struct sw_io_op *op = io_uring_cqe_get_data(cqe);
 			count++;
-			if (op)
+			if (op) {
+				SW_ASSERT(op->cb);
 				op->cb(op, cqe->res, cqe->flags);
+			}
 		}
 		io_uring_cq_advance(&loop->ring, count);
 		drain_posted(loop);

@@ -1,6 +1,7 @@
 /* stewardd: the control plane. A thin main: configuration, the database
  * (embedded or DATABASE_URL) and its migrations, the route table, then one
- * server thread per core; the main thread only waits for signals. */
+ * server thread per core (each composed in thread.c); the main thread only
+ * waits for signals. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -20,9 +21,10 @@
 #include "steward/net/mail.h"
 #include "steward/base/seal.h"
 #include "steward/io/signals.h"
+#include "main/thread.h"
 
 struct thread_arg {
-	struct sw_server_shared *shared;
+	const struct sw_main_threads *shared;
 	unsigned index;
 	int result;
 	pthread_t thread;
@@ -32,9 +34,8 @@ static pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
 static unsigned ready_count, exited_count;
 
-static void on_ready(struct sw_server_shared *shared, unsigned index)
+static void on_ready(unsigned index)
 {
-	(void)shared;
 	(void)index;
 	pthread_mutex_lock(&ready_lock);
 	ready_count++;
@@ -45,7 +46,7 @@ static void on_ready(struct sw_server_shared *shared, unsigned index)
 static void *server_thread(void *p)
 {
 	struct thread_arg *a = p;
-	a->result = sw_server_run_thread(a->shared, a->index);
+	a->result = sw_main_thread_run(a->shared, a->index);
 	pthread_mutex_lock(&ready_lock);
 	exited_count++;
 	pthread_cond_broadcast(&ready_cond);
@@ -98,8 +99,9 @@ int main(void)
 	}
 	raise_fd_limit();
 
-	struct sw_server_shared shared = { .config = &config, .guard = sw_guard,
-					  .pool_created = sw_auth_listen, .ready = on_ready };
+	struct sw_server_shared shared = { .config = &config, .guard = sw_guard };
+	struct sw_main_threads threads_shared = { .server = &shared, .pool_created = sw_auth_listen,
+						  .ready = on_ready };
 	if (split_origins(&shared, config.cors_origins) < 0) {
 		sw_log_error("configuration: CORS_ALLOWED_ORIGINS lists more than %zu origins",
 			     SW_ARRAY_SIZE(shared.cors));
@@ -123,7 +125,7 @@ int main(void)
 	} else {
 		snprintf(conninfo, sizeof(conninfo), "%s", config.database_url);
 	}
-	shared.conninfo = conninfo;
+	threads_shared.conninfo = conninfo;
 	if (sw_db_migrate(conninfo, err, sizeof(err)) < 0) {
 		sw_log_error("migrations: %s", err);
 		goto out_db;
@@ -171,7 +173,7 @@ int main(void)
 	struct thread_arg *threads = calloc(config.threads, sizeof(*threads));
 	unsigned started = 0;
 	for (unsigned i = 0; threads && i < config.threads; i++) {
-		threads[i] = (struct thread_arg){ .shared = &shared, .index = i };
+		threads[i] = (struct thread_arg){ .shared = &threads_shared, .index = i };
 		if (pthread_create(&threads[i].thread, NULL, server_thread, &threads[i]) != 0)
 			break;
 		started++;
@@ -198,7 +200,7 @@ int main(void)
 		sw_log_error("start-up failed; stopping");
 	}
 	for (unsigned i = 0; i < started; i++)
-		sw_server_request_shutdown(i);
+		sw_main_thread_request_shutdown(i);
 	for (unsigned i = 0; i < started; i++) {
 		pthread_join(threads[i].thread, NULL);
 		if (threads[i].result < 0 && code == 0)

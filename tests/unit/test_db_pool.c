@@ -329,12 +329,16 @@ TEST(a_query_past_its_deadline_is_etimedout_and_the_pool_recovers)
 	CHECK_INT_EQ(a.code, -ETIMEDOUT);
 	CHECK(a.at_ms - t0 >= 150 && a.at_ms - t0 < 1500);
 
-	/* The next query gets a fresh connection (after the backoff). */
+	/* The pool reconnects (after the backoff) and then answers within the
+	 * deadline. A query queued while it reconnects would spend its 200 ms
+	 * waiting for the connection and its statements to be prepared,
+	 * which is a correct timeout on a busy machine, not a recovery
+	 * failure: so the query is asked once the pool is back. */
+	CHECK(run_until(pool_up, 5000));
 	struct answer b;
 	REQUIRE(query(pool, &sw_db_stmt_ping, NULL, &b) == 0);
 	CHECK(run_until(none_outstanding, 3000));
 	CHECK_INT_EQ(b.code, 0);
-	CHECK(run_until(pool_up, 2000));
 	close_pool(pool);
 }
 

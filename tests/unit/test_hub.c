@@ -6,7 +6,7 @@
  * loop; the readers' bound; a loop that does not drain loses chunks and
  * its readers are told; the writer's end and the scrubbed error message.
  *
- * Then the server (sw_server_run_thread on 127.0.0.1, a route table of
+ * Then the server (a thread composed as stewardd composes one, on 127.0.0.1, a route table of
  * this file's own that calls the production stream code: no test route is
  * in stewardd) with a writer in this thread: the archived log then live
  * lines then the status event, Last-Event-ID, a finished deployment, a
@@ -37,7 +37,9 @@
 #include "steward/io/io.h"
 #include "steward/base/limits.h"
 #include "api/deployment_logs.h"
+#include "http/conn.h"
 #include "http/http_internal.h"
+#include "main/thread.h"
 #include "scratch_dir.h"
 #include "test_help.h"
 
@@ -409,6 +411,7 @@ TEST(the_writers_end_reaches_readers_with_the_error_message_scrubbed)
 
 static struct sw_config cfg;
 static struct sw_server_shared shared;
+static struct sw_main_threads threads_shared;
 static struct sw_router *router;
 static pthread_t server_thread;
 static int server_port;
@@ -491,6 +494,81 @@ static void t_stream_end(void *arg)
 	}
 }
 
+/* A connection taken over after 101, as the agents' WebSocket will be: a
+ * producer of the test's own, written against conn.h alone, echoes what
+ * the client sends, upper-cased, until "BYE"; then the connection closes. */
+struct echo {
+	struct sw_conn *conn;
+	struct sw_timer timer; /* finishes the request after a cancel */
+};
+
+static void echo_finish(struct sw_conn *c)
+{
+	struct sw_http_request *req = c->req;
+	struct echo *e = c->body;
+	sw_timer_stop(c->srv->loop, &e->timer);
+	free(e);
+	sw_conn_detach(c);
+	c->close_after_write = true; /* an upgraded connection never returns to HTTP */
+	sw_conn_request_done(req, 0);
+}
+
+static void echo_input(struct sw_conn *c)
+{
+	char up[256];
+	size_t n = SW_MIN(c->in.len, sizeof(up));
+	for (size_t i = 0; i < n; i++)
+		up[i] = (char)(c->in.data[i] >= 'a' && c->in.data[i] <= 'z' ? c->in.data[i] - 32 : c->in.data[i]);
+	sw_buf_consume(&c->in, n);
+	sw_conn_out_bytes(c, up, n);
+	if (memmem(up, n, "BYE", 3))
+		echo_finish(c);
+	else
+		sw_conn_flush(c);
+}
+
+static bool echo_written(struct sw_conn *c)
+{
+	sw_conn_flush(c);
+	return true;
+}
+
+/* The connection goes away: the request is finished from a timer, never
+ * inside the state machine's call. */
+static void echo_cancel_done(struct sw_timer *t)
+{
+	echo_finish(SW_CONTAINER_OF(t, struct echo, timer)->conn);
+}
+
+static void echo_cancel(struct sw_conn *c)
+{
+	struct echo *e = c->body;
+	sw_timer_start(c->srv->loop, &e->timer, 0, echo_cancel_done);
+}
+
+static const struct sw_http_producer echo_producer = {
+	.written = echo_written, .cancel = echo_cancel, .input = echo_input,
+};
+
+static void t_upgrade(struct sw_http_request *req)
+{
+	struct sw_conn *c = req->conn;
+	struct echo *e = calloc(1, sizeof(*e));
+	if (!e || !sw_http_begin_answer(req, 101)) {
+		free(e);
+		return;
+	}
+	static const char head[] = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\n"
+				   "Connection: Upgrade\r\n\r\n";
+	sw_conn_out_bytes(c, head, sizeof(head) - 1);
+	e->conn = c;
+	sw_conn_attach(c, &echo_producer, e);
+	if (c->in.len)
+		echo_input(c); /* bytes that came with the request */
+	else
+		sw_conn_flush(c);
+}
+
 static void t_guard(struct sw_http_request *req)
 {
 	sw_http_run_handler(req);
@@ -500,11 +578,11 @@ static const struct sw_route t_routes[] = {
 	{ SW_HTTP_GET, "/t/live/:id", SW_ACCESS_PUBLIC, t_live, 0, 0, { .summary = "t" } },
 	{ SW_HTTP_GET, "/t/file", SW_ACCESS_PUBLIC, t_file, 0, 0, { .summary = "t" } },
 	{ SW_HTTP_GET, "/t/stream", SW_ACCESS_PUBLIC, t_stream, 0, 0, { .summary = "t" } },
+	{ SW_HTTP_GET, "/t/upgrade", SW_ACCESS_PUBLIC, t_upgrade, 0, 0, { .summary = "t" } },
 };
 
-static void on_ready(struct sw_server_shared *sh, unsigned index)
+static void on_ready(unsigned index)
 {
-	(void)sh;
 	(void)index;
 	pthread_mutex_lock(&ready_lock);
 	server_ready = true;
@@ -515,10 +593,10 @@ static void on_ready(struct sw_server_shared *sh, unsigned index)
 static void *server_main(void *arg)
 {
 	(void)arg;
-	int r = sw_server_run_thread(&shared, 0);
+	int r = sw_main_thread_run(&threads_shared, 0);
 	if (r < 0)
 		fprintf(stderr, "server thread: %s\n", strerror(-r));
-	on_ready(&shared, 0);
+	on_ready(0);
 	return NULL;
 }
 
@@ -546,9 +624,9 @@ static void start_server(void)
 		fprintf(stderr, "router: %s\n", strerror(errno));
 		exit(1);
 	}
-	shared = (struct sw_server_shared){ .config = &cfg, .router = router,
-					    .conninfo = cfg.database_url, .guard = t_guard,
-					    .ready = on_ready };
+	shared = (struct sw_server_shared){ .config = &cfg, .router = router, .guard = t_guard };
+	threads_shared = (struct sw_main_threads){ .server = &shared, .conninfo = cfg.database_url,
+						   .ready = on_ready };
 	sw_workers_start(2);
 	pthread_create(&server_thread, NULL, server_main, NULL);
 	pthread_mutex_lock(&ready_lock);
@@ -1119,6 +1197,32 @@ TEST(an_http_1_0_stream_is_delimited_by_the_close)
 	client_close(&c);
 }
 
+TEST(a_producer_takes_the_connection_over_after_101_without_the_state_machine_knowing)
+{
+	start_server();
+	struct client c;
+	client_connect(&c, 0);
+	/* The first bytes ride with the request, the rest come later. */
+	client_send(&c, "GET /t/upgrade HTTP/1.1\r\nHost: x\r\nUpgrade: echo\r\n"
+			"Connection: Upgrade\r\n\r\nhello ");
+	REQUIRE(client_wait(&c, "HELLO ", 3000));
+	CHECK_INT_EQ(c.status, 101);
+	if (write(c.fd, "GET / HTTP/1.1\r\n\r\n", 18) != 18)
+		perror("write");
+	REQUIRE(client_wait(&c, "GET / HTTP/1.1", 3000)); /* not parsed as a request */
+	if (write(c.fd, "bye", 3) != 3)
+		perror("write");
+	CHECK(client_wait(&c, "BYE", 3000));
+	CHECK(client_wait_closed(&c, 3000));
+	client_close(&c);
+	/* A client that goes away mid-session: the producer's cancel ends it
+	 * (a leak of its state would fail the sanitizer build). */
+	client_connect(&c, 0);
+	client_send(&c, "GET /t/upgrade HTTP/1.1\r\nHost: x\r\n\r\nhi");
+	REQUIRE(client_wait(&c, "HI", 3000));
+	client_close(&c);
+}
+
 TEST(a_stopping_server_ends_streams_cleanly)
 {
 	const char *id;
@@ -1128,7 +1232,7 @@ TEST(a_stopping_server_ends_streams_cleanly)
 	struct client c;
 	live_reader(&c, id, "", 0);
 	REQUIRE(client_wait(&c, "running", 5000));
-	sw_server_request_shutdown(0);
+	sw_main_thread_request_shutdown(0);
 	CHECK(client_wait(&c, NULL, 5000)); /* the last chunk: a clean end */
 	CHECK(client_wait_closed(&c, 5000));
 	client_close(&c);

@@ -3,6 +3,7 @@
 #define STEWARD_AUTH_H
 
 #include "steward/base/base.h"
+#include "steward/db/statements.h"
 #include "steward/http/http.h"
 
 struct sw_loop;
@@ -62,6 +63,11 @@ void sw_auth_cache_clear(void);
 /* Makes pool listen on "steward_auth" and forget what each notification
  * names (everything, when notifications may have been missed). */
 void sw_auth_listen(struct sw_db_pool *pool);
+
+/* The principal's account in the column order of the account statements
+ * (enum sw_db_account_col), for code that writes accounts from rows. */
+void sw_auth_account_values(const struct sw_principal_account *a,
+			    const char *ret[SW_DB_ACCOUNT_COLUMNS]);
 void sw_auth_cache_forget_session(const char *session_id);
 void sw_auth_cache_forget_token(const char *token_id);
 void sw_auth_cache_forget_user(const char *user_id);

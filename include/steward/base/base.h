@@ -17,15 +17,25 @@
 #define SW_CONTAINER_OF(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
-/* Defensive branches in the SQLite manner: the condition is believed
- * impossible; debug builds abort, release builds take the safe branch. */
-#ifdef NDEBUG
+/* Invariants and defensive branches, in the SQLite and TigerBeetle manner.
+ * Checked in Debug builds and in every sanitizer or fuzzer build
+ * (SW_DEBUG_CHECKS, set by CMake), where a broken one aborts with its
+ * text, file and line; compiled out in release builds.
+ * - SW_ASSERT(x): x holds here; nothing recovers when it does not.
+ * - SW_ALWAYS(x), SW_NEVER(x): a branch that is believed never (or always)
+ *   taken but is kept, so a release build takes the safe way if the belief
+ *   is wrong: if (SW_NEVER(n > cap)) return -EINVAL; Release: (x). */
+#if !defined(NDEBUG) || defined(SW_DEBUG_CHECKS)
+#define SW_CHECKS 1
+__attribute__((noreturn, cold)) void sw_assert_fail(const char *expr, const char *file, int line);
+#define SW_ASSERT(x) ((x) ? (void)0 : sw_assert_fail(#x, __FILE__, __LINE__))
+#define SW_ALWAYS(x) ((x) ? 1 : (sw_assert_fail(#x, __FILE__, __LINE__), 0))
+#define SW_NEVER(x) ((x) ? (sw_assert_fail(#x, __FILE__, __LINE__), 1) : 0)
+#else
+#define SW_CHECKS 0
+#define SW_ASSERT(x) ((void)0)
 #define SW_ALWAYS(x) (x)
 #define SW_NEVER(x) (x)
-#else
-#include <assert.h>
-#define SW_ALWAYS(x) ((x) ? 1 : (assert(0), 0))
-#define SW_NEVER(x) ((x) ? (assert(0), 1) : 0)
 #endif
 
 /* A borrowed, not necessarily NUL-terminated byte range. */

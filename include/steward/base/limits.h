@@ -109,7 +109,7 @@
  * form's other fields. */
 #define SW_DEPLOY_UPLOAD_BODY_MAX (SW_DEPLOY_UPLOAD_MAX + 64 * 1024)
 
-/* Streamed responses (src/http/server.c) and live deployment logs */
+/* Streamed responses (src/http/stream.c) and live deployment logs */
 /* Pieces queued on one streamed response beyond what its socket has taken;
  * past either bound the writer of the stream is not listening to its
  * backpressure (sw_http_stream_queued): the stream is closed. */

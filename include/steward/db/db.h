@@ -90,6 +90,13 @@ typedef void (*sw_db_cb)(void *arg, const PGresult *res, const struct sw_db_erro
  * failures are retried with backoff, so it returns even if the server is down. */
 struct sw_db_pool *sw_db_pool_new(struct sw_loop *loop, const char *conninfo,
 				  unsigned size, unsigned query_timeout_ms);
+/* The pool of loop's thread, as its composition root (src/main/thread.c)
+ * handed it over with sw_db_pool_attach(): how code that serves a request
+ * reaches the database (sw_db_pool_of(req->loop)), since http knows no
+ * database. NULL when the loop has none. The loop's data slot
+ * (sw_loop_set_data) is the pool's in every loop that has one. */
+void sw_db_pool_attach(struct sw_db_pool *pool);
+struct sw_db_pool *sw_db_pool_of(const struct sw_loop *loop);
 /* Stops accepting queries, fails queued ones with -ECANCELED, waits for
  * in-flight ones, closes connections, then calls done(arg) and frees itself. */
 void sw_db_pool_close(struct sw_db_pool *pool, void (*done)(void *arg), void *arg);

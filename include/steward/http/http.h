@@ -22,7 +22,6 @@ struct sw_loop;
 struct sw_conn;
 struct sw_server;
 struct sw_http_request;
-struct sw_db_pool;
 
 typedef void (*sw_http_handler)(struct sw_http_request *req);
 
@@ -41,6 +40,19 @@ enum sw_role { SW_ROLE_NONE, SW_ROLE_MEMBER, SW_ROLE_ADMIN, SW_ROLE_OWNER };
 
 enum sw_credential { SW_CRED_NONE, SW_CRED_SESSION, SW_CRED_TOKEN };
 
+/* The caller's account, as text: what GET /auth/session answers with. */
+struct sw_principal_account {
+	const char *user_id;
+	const char *user_email;
+	const char *user_name;
+	const char *user_is_operator; /* "t" or "f" */
+	const char *user_created_at;  /* RFC 3339 UTC with milliseconds */
+	const char *organization_id;
+	const char *organization_name;
+	const char *organization_created_at;
+	const char *role;             /* "OWNER" */
+};
+
 /* The authenticated-session shape a cookie or an API token resolves to. */
 struct sw_principal {
 	bool authenticated;
@@ -50,11 +62,9 @@ struct sw_principal {
 	char organization_id[37];
 	enum sw_role role;
 	bool is_operator;
-	/* The caller's account as the guard read it with the credential
-	 * (user id, email, name, is_operator "t"/"f", created_at, organization
-	 * id, name, created_at, role: the order of enum sw_db_account_col), in
-	 * the request's arena; account[0] is NULL when not available. */
-	const char *account[9];
+	/* The caller's account as the guard read it with the credential, in
+	 * the request's arena; account.user_id is NULL when not available. */
+	struct sw_principal_account account;
 };
 
 /* Route flags */
@@ -159,9 +169,9 @@ struct sw_http_request {
 
 const struct sw_http_header *sw_http_request_header(const struct sw_http_request *req,
 						    struct sw_str name);
-/* The configuration and database pool of the request's loop. */
+/* The configuration of the request's server. (The database pool of its
+ * thread is not http's: sw_db_pool_of(req->loop).) */
 const struct sw_config *sw_http_config(const struct sw_http_request *req);
-struct sw_db_pool *sw_http_db(const struct sw_http_request *req);
 const struct sw_router *sw_http_router(const struct sw_http_request *req);
 
 /* Runs the request's route handler: the guard's way to admit a request. */
@@ -277,7 +287,6 @@ json_t *sw_http_json_body(struct sw_http_request *req);
 struct sw_server_shared {
 	const struct sw_config *config;
 	const struct sw_router *router;
-	char *conninfo;           /* database connection string */
 	struct sw_str cors[16];   /* CORS_ALLOWED_ORIGINS, split */
 	unsigned cors_count;
 	unsigned connections;     /* atomic: open connections in the process */
@@ -285,18 +294,27 @@ struct sw_server_shared {
 	 * level. It either runs the handler (sw_http_run_handler), now or after
 	 * a database lookup, or answers the request itself (401/403). */
 	void (*guard)(struct sw_http_request *req);
-	/* Called with each loop's database pool once it exists (the guard
-	 * listens for revocations through it); may be NULL. */
-	void (*pool_created)(struct sw_db_pool *pool);
-	/* Called by each server thread once it listens (start-up barrier). */
-	void (*ready)(struct sw_server_shared *shared, unsigned index);
 };
 
-/* Creates the calling thread's loop, its listener (SO_REUSEPORT), its
- * database pool, and runs until shutdown completes. Thread entry point. */
-int sw_server_run_thread(struct sw_server_shared *shared, unsigned index);
-/* Asks the loop of a running server thread to shut down gracefully. Any thread. */
-void sw_server_request_shutdown(unsigned index);
+/* One server per loop thread. Its owner (the thread's composition root,
+ * src/main/thread.c) owns the loop and what handlers need beside the
+ * server (the database pool), and decides when the server accepts.
+ * All calls on the loop's thread. */
+
+/* A server on loop with its own listener (SO_REUSEPORT), bound and
+ * listening but not accepting yet: the kernel holds connections in the
+ * backlog until sw_server_accept(). NULL with errno on failure (the
+ * listener's bind error). */
+struct sw_server *sw_server_new(struct sw_loop *loop, struct sw_server_shared *shared);
+/* Starts accepting connections (again a no-op, or once stopping). */
+void sw_server_accept(struct sw_server *srv);
+/* Graceful shutdown: stops accepting, closes idle connections, ends
+ * streams cleanly, lets requests in flight finish until the shutdown
+ * deadline, then closes what is left. drained(arg) runs once, on the
+ * loop, when no connection is left. Later calls do nothing. */
+void sw_server_shutdown(struct sw_server *srv, void (*drained)(void *arg), void *arg);
+/* Frees the server once its loop has stopped; NULL is fine. */
+void sw_server_free(struct sw_server *srv);
 /* Opens a listening socket for the configured address (used by every
  * thread; SO_REUSEPORT lets each thread bind its own). */
 int sw_server_listen(const struct sw_config *config, int *ret_fd);

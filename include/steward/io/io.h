@@ -40,7 +40,8 @@ void sw_loop_free(struct sw_loop *loop);
 /* The current thread's loop, or NULL. */
 struct sw_loop *sw_loop_current(void);
 unsigned sw_loop_index(const struct sw_loop *loop);
-/* Opaque per-loop pointer for the layers above (the server's context). */
+/* Opaque per-loop pointer for the layers above: the thread's database pool
+ * (sw_db_pool_attach), set by the thread's composition root. */
 void sw_loop_set_data(struct sw_loop *loop, void *data);
 void *sw_loop_data(const struct sw_loop *loop);
 

@@ -1,0 +1,89 @@
+/* Output generations: what a connection has to write, as pieces of its
+ * own buffer (copied bytes) or references to bytes that live elsewhere
+ * (static bodies, shared log chunks). Data only: the state machine
+ * (conn.c) writes gen[wi] with writev while the other accumulates. */
+#include <errno.h>
+#include <stdlib.h>
+#include "http/conn.h"
+
+void sw_conn_out_bytes(struct sw_conn *c, const void *p, size_t n)
+{
+	struct outgen *g = conn_acc(c);
+	size_t off = g->buf.len;
+	if (sw_buf_append(&g->buf, p, n) < 0) {
+		c->close_after_write = true; /* out of memory: give up on this connection */
+		return;
+	}
+	struct piece *last = g->npieces ? &g->pieces[g->npieces - 1] : NULL;
+	if (last && !last->ptr && last->off + last->len == off) {
+		last->len += n;
+	} else if (g->npieces < OUT_MAX_PIECES) {
+		g->pieces[g->npieces++] = (struct piece){ NULL, off, n, NULL };
+	} else {
+		/* No piece left: fold everything into the buffer. Only happens
+		 * with many static bodies queued at once. */
+		c->close_after_write = true;
+		return;
+	}
+	g->bytes += n;
+}
+
+void sw_conn_out_static(struct sw_conn *c, const char *p, size_t n)
+{
+	struct outgen *g = conn_acc(c);
+	if (n < 4096 || g->npieces >= OUT_MAX_PIECES - 1) {
+		sw_conn_out_bytes(c, p, n);
+		return;
+	}
+	g->pieces[g->npieces++] = (struct piece){ p, 0, n, NULL };
+	g->bytes += n;
+}
+
+void sw_conn_out_ref(struct sw_conn *c, const char *p, size_t n, struct sw_ref *ref)
+{
+	struct outgen *g = conn_acc(c);
+	if (SW_NEVER(g->npieces >= OUT_MAX_PIECES)) {
+		if (ref)
+			ref->release(ref);
+		c->close_after_write = true;
+		return;
+	}
+	g->pieces[g->npieces++] = (struct piece){ p, 0, n, ref };
+	g->bytes += n;
+}
+
+void sw_conn_gen_reset(struct outgen *g)
+{
+	for (unsigned i = 0; i < g->npieces; i++)
+		if (g->pieces[i].ref)
+			g->pieces[i].ref->release(g->pieces[i].ref);
+	g->npieces = 0;
+	g->bytes = 0;
+	g->buf.len = 0;
+	if (g->buf.cap > 64 * 1024)
+		sw_buf_release(&g->buf);
+}
+
+void sw_conn_gen_consume(struct outgen *g, size_t n)
+{
+	SW_ASSERT(n <= g->bytes);
+	g->bytes -= n;
+	unsigned i = 0;
+	while (i < g->npieces && n >= g->pieces[i].len) {
+		n -= g->pieces[i].len;
+		if (g->pieces[i].ref)
+			g->pieces[i].ref->release(g->pieces[i].ref);
+		i++;
+	}
+	if (i < g->npieces) {
+		if (g->pieces[i].ptr)
+			g->pieces[i].ptr += n;
+		else
+			g->pieces[i].off += n;
+		g->pieces[i].len -= n;
+	} else {
+		SW_ASSERT(n == 0);
+	}
+	memmove(g->pieces, g->pieces + i, (g->npieces - i) * sizeof(g->pieces[0]));
+	g->npieces -= i;
+}
