@@ -41,7 +41,8 @@ extern const struct sw_api_route_group sw_api_projects_group;
 extern const struct sw_api_route_group sw_api_applications_group;
 extern const struct sw_api_route_group sw_api_domains_group;
 extern const struct sw_api_route_group sw_api_variables_group;
-extern const struct sw_api_route_group sw_api_git_group;
+extern const struct sw_api_route_group sw_api_git_sources_group;
+extern const struct sw_api_route_group sw_api_git_credentials_group;
 extern const struct sw_api_route_group sw_api_servers_group;
 extern const struct sw_api_route_group sw_api_services_group;
 extern const struct sw_api_route_group sw_api_alerts_group;
@@ -53,6 +54,12 @@ extern const struct sw_api_route_group sw_api_webhooks_group;
 extern const struct sw_api_route_group sw_api_runtime_group;
 /* The i-th group's schemas ("{}" when none); NULL past the last group. */
 const char *sw_api_schema_group(size_t i);
+
+/* git_credentials.c: the git hosts a source or credential names (NULL-
+ * terminated), and their schema. */
+extern const char *const sw_api_git_providers[];
+#define SW_API_GIT_PROVIDER_T                                                                    \
+	"{\"type\":\"string\",\"enum\":[\"GITHUB\",\"GITLAB\",\"BITBUCKET\",\"GENERIC\"]}"
 
 /* auth.c */
 /* After a good password: issues the session, or (two-factor) a challenge. */
