@@ -43,7 +43,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <arpa/inet.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include "steward/base/limits.h"
@@ -58,10 +57,6 @@
 #define CHALLENGE_TTL_S 300
 #define CHALLENGE_B64_LEN SW_BASE64URL_LEN(CHALLENGE_BYTES)
 #define RP_NAME "Steward"
-#define ORIGINS_MAX 16
-#define ORIGIN_MAX_LEN 255
-#define DOMAIN_MAX_LEN 253
-#define USER_HANDLE_MAX 64  /* WebAuthn: user.id is at most 64 bytes */
 #define UUID_BYTES 16
 #define ID_HEX_CAP (2 * SW_WEBAUTHN_MAX_CREDENTIAL_ID + 1)
 #define ID_B64_CAP (SW_BASE64URL_LEN(SW_WEBAUTHN_MAX_CREDENTIAL_ID) + 1)
@@ -73,8 +68,6 @@ static const struct sw_ratelimit limit_account = { "passkey_account", 10, 300 };
 	"The registration is unknown, expired or already answered; start again with POST /auth/passkeys."
 #define PASSKEY_GONE "This passkey is not registered here (any more); sign in with your password."
 #define PASSKEY_REFUSED "The passkey could not be verified."
-
-static const char *const transport_names[] = { "usb", "nfc", "ble", "smart-card", "hybrid", "internal" };
 
 /* ---- bytes as hex (the database's form) ---- */
 
@@ -100,13 +93,12 @@ static bool uuid_bytes(const char *uuid, uint8_t out[UUID_BYTES])
 	return o == 2 * UUID_BYTES && from_hex(hex, out, UUID_BYTES, &n) && n == UUID_BYTES;
 }
 
-/* ---- the relying party (AUTH_PASSKEY_RP_ID, AUTH_PASSKEY_ORIGINS) ---- */
+/* ---- the relying party (sw_config_passkeys()) ---- */
 
 struct rp_settings {
 	bool ok;
-	char rp_id[DOMAIN_MAX_LEN + 1];
-	char origin_text[ORIGINS_MAX][ORIGIN_MAX_LEN + 1];
-	const char *origins[ORIGINS_MAX];
+	struct sw_passkey_settings config;
+	const char *origins[SW_PASSKEY_ORIGINS_MAX];
 	struct sw_webauthn_rp rp;
 };
 
@@ -116,208 +108,24 @@ static pthread_once_t settings_once = PTHREAD_ONCE_INIT;
  * argument, and the first caller's thread is the one that runs it. */
 static _Thread_local const struct sw_config *settings_config;
 
-static bool copy_lower(struct sw_str s, char *out, size_t cap)
-{
-	if (s.len >= cap)
-		return false;
-	for (size_t i = 0; i < s.len; i++)
-		out[i] = s.ptr[i] >= 'A' && s.ptr[i] <= 'Z' ? (char)(s.ptr[i] + 32) : s.ptr[i];
-	out[s.len] = '\0';
-	return true;
-}
-
-/* A lower-case DNS name of LDH labels; a dotted quad (an address, which
- * WebAuthn refuses as an rp id) is not one. */
-static bool domain_valid(const char *s)
-{
-	size_t n = strlen(s), label = 0;
-	bool numeric = true;
-	if (n == 0 || n > DOMAIN_MAX_LEN)
-		return false;
-	for (size_t i = 0; i <= n; i++) {
-		char c = s[i];
-		if (c == '.' || c == '\0') {
-			if (label == 0 || label > 63 || s[i - 1] == '-' || s[i - label] == '-')
-				return false;
-			if (c == '\0')
-				return !numeric;
-			label = 0;
-			numeric = true;
-			continue;
-		}
-		bool digit = c >= '0' && c <= '9';
-		if (!digit && !(c >= 'a' && c <= 'z') && c != '-')
-			return false;
-		numeric = numeric && digit;
-		label++;
-	}
-	return false;
-}
-
-static bool host_is_local(const char *host)
-{
-	size_t n = strlen(host);
-	return strcmp(host, "localhost") == 0 || (n > 10 && strcmp(host + n - 10, ".localhost") == 0);
-}
-
-/* Whether host is rp_id or a subdomain of it: where a browser lets an
- * origin use the rp id. */
-static bool host_within(const char *host, const char *rp_id)
-{
-	size_t h = strlen(host), r = strlen(rp_id);
-	return strcmp(host, rp_id) == 0 ||
-	       (h > r + 1 && host[h - r - 1] == '.' && strcmp(host + h - r, rp_id) == 0);
-}
-
-/* Parses "scheme://host[:port]" (spaces around and one trailing '/'
- * tolerated) into the serialised origin a browser reports in the client
- * data: lower case, no default port. NULL, or a phrase saying what is
- * wrong. */
-static const char *origin_parse(struct sw_str in, char out[ORIGIN_MAX_LEN + 1],
-				char host[DOMAIN_MAX_LEN + 1])
-{
-	while (in.len && in.ptr[0] == ' ')
-		in = sw_str_from(in.ptr + 1, in.len - 1);
-	while (in.len && in.ptr[in.len - 1] == ' ')
-		in.len--;
-	bool https = in.len >= 8 && sw_str_case_eq(sw_str_from(in.ptr, 8), SW_STR("https://"));
-	if (!https && !(in.len >= 7 && sw_str_case_eq(sw_str_from(in.ptr, 7), SW_STR("http://"))))
-		return "is not an http:// or https:// origin";
-	size_t skip = https ? 8 : 7;
-	struct sw_str rest = sw_str_from(in.ptr + skip, in.len - skip);
-	if (rest.len && rest.ptr[rest.len - 1] == '/')
-		rest.len--;
-	const char *colon = rest.len ? memchr(rest.ptr, ':', rest.len) : NULL;
-	struct sw_str name = rest, port = SW_STR_NULL;
-	if (colon) {
-		name.len = (size_t)(colon - rest.ptr);
-		port = sw_str_from(colon + 1, rest.len - name.len - 1);
-	}
-	if (!copy_lower(name, host, DOMAIN_MAX_LEN + 1) || !domain_valid(host))
-		return "must be scheme://host[:port] with a domain name and no path";
-	uint64_t p = 0;
-	if (colon && (port.len > 5 || !sw_parse_u64(port, &p) || p == 0 || p > 65535))
-		return "has an invalid port";
-	if (p == (https ? 443 : 80))
-		p = 0;
-	if (!https && !host_is_local(host))
-		return "uses http://, which browsers allow for passkeys only on localhost";
-	char port_text[8] = "";
-	if (p)
-		snprintf(port_text, sizeof(port_text), ":%u", (unsigned)p);
-	int n = snprintf(out, ORIGIN_MAX_LEN + 1, "%s://%s%s", https ? "https" : "http", host, port_text);
-	return n > ORIGIN_MAX_LEN ? "is too long" : NULL;
-}
-
-static unsigned listen_port(const struct sw_config *cfg)
-{
-	if (cfg->listen_addr.ss_family == AF_INET6)
-		return ntohs(((const struct sockaddr_in6 *)&cfg->listen_addr)->sin6_port);
-	return ntohs(((const struct sockaddr_in *)&cfg->listen_addr)->sin_port);
-}
-
-/* Fills settings.origin_text from AUTH_PASSKEY_ORIGINS (and hosts[]).
- * Returns the count, or 0 with why. */
-static size_t origins_from_list(const char *list, char hosts[][DOMAIN_MAX_LEN + 1], char *why,
-				size_t whylen)
-{
-	size_t n = 0;
-	for (const char *p = list;;) {
-		const char *comma = strchr(p, ',');
-		struct sw_str item = sw_str_from(p, comma ? (size_t)(comma - p) : strlen(p));
-		bool blank = true;
-		for (size_t i = 0; i < item.len && blank; i++)
-			blank = item.ptr[i] == ' ';
-		if (!blank) {
-			if (n == ORIGINS_MAX) {
-				snprintf(why, whylen, "AUTH_PASSKEY_ORIGINS lists more than %d origins", ORIGINS_MAX);
-				return 0;
-			}
-			const char *e = origin_parse(item, settings.origin_text[n], hosts[n]);
-			if (e) {
-				snprintf(why, whylen, "AUTH_PASSKEY_ORIGINS: \"%.*s\" %s",
-					 (int)SW_MIN(item.len, 200), item.ptr, e);
-				return 0;
-			}
-			n++;
-		}
-		if (!comma)
-			break;
-		p = comma + 1;
-	}
-	if (!n)
-		snprintf(why, whylen, "AUTH_PASSKEY_ORIGINS lists no origin");
-	return n;
-}
-
 static void load_settings(void)
 {
-	const struct sw_config *cfg = settings_config;
 	char why[1024] = "";
-	char hosts[ORIGINS_MAX][DOMAIN_MAX_LEN + 1];
-	const char *env_rp = getenv("AUTH_PASSKEY_RP_ID");
-	const char *env_origins = getenv("AUTH_PASSKEY_ORIGINS");
-	const char *base = cfg->public_base_url && *cfg->public_base_url ? cfg->public_base_url : NULL;
-	env_rp = env_rp && *env_rp ? env_rp : NULL;
-	env_origins = env_origins && *env_origins ? env_origins : NULL;
-
-	char base_origin[ORIGIN_MAX_LEN + 1], base_host[DOMAIN_MAX_LEN + 1];
-	if (base && (!env_rp || !env_origins)) {
-		const char *sep = strstr(base, "://");
-		const char *slash = sep ? strchr(sep + 3, '/') : NULL;
-		size_t len = slash ? (size_t)(slash - base) : strlen(base);
-		const char *e = origin_parse(sw_str_from(base, len), base_origin, base_host);
-		if (e) {
-			snprintf(why, sizeof(why), "PUBLIC_BASE_URL %s, so it cannot stand in for "
-				 "AUTH_PASSKEY_RP_ID and AUTH_PASSKEY_ORIGINS; set them", e);
-			goto fail;
-		}
+	if (sw_config_passkeys(settings_config, &settings.config, why, sizeof(why)) < 0) {
+		sw_log_error("passkeys disabled: %s", why);
+		return;
 	}
-	if (env_rp) {
-		if (!copy_lower(sw_str_cstr(env_rp), settings.rp_id, sizeof(settings.rp_id)) ||
-		    !domain_valid(settings.rp_id)) {
-			snprintf(why, sizeof(why), "AUTH_PASSKEY_RP_ID must be a bare domain name (no "
-				 "scheme, no port), such as example.org");
-			goto fail;
-		}
-	} else {
-		snprintf(settings.rp_id, sizeof(settings.rp_id), "%s", base ? base_host : "localhost");
-	}
-
-	size_t n = 1;
-	if (env_origins) {
-		n = origins_from_list(env_origins, hosts, why, sizeof(why));
-		if (!n)
-			goto fail;
-	} else if (base) {
-		memcpy(settings.origin_text[0], base_origin, sizeof(base_origin));
-		memcpy(hosts[0], base_host, sizeof(base_host));
-	} else {
-		snprintf(settings.origin_text[0], sizeof(settings.origin_text[0]), "http://localhost:%u",
-			 listen_port(cfg));
-		snprintf(hosts[0], sizeof(hosts[0]), "localhost");
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (!host_within(hosts[i], settings.rp_id)) {
-			snprintf(why, sizeof(why), "the passkey origin %s is not on the rp id %s or a "
-				 "subdomain of it (set AUTH_PASSKEY_RP_ID and AUTH_PASSKEY_ORIGINS)",
-				 settings.origin_text[i], settings.rp_id);
-			goto fail;
-		}
-		settings.origins[i] = settings.origin_text[i];
-	}
-	settings.rp = (struct sw_webauthn_rp){ .rp_id = settings.rp_id, .origins = settings.origins,
+	size_t n = settings.config.origin_count;
+	for (size_t i = 0; i < n; i++)
+		settings.origins[i] = settings.config.origins[i];
+	settings.rp = (struct sw_webauthn_rp){ .rp_id = settings.config.rp_id, .origins = settings.origins,
 					       .origin_count = n, .require_user_verification = true };
 	settings.ok = true;
-	char list[ORIGINS_MAX * (ORIGIN_MAX_LEN + 1)] = "";
+	char list[SW_PASSKEY_ORIGINS_MAX * (SW_PASSKEY_ORIGIN_MAX_LEN + 1)] = "";
 	for (size_t i = 0, o = 0; i < n; i++)
 		o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", i ? "," : "", settings.origins[i]);
-	sw_log_info("passkeys rp_id=%s origins=%s", settings.rp_id, list);
-	return;
-fail:
-	sw_log_error("passkeys disabled: %s", why);
+	sw_log_info("passkeys rp_id=%s origins=%s", settings.config.rp_id, list);
 }
-
 /* The relying party, or NULL after answering 503 when it is misconfigured. */
 static const struct sw_webauthn_rp *relying_party(struct sw_http_request *req)
 {
@@ -351,191 +159,6 @@ static bool body_valid(struct sw_http_request *req, json_t *body, struct sw_fiel
 		return true;
 	sw_http_validation_error(req, fe);
 	return false;
-}
-
-/* ---- reading a PublicKeyCredential (its toJSON() form) ---- */
-
-/* What a client sends for either ceremony, decoded. */
-struct credential_in {
-	uint8_t raw_id[SW_WEBAUTHN_MAX_CREDENTIAL_ID];
-	size_t raw_id_len;
-	uint8_t client_data[SW_WEBAUTHN_MAX_CLIENT_DATA];
-	size_t client_data_len;
-	uint8_t challenge[SW_WEBAUTHN_MAX_CHALLENGE]; /* as the client data states it */
-	size_t challenge_len;
-	char challenge_hash[65];                      /* hex SHA-256: the database key */
-	uint8_t *attestation;                         /* registration: in the arena */
-	size_t attestation_len;
-	char transports[64];                          /* registration: "{usb,internal}" */
-	uint8_t auth_data[SW_WEBAUTHN_MAX_AUTH_DATA]; /* sign-in */
-	size_t auth_data_len;
-	uint8_t signature[SW_WEBAUTHN_MAX_SIGNATURE];
-	size_t signature_len;
-	uint8_t user_handle[USER_HANDLE_MAX];
-	size_t user_handle_len;
-	bool user_handle_given;
-};
-
-/* Members of obj not in known, reported as "<prefix>.<member>". */
-static void unknown_members(struct sw_http_request *req, json_t *obj, const char *prefix,
-			    const char *const *known, struct sw_field_errors *fe)
-{
-	const char *key;
-	json_t *value;
-	json_object_foreach(obj, key, value) {
-		const char *const *k = known;
-		while (*k && strcmp(*k, key) != 0)
-			k++;
-		if (*k)
-			continue;
-		size_t len = strlen(prefix) + 1 + strlen(key) + 1;
-		char *path = sw_arena_alloc(&req->arena, len);
-		if (path) {
-			snprintf(path, len, "%s.%s", prefix, key);
-			sw_field_error(fe, path, "is not a known field");
-		}
-	}
-}
-
-static json_t *object_member(json_t *obj, const char *key, const char *path,
-			     struct sw_field_errors *fe)
-{
-	json_t *v = json_object_get(obj, key);
-	if (!json_is_object(v)) {
-		sw_field_error(fe, path, v ? "must be an object" : "is required");
-		return NULL;
-	}
-	return v;
-}
-
-/* Decodes the base64url member key of obj into out. false, with a field
- * error on path unless it is absent and optional, when it cannot. */
-static bool b64_member(json_t *obj, const char *key, const char *path, bool required,
-		       uint8_t *out, size_t cap, size_t *ret_len, struct sw_field_errors *fe)
-{
-	json_t *v = json_object_get(obj, key);
-	int r = -EINVAL;
-	if (json_is_string(v))
-		r = sw_base64url_decode(sw_str_from(json_string_value(v), json_string_length(v)), out,
-					cap, ret_len);
-	if (r == 0 && *ret_len > 0)
-		return true;
-	if (v || required)
-		sw_field_error(fe, path, !v ? "is required" :
-					 !json_is_string(v) ? "must be a base64url string" :
-					 r == -ENOSPC ? "is too long" :
-					 r < 0 ? "must be base64url without padding" : "must not be empty");
-	return false;
-}
-
-/* The challenge the client data claims to answer, and its hash: what the
- * database is asked for. Whether it is really the one issued, and every
- * other check of the client data, is sw_webauthn_verify_*()'s job. */
-static bool client_challenge(struct credential_in *c)
-{
-	char jerr[96];
-	json_t *cd = sw_json_parse_object(sw_str_from((const char *)c->client_data, c->client_data_len),
-					  jerr, sizeof(jerr));
-	json_t *ch = cd ? json_object_get(cd, "challenge") : NULL;
-	bool ok = json_is_string(ch) &&
-		  sw_base64url_decode(sw_str_from(json_string_value(ch), json_string_length(ch)),
-				      c->challenge, sizeof(c->challenge), &c->challenge_len) == 0 &&
-		  c->challenge_len > 0;
-	if (ok)
-		sw_sha256_hex(c->challenge, c->challenge_len, c->challenge_hash);
-	json_decref(cd);
-	return ok;
-}
-
-/* response.transports: kept are the values WebAuthn defines, once each,
- * as a text array literal; others are ignored (new ones will appear). */
-static void read_transports(json_t *resp, struct credential_in *c, struct sw_field_errors *fe)
-{
-	json_t *arr = json_object_get(resp, "transports");
-	unsigned seen = 0;
-	if (arr && (!json_is_array(arr) || json_array_size(arr) > 16)) {
-		sw_field_error(fe, "credential.response.transports", "must be an array of at most 16 strings");
-		arr = NULL;
-	}
-	size_t i;
-	json_t *item;
-	json_array_foreach(arr, i, item) {
-		if (!json_is_string(item)) {
-			sw_field_error(fe, "credential.response.transports", "must be an array of at most 16 strings");
-			break;
-		}
-		for (size_t t = 0; t < SW_ARRAY_SIZE(transport_names); t++)
-			if (strcmp(json_string_value(item), transport_names[t]) == 0)
-				seen |= 1u << t;
-	}
-	size_t o = 0;
-	c->transports[o++] = '{';
-	for (size_t t = 0; t < SW_ARRAY_SIZE(transport_names); t++)
-		if (seen & (1u << t))
-			o += (size_t)snprintf(c->transports + o, sizeof(c->transports) - o, "%s%s",
-					      o > 1 ? "," : "", transport_names[t]);
-	snprintf(c->transports + o, sizeof(c->transports) - o, "}");
-}
-
-/* Reads body.credential: a registration (attestation) or a sign-in
- * (assertion) in the JSON form browsers produce (PublicKeyCredential
- * toJSON(), base64url without padding). Problems become field errors. */
-static void read_credential(struct sw_http_request *req, json_t *body, bool registration,
-			    struct credential_in *c, struct sw_field_errors *fe)
-{
-	static const char *const known[] = { "id", "rawId", "type", "response",
-					     "authenticatorAttachment", "clientExtensionResults", NULL };
-	static const char *const known_attestation[] = { "clientDataJSON", "attestationObject",
-							 "transports", "authenticatorData",
-							 "publicKey", "publicKeyAlgorithm", NULL };
-	static const char *const known_assertion[] = { "clientDataJSON", "authenticatorData",
-						       "signature", "userHandle", NULL };
-	json_t *cred = object_member(body, "credential", "credential", fe);
-	if (!cred)
-		return;
-	unknown_members(req, cred, "credential", known, fe);
-	json_t *id = json_object_get(cred, "id");
-	if (b64_member(cred, "rawId", "credential.rawId", true, c->raw_id, sizeof(c->raw_id),
-		       &c->raw_id_len, fe) &&
-	    !json_equal(id, json_object_get(cred, "rawId")))
-		sw_field_error(fe, "credential.id", id ? "must equal rawId" : "is required");
-	json_t *type = json_object_get(cred, "type");
-	if (!json_is_string(type) || strcmp(json_string_value(type), "public-key") != 0)
-		sw_field_error(fe, "credential.type", "must be \"public-key\"");
-	json_t *attachment = json_object_get(cred, "authenticatorAttachment");
-	if (attachment && !json_is_string(attachment) && !json_is_null(attachment))
-		sw_field_error(fe, "credential.authenticatorAttachment", "must be a string or null");
-	json_t *ext = json_object_get(cred, "clientExtensionResults");
-	if (ext && !json_is_object(ext))
-		sw_field_error(fe, "credential.clientExtensionResults", "must be an object");
-
-	json_t *resp = object_member(cred, "response", "credential.response", fe);
-	if (!resp)
-		return;
-	unknown_members(req, resp, "credential.response",
-			registration ? known_attestation : known_assertion, fe);
-	if (b64_member(resp, "clientDataJSON", "credential.response.clientDataJSON", true,
-		       c->client_data, sizeof(c->client_data), &c->client_data_len, fe) &&
-	    !client_challenge(c))
-		sw_field_error(fe, "credential.response.clientDataJSON",
-			       "must be client data answering a challenge");
-	if (registration) {
-		c->attestation = sw_arena_alloc(&req->arena, SW_WEBAUTHN_MAX_ATTESTATION);
-		if (c->attestation)
-			b64_member(resp, "attestationObject", "credential.response.attestationObject", true,
-				   c->attestation, SW_WEBAUTHN_MAX_ATTESTATION, &c->attestation_len, fe);
-		read_transports(resp, c, fe);
-		return;
-	}
-	b64_member(resp, "authenticatorData", "credential.response.authenticatorData", true,
-		   c->auth_data, sizeof(c->auth_data), &c->auth_data_len, fe);
-	b64_member(resp, "signature", "credential.response.signature", true, c->signature,
-		   sizeof(c->signature), &c->signature_len, fe);
-	json_t *handle = json_object_get(resp, "userHandle");
-	if (handle && !json_is_null(handle))
-		c->user_handle_given = b64_member(resp, "userHandle", "credential.response.userHandle",
-						  false, c->user_handle, sizeof(c->user_handle),
-						  &c->user_handle_len, fe);
 }
 
 /* ---- a passkey as the API shows it ---- */
@@ -784,7 +407,7 @@ static void passkeys_begin(struct sw_http_request *req)
 struct confirm {
 	struct sw_http_request *req;
 	char name[4 * SW_NAME_MAX_LEN + 1];
-	struct credential_in in;
+	struct sw_webauthn_response in;
 	struct sw_webauthn_credential cred;
 };
 
@@ -886,7 +509,7 @@ static void passkeys_confirm(struct sw_http_request *req)
 	struct sw_str name;
 	if (sw_api_name_field(body, "name", true, &name, &fe))
 		snprintf(c->name, sizeof(c->name), "%.*s", (int)name.len, name.ptr);
-	read_credential(req, body, true, &c->in, &fe);
+	sw_webauthn_response_read(&req->arena, body, true, &c->in, &fe);
 	if (!body_valid(req, body, &fe))
 		return;
 	if (!c->in.attestation) {
@@ -1020,7 +643,7 @@ static void passkeys_challenge(struct sw_http_request *req)
 
 struct sign_in {
 	struct sw_http_request *req;
-	struct credential_in in;
+	struct sw_webauthn_response in;
 	char passkey_id[37]; /* "" until the credential is found */
 	char user_id[37];
 	long long stored_count;
@@ -1132,7 +755,7 @@ static void passkeys_verify(struct sw_http_request *req)
 	struct sign_in *s = ceremony_start(req, sizeof(*s), known, false, &fe, &body);
 	if (!s)
 		return;
-	read_credential(req, body, false, &s->in, &fe);
+	sw_webauthn_response_read(&req->arena, body, false, &s->in, &fe);
 	if (!body_valid(req, body, &fe) ||
 	    !sw_api_rate_limit(req, &sw_api_limit_passkey_address, sw_str_cstr(sw_http_peer_address(req))))
 		return;
