@@ -53,31 +53,6 @@
 #define CHALLENGE_UNKNOWN "The sign-in challenge is unknown, expired or used; sign in again."
 
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-/* Decodes the database's lower-case hex; false when malformed or too long. */
-static bool hex_decode(const char *in, uint8_t *out, size_t cap, size_t *ret_len)
-{
-	size_t n = strlen(in);
-	if (n % 2 || n / 2 > cap)
-		return false;
-	for (size_t i = 0; i < n / 2; i++) {
-		int hi = hex_value(in[2 * i]), lo = hex_value(in[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return false;
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
-	*ret_len = n / 2;
-	return true;
-}
-
 /* The associated data binding a user's TOTP key to them. */
 static void key_aad(const char *user_id, char out[64])
 {
@@ -91,7 +66,7 @@ static bool key_open(const char *user_id, const char *stored, uint8_t *key, size
 		     size_t *ret_len)
 {
 	if (strncmp(stored, "v1.", 3) != 0)
-		return hex_decode(stored, key, cap, ret_len);
+		return sw_hex_decode(sw_str_cstr(stored), key, cap, ret_len);
 	char aad[64];
 	key_aad(user_id, aad);
 	return sw_unseal(stored, aad, key, cap, ret_len) == 0;

@@ -62,8 +62,7 @@ void sw_seal_release(void)
 static int parse_hex_key(const char *s, uint8_t key[KEY_LEN])
 {
 	size_t n = 0;
-	if (strlen(s) != 2 * KEY_LEN || OPENSSL_hexstr2buf_ex(key, KEY_LEN, &n, s, '\0') != 1 ||
-	    n != KEY_LEN)
+	if (strlen(s) != 2 * KEY_LEN || !sw_hex_decode(sw_str_cstr(s), key, KEY_LEN, &n))
 		return -EINVAL;
 	return 0;
 }

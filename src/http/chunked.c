@@ -66,16 +66,6 @@ static const uint8_t qdtext[256] = {
 	[0x5d ... 0x7e] = 1, [0x80 ... 0xff] = 1,
 };
 
-static inline int hex_value(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 static inline bool is_ows(unsigned char c)
 {
 	return c == ' ' || c == '\t';
@@ -135,7 +125,7 @@ int sw_http_chunked_decode(struct sw_http_chunked *c, const char *in, size_t len
 
 		switch (c->state) {
 		case CH_SIZE: {
-			int hv = hex_value(ch);
+			int hv = sw_hex_value(ch);
 			if (hv >= 0) {
 				if (++c->size_digits > 16) {
 					msg = "a chunk size has more than 16 hex digits";

@@ -113,7 +113,7 @@ static inline const unsigned char *skip_value(const unsigned char *p, const unsi
 
 static inline bool is_hex(unsigned char c)
 {
-	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+	return sw_hex_value(c) >= 0;
 }
 
 static inline bool is_ows(unsigned char c)
