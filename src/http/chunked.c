@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include "steward/http/http_parser.h"
+#include "http/tchar.h"
 
 enum {
 	CH_SIZE,             /* hex digits */
@@ -46,13 +47,6 @@ enum {
 	CH_END_LF,
 	CH_DONE,
 	CH_ERROR,
-};
-
-static const uint8_t tchar[256] = {
-	['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1,
-	['*'] = 1, ['+'] = 1, ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1,
-	['`'] = 1, ['|'] = 1, ['~'] = 1,
-	['0' ... '9'] = 1, ['A' ... 'Z'] = 1, ['a' ... 'z'] = 1,
 };
 
 /* field-vchar / SP / HTAB */
@@ -165,7 +159,7 @@ int sw_http_chunked_decode(struct sw_http_chunked *c, const char *in, size_t len
 			}
 			break;
 		case CH_EXT_NAME_START:
-			if (tchar[ch])
+			if (sw_http_is_tchar(ch))
 				c->state = CH_EXT_NAME;
 			else if (!is_ows(ch)) {
 				msg = "invalid chunk extension name";
@@ -173,7 +167,7 @@ int sw_http_chunked_decode(struct sw_http_chunked *c, const char *in, size_t len
 			}
 			break;
 		case CH_EXT_NAME:
-			if (tchar[ch])
+			if (sw_http_is_tchar(ch))
 				break;
 			if (ch == '=')
 				c->state = CH_EXT_VAL_START;
@@ -199,7 +193,7 @@ int sw_http_chunked_decode(struct sw_http_chunked *c, const char *in, size_t len
 			}
 			break;
 		case CH_EXT_VAL_START:
-			if (tchar[ch])
+			if (sw_http_is_tchar(ch))
 				c->state = CH_EXT_VAL_TOKEN;
 			else if (ch == '"')
 				c->state = CH_EXT_VAL_QUOTED;
@@ -209,7 +203,7 @@ int sw_http_chunked_decode(struct sw_http_chunked *c, const char *in, size_t len
 			}
 			break;
 		case CH_EXT_VAL_TOKEN:
-			if (tchar[ch])
+			if (sw_http_is_tchar(ch))
 				break;
 			if (ch == ';')
 				c->state = CH_EXT_NAME_START;
@@ -284,7 +278,7 @@ int sw_http_chunked_decode(struct sw_http_chunked *c, const char *in, size_t len
 		case CH_TR_START:
 			if (ch == '\r') {
 				c->state = CH_END_LF;
-			} else if (tchar[ch]) {
+			} else if (sw_http_is_tchar(ch)) {
 				if (++c->trailer_count > SW_HTTP_MAX_TRAILERS) {
 					msg = "too many trailer fields";
 					goto fail;
@@ -305,7 +299,7 @@ int sw_http_chunked_decode(struct sw_http_chunked *c, const char *in, size_t len
 			}
 			break;
 		case CH_TR_NAME:
-			if (tchar[ch])
+			if (sw_http_is_tchar(ch))
 				break;
 			if (ch == ':') {
 				c->state = CH_TR_VALUE;
