@@ -201,9 +201,10 @@ static void credential_write(struct sw_http_request *req, bool creating)
 	w->creating = creating;
 	if (f[CRED_TOKEN]) {
 		size_t n = strlen(f[CRED_TOKEN]);
-		const char *aad = sw_api_aad(req, "git-credential", w->id, NULL);
-		hint = aad ? sw_arena_strndup(&req->arena, f[CRED_TOKEN] + n - 4, 4) : NULL;
-		if (aad && !hint)
+		char aad[SW_SEAL_AAD_MAX];
+		sw_seal_aad_git_credential(aad, w->id);
+		hint = sw_arena_strndup(&req->arena, f[CRED_TOKEN] + n - 4, 4);
+		if (!hint)
 			sw_api_internal_error(req);
 		sealed = hint ? sw_api_seal(req, f[CRED_TOKEN], n, aad) : NULL;
 		OPENSSL_cleanse((void *)f[CRED_TOKEN], n);
@@ -297,11 +298,10 @@ static void credential_loaded(void *arg, const PGresult *res, const struct sw_db
 		return;
 	}
 	const char *sealed = PQgetvalue(res, 0, 3);
-	const char *aad = sw_api_aad(req, "git-credential", l->id, NULL);
-	struct pick *p = aad ? calloc(1, sizeof(*p)) : NULL;
+	char aad[SW_SEAL_AAD_MAX];
+	sw_seal_aad_git_credential(aad, l->id);
+	struct pick *p = calloc(1, sizeof(*p));
 	size_t len = 0;
-	if (!aad)
-		return;
 	if (!p || !(p->token = malloc(p->token_cap = strlen(sealed)))) {
 		free(p);
 		sw_api_internal_error(req);

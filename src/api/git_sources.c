@@ -246,9 +246,8 @@ static bool deploy_key_new(struct sw_http_request *req, const char *app, char pu
 {
 	char priv[SW_SSH_PRIVATE_KEY_MAX], comment[48];
 	snprintf(comment, sizeof(comment), "steward-%s", app);
-	const char *aad = sw_api_aad(req, "deploy-key", app, NULL);
-	if (!aad)
-		return false;
+	char aad[SW_SEAL_AAD_MAX];
+	sw_seal_aad_deploy_key(aad, app);
 	if (sw_ssh_ed25519_generate(comment, pub, priv) < 0 || sw_ssh_fingerprint(pub, fp) < 0) {
 		OPENSSL_cleanse(priv, sizeof(priv));
 		sw_log_error("deploy key generation failed");
@@ -264,9 +263,8 @@ static bool deploy_key_new(struct sw_http_request *req, const char *app, char pu
  * NULL when answered (500). */
 static const char *webhook_secret_new(struct source *s)
 {
-	const char *aad = sw_api_aad(s->req, "webhook-secret", s->app, NULL);
-	if (!aad)
-		return NULL;
+	char aad[SW_SEAL_AAD_MAX];
+	sw_seal_aad_webhook_secret(aad, s->app);
 	if (sw_random_token(s->secret, sizeof(s->secret), WEBHOOK_SECRET_BYTES) < 0) {
 		sw_api_internal_error(s->req);
 		return NULL;

@@ -192,7 +192,7 @@ static const char *credentials_sealed(struct sw_http_request *req, const char *i
 				      const struct kind *k)
 {
 	char user[SERVICE_USERNAME_MAX + 1], password[SW_BASE64URL_LEN(SW_TOKEN_RANDOM_BYTES) + 1];
-	char plain[SERVICE_CREDENTIALS_MAX], aad[64];
+	char plain[SERVICE_CREDENTIALS_MAX], aad[SW_SEAL_AAD_MAX];
 	char *sealed = NULL;
 	snprintf(user, sizeof(user), "%s", k->fixed_user ? "default" : name);
 	for (char *c = user; *c; c++)
@@ -206,7 +206,7 @@ static const char *credentials_sealed(struct sw_http_request *req, const char *i
 			     "{\"host\":\"%s\",\"port\":%u,\"database\":\"%s\",\"username\":\"%s\","
 			     "\"password\":\"%s\"}",
 			     name, k->port, k->fixed_user ? "0" : user, user, password);
-	snprintf(aad, sizeof(aad), "service:%s", id);
+	sw_seal_aad_service(aad, id);
 	if (n > 0 && (size_t)n < sizeof(plain)) {
 		size_t cap = sw_seal_size((size_t)n);
 		sealed = sw_arena_alloc(&req->arena, cap);
@@ -390,12 +390,12 @@ static void connection_read(void *arg, const PGresult *res, const struct sw_db_e
 	struct sw_http_request *req = cn->req;
 	if (!sw_api_found(req, res, err))
 		return;
-	char plain[SERVICE_CREDENTIALS_MAX], aad[64];
+	char plain[SERVICE_CREDENTIALS_MAX], aad[SW_SEAL_AAD_MAX];
 	size_t n = 0;
 	json_t *o = NULL;
 	struct credentials c = { 0 };
 	const struct kind *k = kind_of(PQgetvalue(res, 0, SW_DB_SERVICE_CONNECTION_KIND));
-	snprintf(aad, sizeof(aad), "service:%s", PQgetvalue(res, 0, SW_DB_SERVICE_CONNECTION_ID));
+	sw_seal_aad_service(aad, PQgetvalue(res, 0, SW_DB_SERVICE_CONNECTION_ID));
 	int r = sw_unseal(PQgetvalue(res, 0, SW_DB_SERVICE_CONNECTION_SEALED), aad, plain,
 			  sizeof(plain), &n);
 	if (r == 0)

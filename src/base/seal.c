@@ -340,3 +340,45 @@ out_raw:
 	free(raw);
 	return r;
 }
+
+/* ---- associated data ---- */
+
+static void aad(char out[SW_SEAL_AAD_MAX], const char *kind, const char *id, const char *key)
+{
+	snprintf(out, SW_SEAL_AAD_MAX, "%s:%s%s%s", kind, id, key ? ":" : "", key ? key : "");
+}
+
+void sw_seal_aad_variable(char out[SW_SEAL_AAD_MAX], const char *application_id, const char *key)
+{
+	aad(out, "variable", application_id, key);
+}
+
+void sw_seal_aad_deploy_key(char out[SW_SEAL_AAD_MAX], const char *application_id)
+{
+	aad(out, "deploy-key", application_id, NULL);
+}
+
+void sw_seal_aad_webhook_secret(char out[SW_SEAL_AAD_MAX], const char *application_id)
+{
+	aad(out, "webhook-secret", application_id, NULL);
+}
+
+void sw_seal_aad_git_credential(char out[SW_SEAL_AAD_MAX], const char *credential_id)
+{
+	aad(out, "git-credential", credential_id, NULL);
+}
+
+void sw_seal_aad_channel(char out[SW_SEAL_AAD_MAX], const char *channel_id)
+{
+	aad(out, "channel", channel_id, NULL);
+}
+
+void sw_seal_aad_service(char out[SW_SEAL_AAD_MAX], const char *service_id)
+{
+	aad(out, "service", service_id, NULL);
+}
+
+void sw_seal_aad_totp(char out[SW_SEAL_AAD_MAX], const char *user_id)
+{
+	aad(out, "totp", user_id, NULL);
+}
