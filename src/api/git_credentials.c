@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
 #include "steward/net/git_host.h"
 #include "steward/base/log.h"
 #include "steward/base/seal.h"
@@ -132,23 +131,6 @@ static void credentials_list(struct sw_http_request *req) { sw_api_resource_list
 static void credential_get(struct sw_http_request *req) { sw_api_resource_get(req, &credential); }
 static void credential_remove(struct sw_http_request *req) { sw_api_resource_remove(req, &credential); }
 
-/* A random (version 4) UUID. */
-static int uuid_new(char out[37])
-{
-	uint8_t b[16];
-	if (RAND_bytes(b, sizeof(b)) != 1)
-		return -EIO;
-	b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
-	b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
-	size_t o = 0;
-	for (size_t i = 0; i < sizeof(b); i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			out[o++] = '-';
-		o += (size_t)snprintf(out + o, 3, "%02x", b[i]);
-	}
-	return 0;
-}
-
 struct credential_write {
 	struct sw_http_request *req;
 	bool creating;
@@ -182,7 +164,7 @@ static void credential_write(struct sw_http_request *req, bool creating)
 	if (!body)
 		return;
 	struct credential_write *w = sw_api_state_new(req, sizeof(*w));
-	bool ok = w && (creating ? uuid_new(w->id) == 0 : sw_api_uuid_param(req, req->params.value[0], w->id));
+	bool ok = w && (creating ? sw_random_uuid(w->id) == 0 : sw_api_uuid_param(req, req->params.value[0], w->id));
 	if (w && creating && !ok)
 		sw_api_internal_error(req);
 	ok = ok && sw_api_fields_read(req, body, credential_fields, CRED_NFIELDS, creating, f, mask, &fe);
