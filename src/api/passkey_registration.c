@@ -29,24 +29,19 @@ struct begin {
 
 static void write_exclude_list(struct sw_json *j, const char *ids_hex)
 {
-	char hex[SW_API_PASSKEY_ID_HEX_CAP];
 	uint8_t id[SW_WEBAUTHN_MAX_CREDENTIAL_ID];
 	char b64[SW_API_PASSKEY_ID_B64_CAP];
 	sw_json_array_begin(j);
 	for (const char *p = ids_hex; *p;) {
 		size_t len = strcspn(p, ","), n = 0;
-		if (len < sizeof(hex)) {
-			memcpy(hex, p, len);
-			hex[len] = '\0';
-			if (sw_hex_decode(sw_str_cstr(hex), id, sizeof(id), &n) &&
-			    sw_base64url_encode(id, n, b64, sizeof(b64)) >= 0) {
-				sw_json_object_begin(j);
-				sw_json_key(j, "type");
-				sw_json_cstr(j, "public-key");
-				sw_json_key(j, "id");
-				sw_json_cstr(j, b64);
-				sw_json_object_end(j);
-			}
+		if (sw_hex_decode(sw_str_from(p, len), id, sizeof(id), &n) &&
+		    sw_base64url_encode(id, n, b64, sizeof(b64)) >= 0) {
+			sw_json_object_begin(j);
+			sw_json_key(j, "type");
+			sw_json_cstr(j, "public-key");
+			sw_json_key(j, "id");
+			sw_json_cstr(j, b64);
+			sw_json_object_end(j);
 		}
 		p += len + (p[len] == ',');
 	}
