@@ -3,7 +3,7 @@
  * One process runs what stewardd runs for GET /deployments/:id/live: the
  * server (one loop thread, composed as stewardd composes one), the hub, the log writer
  * (src/deploy/build_log.c) on a thread of its own writing lines at a fixed rate,
- * and the route's stream code (sw_api_live_start; the route table is this
+ * and the route's stream code (sw_deploy_live_start; the route table is this
  * file's: the database lookup in front of it is not what is measured, so
  * the database is absent). A second process (this binary with --client,
  * pinned to another core) opens N connections, reads every stream to its
@@ -40,7 +40,7 @@
 #include "steward/http/http.h"
 #include "steward/io/io.h"
 #include "steward/base/log.h"
-#include "api/deployment_logs.h"
+#include "steward/deploy/live_log.h"
 #include "main/thread.h"
 
 static const char deployment_id[] = "00000000-0000-4000-8000-00000000beef";
@@ -176,7 +176,7 @@ static void on_ready(unsigned index)
 	sem_post(&ready);
 }
 
-static void building(const char *id, sw_api_live_status_cb done, void *arg)
+static void building(const char *id, sw_deploy_live_status_cb done, void *arg)
 {
 	(void)id;
 	done(arg, "BUILDING", NULL);
@@ -184,9 +184,9 @@ static void building(const char *id, sw_api_live_status_cb done, void *arg)
 
 static void live(struct sw_http_request *req)
 {
-	struct sw_api_live_source src = { .deployment_id = deployment_id, .data_dir = data_dir,
+	struct sw_deploy_live_source src = { .deployment_id = deployment_id, .data_dir = data_dir,
 					  .status = "BUILDING", .poll = building };
-	sw_api_live_start(req, &src);
+	sw_deploy_live_start(req, &src);
 }
 
 static void ping(struct sw_http_request *req)

@@ -34,11 +34,15 @@ extern const struct sw_api_route_group sw_api_passkeys_group;
 extern const struct sw_api_route_group sw_api_password_reset_group;
 extern const struct sw_api_route_group sw_api_tokens_group;
 extern const struct sw_api_route_group sw_api_organizations_group;
+extern const struct sw_api_route_group sw_api_members_group;
+extern const struct sw_api_route_group sw_api_invitations_group;
+extern const struct sw_api_route_group sw_api_audit_logs_group;
 extern const struct sw_api_route_group sw_api_projects_group;
 extern const struct sw_api_route_group sw_api_applications_group;
 extern const struct sw_api_route_group sw_api_domains_group;
 extern const struct sw_api_route_group sw_api_variables_group;
-extern const struct sw_api_route_group sw_api_git_group;
+extern const struct sw_api_route_group sw_api_git_sources_group;
+extern const struct sw_api_route_group sw_api_git_credentials_group;
 extern const struct sw_api_route_group sw_api_servers_group;
 extern const struct sw_api_route_group sw_api_services_group;
 extern const struct sw_api_route_group sw_api_alerts_group;
@@ -51,7 +55,54 @@ extern const struct sw_api_route_group sw_api_runtime_group;
 /* The i-th group's schemas ("{}" when none); NULL past the last group. */
 const char *sw_api_schema_group(size_t i);
 
-/* auth.c */
+/* git_credentials.c: the git hosts a source or credential names (NULL-
+ * terminated), and their schema. */
+extern const char *const sw_api_git_providers[];
+#define SW_API_GIT_PROVIDER_T                                                                    \
+	"{\"type\":\"string\",\"enum\":[\"GITHUB\",\"GITLAB\",\"BITBUCKET\",\"GENERIC\"]}"
+
+/* sessions.c */
+struct sw_api_secret; /* below, with the secrets */
+/* Writes "user" and "organization" members from an account row
+ * (enum sw_db_account_col order). */
+void sw_api_write_account(struct sw_json *j, const PGresult *res, int row);
+/* Answers status with {user, organization, <key>: {pairs...}} from account
+ * values (enum sw_db_account_col order); pairs alternate name and value. */
+void sw_api_answer_account(struct sw_http_request *req, int status, const char *const *account,
+			   const char *key, const char *const *pairs, size_t npairs);
+/* Writes "user" and "organization" members from account values (enum
+ * sw_db_account_col order), e.g. sw_auth_account_values() of
+ * req->principal.account. */
+void sw_api_write_account_values(struct sw_json *j, const char *const *account);
+/* Creates a session for user_id (in organization_id, or the user's oldest
+ * membership when NULL), sets its cookie, and answers status with
+ * {user, organization, session}. */
+void sw_api_issue_session(struct sw_http_request *req, const char *user_id,
+			  const char *organization_id, const char *method, int status);
+
+/* Re-authentication of the signed-in caller with their password, before a
+ * change to how they sign in (password change, two-factor, passkeys). */
+struct sw_api_reauth {
+	const char *field;          /* the body member of the password, for the 422 */
+	const char *message;        /* its field error when the password is wrong */
+	const char *audit_action;   /* recorded when it is wrong */
+	const char *audit_metadata; /* that record's metadata (JSON, never a secret) or NULL;
+				     * must live until done runs (a literal, or the arena) */
+	/* Runs exactly once. ok: the password is right, nothing answered yet,
+	 * go on. !ok: the request is refused and answered right after done
+	 * returns; only release (wipe) what arg holds, do not answer. */
+	void (*done)(void *arg, bool ok);
+	void *arg;
+};
+/* Takes over password (the caller's struct is emptied; wiped once
+ * verified), fetches the caller's password hash, verifies on the worker
+ * pool (Argon2id), then runs ra->done (ra is copied). Refusals: a wrong
+ * password is 422 on ra->field with ra->message (and an audit record
+ * ra->audit_action); the account gone is 401 UNAUTHENTICATED; a full worker
+ * pool 503; a database failure as sw_api_db_error(). */
+void sw_api_reauthenticate(struct sw_http_request *req, struct sw_api_secret *password,
+			   const struct sw_api_reauth *ra);
+
 /* After a good password: issues the session, or (two-factor) a challenge. */
 void sw_api_sign_in_continue(struct sw_http_request *req, const char *user_id);
 /* two_factor.c: after a good password, a challenge when two-factor is
@@ -184,23 +235,6 @@ void sw_api_answer_page(struct sw_http_request *req, const PGresult *res, const 
 			sw_api_row_writer w, const void *ctx, const struct sw_query_page *page,
 			int us_col, int id_col);
 
-/* Writes "user" and "organization" members from an account row
- * (enum sw_db_account_col order). */
-void sw_api_write_account(struct sw_json *j, const PGresult *res, int row);
-/* Answers status with {user, organization, <key>: {pairs...}} from account
- * values (enum sw_db_account_col order); pairs alternate name and value. */
-void sw_api_answer_account(struct sw_http_request *req, int status, const char *const *account,
-			   const char *key, const char *const *pairs, size_t npairs);
-/* Writes "user" and "organization" members from account values (enum
- * sw_db_account_col order), e.g. sw_auth_account_values() of
- * req->principal.account. */
-void sw_api_write_account_values(struct sw_json *j, const char *const *account);
-/* Creates a session for user_id (in organization_id, or the user's oldest
- * membership when NULL), sets its cookie, and answers status with
- * {user, organization, session}. */
-void sw_api_issue_session(struct sw_http_request *req, const char *user_id,
-			  const char *organization_id, const char *method, int status);
-
 /* ---- reading JSON bodies ---- */
 
 /* Parses the request's JSON body and notes in fe a field error ("is not a
@@ -266,29 +300,6 @@ static inline struct sw_str sw_api_secret_str(const struct sw_api_secret *s)
  * refused: answered 503, done never runs. */
 bool sw_api_secret_hash(struct sw_http_request *req, struct sw_api_secret *s,
 			void (*done)(void *arg, int err, const char *encoded), void *arg);
-
-/* Re-authentication of the signed-in caller with their password, before a
- * change to how they sign in (password change, two-factor, passkeys). */
-struct sw_api_reauth {
-	const char *field;          /* the body member of the password, for the 422 */
-	const char *message;        /* its field error when the password is wrong */
-	const char *audit_action;   /* recorded when it is wrong */
-	const char *audit_metadata; /* that record's metadata (JSON, never a secret) or NULL;
-				     * must live until done runs (a literal, or the arena) */
-	/* Runs exactly once. ok: the password is right, nothing answered yet,
-	 * go on. !ok: the request is refused and answered right after done
-	 * returns; only release (wipe) what arg holds, do not answer. */
-	void (*done)(void *arg, bool ok);
-	void *arg;
-};
-/* Takes over password (the caller's struct is emptied; wiped once
- * verified), fetches the caller's password hash, verifies on the worker
- * pool (Argon2id), then runs ra->done (ra is copied). Refusals: a wrong
- * password is 422 on ra->field with ra->message (and an audit record
- * ra->audit_action); the account gone is 401 UNAUTHENTICATED; a full worker
- * pool 503; a database failure as sw_api_db_error(). */
-void sw_api_reauthenticate(struct sw_http_request *req, struct sw_api_secret *password,
-			   const struct sw_api_reauth *ra);
 
 /* Sentences the documentation of every resource route shares. */
 #define SW_API_DOC_SCOPED " Objects of another organization are not found (404)."

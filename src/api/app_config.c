@@ -1,4 +1,4 @@
-/* What domains.c, variables.c and git.c share (app_config.h): sealing into
+/* What domains.c, variables.c, git_sources.c and git_credentials.c share (app_config.h): sealing into
  * the request's arena and bounded outbound work.
  *
  * Why outbound work is capped below the worker count: the pool also hashes
@@ -20,19 +20,6 @@ static unsigned outbound_running; /* atomic: units started, not yet done */
 bool sw_api_production(const struct sw_http_request *req)
 {
 	return sw_http_config(req)->env == SW_ENV_PRODUCTION;
-}
-
-const char *sw_api_aad(struct sw_http_request *req, const char *what, const char *id,
-		       const char *key)
-{
-	size_t n = strlen(what) + 1 + strlen(id) + (key ? 1 + strlen(key) : 0) + 1;
-	char *s = sw_arena_alloc(&req->arena, n);
-	if (!s) {
-		sw_api_internal_error(req);
-		return NULL;
-	}
-	snprintf(s, n, "%s:%s%s%s", what, id, key ? ":" : "", key ? key : "");
-	return s;
 }
 
 const char *sw_api_seal(struct sw_http_request *req, const void *plain, size_t n, const char *aad)

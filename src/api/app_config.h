@@ -1,5 +1,5 @@
 /* Shared by the files of an application's configuration (domains.c,
- * variables.c, git.c): secrets sealed into the request's arena, and
+ * variables.c, git_sources.c, git_credentials.c): secrets sealed into the request's arena, and
  * outbound work (DNS, HTTP to a customer's host or a git host's API) run
  * on the worker pool within bounds. */
 #ifndef STEWARD_API_APP_CONFIG_H
@@ -13,13 +13,8 @@
  * are refused there). */
 bool sw_api_production(const struct sw_http_request *req);
 
-/* The associated data of a sealed value: "<what>:<id>" or, with key,
- * "<what>:<id>:<key>", in the request's arena. NULL when out of memory
- * (answered 500). */
-const char *sw_api_aad(struct sw_http_request *req, const char *what, const char *id,
-		       const char *key);
-
-/* Seals plain (n bytes) bound to aad (seal.h) into the request's arena.
+/* Seals plain (n bytes) bound to aad (sw_seal_aad_*(), seal.h) into the
+ * request's arena.
  * NULL when it fails (answered 500; the reason logged, never the value). */
 const char *sw_api_seal(struct sw_http_request *req, const void *plain, size_t n, const char *aad);
 

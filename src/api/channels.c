@@ -220,8 +220,8 @@ static const char *target_private(const char *url)
  * the sealed text in the arena, or NULL. */
 static char *new_secret(struct sw_http_request *req, struct save *s)
 {
-	char aad[64];
-	snprintf(aad, sizeof(aad), "channel:%s", s->id);
+	char aad[SW_SEAL_AAD_MAX];
+	sw_seal_aad_channel(aad, s->id);
 	size_t cap = sw_seal_size(SIGNING_SECRET_LEN);
 	char *sealed = sw_arena_alloc(&req->arena, cap);
 	if (!sealed || sw_random_token(s->secret, sizeof(s->secret), SIGNING_SECRET_BYTES) < 0 ||
@@ -389,8 +389,8 @@ static void test_http(struct test *t, const PGresult *res)
 	const char *name = PQgetvalue(res, 0, SW_DB_DELIVERY_NAME);
 	char secret[SIGNING_SECRET_LEN + 1] = "";
 	size_t secret_len = 0;
-	char aad[64], text[256];
-	snprintf(aad, sizeof(aad), "channel:%s", t->id);
+	char aad[SW_SEAL_AAD_MAX], text[256];
+	sw_seal_aad_channel(aad, t->id);
 	snprintf(text, sizeof(text),
 		 "This is a test notification from Steward for the notification channel \"%s\". "
 		 "If it arrived, the channel works.", name);

@@ -145,11 +145,9 @@ static bool is_hex_sha(struct sw_str s)
 {
 	if (s.len != SHA_LEN)
 		return false;
-	for (size_t i = 0; i < s.len; i++) {
-		char ch = s.ptr[i];
-		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F')))
+	for (size_t i = 0; i < s.len; i++)
+		if (sw_hex_value((unsigned char)s.ptr[i]) < 0)
 			return false;
-	}
 	return true;
 }
 

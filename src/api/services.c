@@ -43,6 +43,7 @@
 #include <openssl/crypto.h>
 #include "steward/base/log.h"
 #include "steward/base/seal.h"
+#include "steward/deploy/service_credentials.h"
 #include "steward/base/secret.h"
 #include "steward/base/validate.h"
 #include "api/api_internal.h"
@@ -192,7 +193,7 @@ static const char *credentials_sealed(struct sw_http_request *req, const char *i
 				      const struct kind *k)
 {
 	char user[SERVICE_USERNAME_MAX + 1], password[SW_BASE64URL_LEN(SW_TOKEN_RANDOM_BYTES) + 1];
-	char plain[SERVICE_CREDENTIALS_MAX], aad[64];
+	char plain[SERVICE_CREDENTIALS_MAX], aad[SW_SEAL_AAD_MAX];
 	char *sealed = NULL;
 	snprintf(user, sizeof(user), "%s", k->fixed_user ? "default" : name);
 	for (char *c = user; *c; c++)
@@ -206,7 +207,7 @@ static const char *credentials_sealed(struct sw_http_request *req, const char *i
 			     "{\"host\":\"%s\",\"port\":%u,\"database\":\"%s\",\"username\":\"%s\","
 			     "\"password\":\"%s\"}",
 			     name, k->port, k->fixed_user ? "0" : user, user, password);
-	snprintf(aad, sizeof(aad), "service:%s", id);
+	sw_seal_aad_service(aad, id);
 	if (n > 0 && (size_t)n < sizeof(plain)) {
 		size_t cap = sw_seal_size((size_t)n);
 		sealed = sw_arena_alloc(&req->arena, cap);
@@ -318,33 +319,10 @@ struct connection {
 	char id[37];
 };
 
-/* The opened credentials' members, views into their parsed object. */
-struct credentials {
-	struct sw_str host, database, username, password;
-	json_int_t port;
-};
-
-static bool credentials_read(json_t *o, struct credentials *c)
-{
-	json_t *port = json_object_get(o, "port");
-	struct sw_str *views[] = { &c->host, &c->database, &c->username, &c->password };
-	const char *keys[] = { "host", "database", "username", "password" };
-	for (size_t i = 0; i < SW_ARRAY_SIZE(views); i++) {
-		json_t *v = json_object_get(o, keys[i]);
-		if (!json_is_string(v))
-			return false;
-		*views[i] = sw_str_from(json_string_value(v), json_string_length(v));
-	}
-	if (!json_is_integer(port))
-		return false;
-	c->port = json_integer_value(port);
-	return true;
-}
-
 /* Answers 200 with the credentials and their URL, and wipes every copy
  * this function made. */
 static void answer_credentials(struct sw_http_request *req, const struct kind *k,
-			       const struct credentials *c)
+			       const struct sw_service_credentials *c)
 {
 	struct sw_buf buf = { 0 }, url = { 0 };
 	struct sw_json j;
@@ -391,32 +369,23 @@ static void connection_read(void *arg, const PGresult *res, const struct sw_db_e
 	struct sw_http_request *req = cn->req;
 	if (!sw_api_found(req, res, err))
 		return;
-	char plain[SERVICE_CREDENTIALS_MAX], aad[64];
+	char plain[SERVICE_CREDENTIALS_MAX], aad[SW_SEAL_AAD_MAX];
 	size_t n = 0;
-	json_t *o = NULL;
-	struct credentials c = { 0 };
+	struct sw_service_credentials c;
 	const struct kind *k = kind_of(PQgetvalue(res, 0, SW_DB_SERVICE_CONNECTION_KIND));
-	snprintf(aad, sizeof(aad), "service:%s", PQgetvalue(res, 0, SW_DB_SERVICE_CONNECTION_ID));
+	sw_seal_aad_service(aad, PQgetvalue(res, 0, SW_DB_SERVICE_CONNECTION_ID));
 	int r = sw_unseal(PQgetvalue(res, 0, SW_DB_SERVICE_CONNECTION_SEALED), aad, plain,
 			  sizeof(plain), &n);
-	if (r == 0)
-		o = json_loadb(plain, n, JSON_REJECT_DUPLICATES, NULL);
+	bool parsed = r == 0 && sw_service_credentials_parse(plain, n, &c) == 0;
 	OPENSSL_cleanse(plain, sizeof(plain));
-	if (k && o && credentials_read(o, &c)) {
+	if (k && parsed) {
 		answer_credentials(req, k, &c);
 	} else {
 		sw_log_error("service %s: credentials could not be opened (%d)", cn->id, r);
 		sw_http_error(req, 500, "INTERNAL_ERROR", "The service's credentials could not be opened.");
 	}
-	if (o) {
-		const char *key;
-		json_t *v;
-		json_object_foreach(o, key, v) {
-			if (json_is_string(v))
-				sw_api_wipe_view(sw_str_from(json_string_value(v), json_string_length(v)));
-		}
-		json_decref(o);
-	}
+	if (parsed)
+		sw_service_credentials_wipe(&c);
 }
 
 static void service_connection(struct sw_http_request *req)

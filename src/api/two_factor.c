@@ -53,37 +53,6 @@
 #define CHALLENGE_UNKNOWN "The sign-in challenge is unknown, expired or used; sign in again."
 
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-/* Decodes the database's lower-case hex; false when malformed or too long. */
-static bool hex_decode(const char *in, uint8_t *out, size_t cap, size_t *ret_len)
-{
-	size_t n = strlen(in);
-	if (n % 2 || n / 2 > cap)
-		return false;
-	for (size_t i = 0; i < n / 2; i++) {
-		int hi = hex_value(in[2 * i]), lo = hex_value(in[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return false;
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
-	*ret_len = n / 2;
-	return true;
-}
-
-/* The associated data binding a user's TOTP key to them. */
-static void key_aad(const char *user_id, char out[64])
-{
-	snprintf(out, 64, "totp:%s", user_id);
-}
-
 /* Opens a TOTP key as stored: sealed under the master key ("v1.", bound to
  * "totp:<user id>"), or the hex of an enrolment made before keys were
  * sealed (it stays readable until the user enrols again). */
@@ -91,9 +60,9 @@ static bool key_open(const char *user_id, const char *stored, uint8_t *key, size
 		     size_t *ret_len)
 {
 	if (strncmp(stored, "v1.", 3) != 0)
-		return hex_decode(stored, key, cap, ret_len);
-	char aad[64];
-	key_aad(user_id, aad);
+		return sw_hex_decode(sw_str_cstr(stored), key, cap, ret_len);
+	char aad[SW_SEAL_AAD_MAX];
+	sw_seal_aad_totp(aad, user_id);
 	return sw_unseal(stored, aad, key, cap, ret_len) == 0;
 }
 
@@ -291,8 +260,8 @@ static void enrol_reauthed(struct tf *t)
 	}
 	e->t = t;
 	/* The key is sealed before it leaves for the database. */
-	char aad[64], sealed[192];
-	key_aad(req->principal.user_id, aad);
+	char aad[SW_SEAL_AAD_MAX], sealed[192];
+	sw_seal_aad_totp(aad, req->principal.user_id);
 	if (sw_seal(e->secret, sizeof(e->secret), aad, sealed, sizeof(sealed)) < 0) {
 		OPENSSL_cleanse(e->secret, sizeof(e->secret));
 		sw_api_internal_error(req);

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "steward/base/validate.h"
+#include "steward/base/seal.h"
 #include "api/app_config.h"
 #include "steward/db/statements_variables.h"
 
@@ -150,8 +151,9 @@ static bool seal_into(struct sw_http_request *req, const char *app, const char *
 		      json_t *set)
 {
 	struct sw_str v = sw_str_from(json_string_value(value), json_string_length(value));
-	const char *aad = sw_api_aad(req, "variable", app, key);
-	const char *sealed = aad ? sw_api_seal(req, v.ptr, v.len, aad) : NULL;
+	char aad[SW_SEAL_AAD_MAX];
+	sw_seal_aad_variable(aad, app, key);
+	const char *sealed = sw_api_seal(req, v.ptr, v.len, aad);
 	sw_api_wipe_view(v);
 	if (!sealed)
 		return false;

@@ -231,8 +231,8 @@ static bool candidate_open(const PGresult *res, int row, struct candidate *c)
 {
 	const char *app = PQgetvalue(res, row, SW_DB_WEBHOOK_CANDIDATE_APPLICATION_ID);
 	const char *branch = PQgetvalue(res, row, SW_DB_WEBHOOK_CANDIDATE_BRANCH);
-	char aad[64];
-	snprintf(aad, sizeof(aad), "webhook-secret:%s", app);
+	char aad[SW_SEAL_AAD_MAX];
+	sw_seal_aad_webhook_secret(aad, app);
 	int r = sw_unseal(PQgetvalue(res, row, SW_DB_WEBHOOK_CANDIDATE_SECRET_SEALED), aad, c->secret,
 			  sizeof(c->secret) - 1, &c->len);
 	if (r < 0 || strlen(app) != 36 || strlen(branch) >= sizeof(c->branch)) {

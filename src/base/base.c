@@ -102,3 +102,32 @@ bool sw_parse_i64_canonical(struct sw_str s, int64_t *ret)
 	*ret = (int64_t)v;
 	return true;
 }
+
+bool sw_hex_decode(struct sw_str hex, uint8_t *out, size_t cap, size_t *ret_len)
+{
+	if (hex.len % 2 || hex.len / 2 > cap)
+		return false;
+	for (size_t i = 0; i < hex.len / 2; i++) {
+		int hi = sw_hex_value((unsigned char)hex.ptr[2 * i]);
+		int lo = sw_hex_value((unsigned char)hex.ptr[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return false;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	*ret_len = hex.len / 2;
+	return true;
+}
+
+bool sw_hex_encode(const void *p, size_t n, char *out, size_t cap)
+{
+	static const char digits[] = "0123456789abcdef";
+	const uint8_t *b = p;
+	if (cap < 2 * n + 1)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+	return true;
+}

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "steward/base/config.h"
 #include "steward/base/limits.h"
@@ -219,4 +220,198 @@ void sw_config_release(struct sw_config *c)
 	c->git_ca_file = NULL;
 	c->database_url = c->cors_origins = c->public_base_url = c->auth_trusted_origins = NULL;
 	c->deploy_base_image = c->docker_host = c->caddy_admin_url = NULL;
+}
+
+/* ---- passkeys: the relying party (AUTH_PASSKEY_RP_ID, AUTH_PASSKEY_ORIGINS) ---- */
+
+static bool copy_lower(struct sw_str s, char *out, size_t cap)
+{
+	if (s.len >= cap)
+		return false;
+	for (size_t i = 0; i < s.len; i++)
+		out[i] = s.ptr[i] >= 'A' && s.ptr[i] <= 'Z' ? (char)(s.ptr[i] + 32) : s.ptr[i];
+	out[s.len] = '\0';
+	return true;
+}
+
+/* A lower-case DNS name of LDH labels; a dotted quad (an address, which
+ * WebAuthn refuses as an rp id) is not one. */
+static bool domain_valid(const char *s)
+{
+	size_t n = strlen(s), label = 0;
+	bool numeric = true;
+	if (n == 0 || n > SW_PASSKEY_DOMAIN_MAX_LEN)
+		return false;
+	for (size_t i = 0; i <= n; i++) {
+		char c = s[i];
+		if (c == '.' || c == '\0') {
+			if (label == 0 || label > 63 || s[i - 1] == '-' || s[i - label] == '-')
+				return false;
+			if (c == '\0')
+				return !numeric;
+			label = 0;
+			numeric = true;
+			continue;
+		}
+		bool digit = c >= '0' && c <= '9';
+		if (!digit && !(c >= 'a' && c <= 'z') && c != '-')
+			return false;
+		numeric = numeric && digit;
+		label++;
+	}
+	return false;
+}
+
+static bool host_is_local(const char *host)
+{
+	size_t n = strlen(host);
+	return strcmp(host, "localhost") == 0 || (n > 10 && strcmp(host + n - 10, ".localhost") == 0);
+}
+
+/* Whether host is rp_id or a subdomain of it: where a browser lets an
+ * origin use the rp id. */
+static bool host_within(const char *host, const char *rp_id)
+{
+	size_t h = strlen(host), r = strlen(rp_id);
+	return strcmp(host, rp_id) == 0 ||
+	       (h > r + 1 && host[h - r - 1] == '.' && strcmp(host + h - r, rp_id) == 0);
+}
+
+/* Parses "scheme://host[:port]" (spaces around and one trailing '/'
+ * tolerated) into the serialised origin a browser reports in the client
+ * data: lower case, no default port. NULL, or a phrase saying what is
+ * wrong. */
+static const char *origin_parse(struct sw_str in, char out[SW_PASSKEY_ORIGIN_MAX_LEN + 1],
+				char host[SW_PASSKEY_DOMAIN_MAX_LEN + 1])
+{
+	while (in.len && in.ptr[0] == ' ')
+		in = sw_str_from(in.ptr + 1, in.len - 1);
+	while (in.len && in.ptr[in.len - 1] == ' ')
+		in.len--;
+	bool https = in.len >= 8 && sw_str_case_eq(sw_str_from(in.ptr, 8), SW_STR("https://"));
+	if (!https && !(in.len >= 7 && sw_str_case_eq(sw_str_from(in.ptr, 7), SW_STR("http://"))))
+		return "is not an http:// or https:// origin";
+	size_t skip = https ? 8 : 7;
+	struct sw_str rest = sw_str_from(in.ptr + skip, in.len - skip);
+	if (rest.len && rest.ptr[rest.len - 1] == '/')
+		rest.len--;
+	const char *colon = rest.len ? memchr(rest.ptr, ':', rest.len) : NULL;
+	struct sw_str name = rest, port = SW_STR_NULL;
+	if (colon) {
+		name.len = (size_t)(colon - rest.ptr);
+		port = sw_str_from(colon + 1, rest.len - name.len - 1);
+	}
+	if (!copy_lower(name, host, SW_PASSKEY_DOMAIN_MAX_LEN + 1) || !domain_valid(host))
+		return "must be scheme://host[:port] with a domain name and no path";
+	uint64_t p = 0;
+	if (colon && (port.len > 5 || !sw_parse_u64(port, &p) || p == 0 || p > 65535))
+		return "has an invalid port";
+	if (p == (https ? 443 : 80))
+		p = 0;
+	if (!https && !host_is_local(host))
+		return "uses http://, which browsers allow for passkeys only on localhost";
+	char port_text[8] = "";
+	if (p)
+		snprintf(port_text, sizeof(port_text), ":%u", (unsigned)p);
+	int n = snprintf(out, SW_PASSKEY_ORIGIN_MAX_LEN + 1, "%s://%s%s", https ? "https" : "http", host, port_text);
+	return n > SW_PASSKEY_ORIGIN_MAX_LEN ? "is too long" : NULL;
+}
+
+static unsigned listen_port(const struct sw_config *cfg)
+{
+	if (cfg->listen_addr.ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)&cfg->listen_addr)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)&cfg->listen_addr)->sin_port);
+}
+
+/* Fills ret->origins from AUTH_PASSKEY_ORIGINS (and hosts[]). Returns the
+ * count, or 0 with why. */
+static size_t origins_from_list(const char *list, struct sw_passkey_settings *ret,
+				char hosts[][SW_PASSKEY_DOMAIN_MAX_LEN + 1], char *why, size_t whylen)
+{
+	size_t n = 0;
+	for (const char *p = list;;) {
+		const char *comma = strchr(p, ',');
+		struct sw_str item = sw_str_from(p, comma ? (size_t)(comma - p) : strlen(p));
+		bool blank = true;
+		for (size_t i = 0; i < item.len && blank; i++)
+			blank = item.ptr[i] == ' ';
+		if (!blank) {
+			if (n == SW_PASSKEY_ORIGINS_MAX) {
+				snprintf(why, whylen, "AUTH_PASSKEY_ORIGINS lists more than %d origins", SW_PASSKEY_ORIGINS_MAX);
+				return 0;
+			}
+			const char *e = origin_parse(item, ret->origins[n], hosts[n]);
+			if (e) {
+				snprintf(why, whylen, "AUTH_PASSKEY_ORIGINS: \"%.*s\" %s",
+					 (int)SW_MIN(item.len, 200), item.ptr, e);
+				return 0;
+			}
+			n++;
+		}
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	if (!n)
+		snprintf(why, whylen, "AUTH_PASSKEY_ORIGINS lists no origin");
+	return n;
+}
+
+int sw_config_passkeys(const struct sw_config *cfg, struct sw_passkey_settings *ret, char *why,
+		       size_t whylen)
+{
+	char hosts[SW_PASSKEY_ORIGINS_MAX][SW_PASSKEY_DOMAIN_MAX_LEN + 1];
+	const char *env_rp = getenv("AUTH_PASSKEY_RP_ID");
+	const char *env_origins = getenv("AUTH_PASSKEY_ORIGINS");
+	const char *base = cfg->public_base_url && *cfg->public_base_url ? cfg->public_base_url : NULL;
+	env_rp = env_rp && *env_rp ? env_rp : NULL;
+	env_origins = env_origins && *env_origins ? env_origins : NULL;
+	memset(ret, 0, sizeof(*ret));
+
+	char base_origin[SW_PASSKEY_ORIGIN_MAX_LEN + 1], base_host[SW_PASSKEY_DOMAIN_MAX_LEN + 1];
+	if (base && (!env_rp || !env_origins)) {
+		const char *sep = strstr(base, "://");
+		const char *slash = sep ? strchr(sep + 3, '/') : NULL;
+		size_t len = slash ? (size_t)(slash - base) : strlen(base);
+		const char *e = origin_parse(sw_str_from(base, len), base_origin, base_host);
+		if (e) {
+			snprintf(why, whylen, "PUBLIC_BASE_URL %s, so it cannot stand in for "
+				 "AUTH_PASSKEY_RP_ID and AUTH_PASSKEY_ORIGINS; set them", e);
+			return -EINVAL;
+		}
+	}
+	if (env_rp) {
+		if (!copy_lower(sw_str_cstr(env_rp), ret->rp_id, sizeof(ret->rp_id)) ||
+		    !domain_valid(ret->rp_id)) {
+			snprintf(why, whylen, "AUTH_PASSKEY_RP_ID must be a bare domain name (no "
+				 "scheme, no port), such as example.org");
+			return -EINVAL;
+		}
+	} else {
+		snprintf(ret->rp_id, sizeof(ret->rp_id), "%s", base ? base_host : "localhost");
+	}
+
+	size_t n = 1;
+	if (env_origins) {
+		n = origins_from_list(env_origins, ret, hosts, why, whylen);
+		if (!n)
+			return -EINVAL;
+	} else if (base) {
+		memcpy(ret->origins[0], base_origin, sizeof(base_origin));
+		memcpy(hosts[0], base_host, sizeof(base_host));
+	} else {
+		snprintf(ret->origins[0], sizeof(ret->origins[0]), "http://localhost:%u", listen_port(cfg));
+		snprintf(hosts[0], sizeof(hosts[0]), "localhost");
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!host_within(hosts[i], ret->rp_id)) {
+			snprintf(why, whylen, "the passkey origin %s is not on the rp id %s or a "
+				 "subdomain of it (set AUTH_PASSKEY_RP_ID and AUTH_PASSKEY_ORIGINS)",
+				 ret->origins[i], ret->rp_id);
+			return -EINVAL;
+		}
+	}
+	ret->origin_count = n;
+	return 0;
 }

@@ -62,8 +62,7 @@ void sw_seal_release(void)
 static int parse_hex_key(const char *s, uint8_t key[KEY_LEN])
 {
 	size_t n = 0;
-	if (strlen(s) != 2 * KEY_LEN || OPENSSL_hexstr2buf_ex(key, KEY_LEN, &n, s, '\0') != 1 ||
-	    n != KEY_LEN)
+	if (strlen(s) != 2 * KEY_LEN || !sw_hex_decode(sw_str_cstr(s), key, KEY_LEN, &n))
 		return -EINVAL;
 	return 0;
 }
@@ -340,4 +339,46 @@ int sw_unseal(const char *sealed, const char *aad, void *out, size_t cap, size_t
 out_raw:
 	free(raw);
 	return r;
+}
+
+/* ---- associated data ---- */
+
+static void aad(char out[SW_SEAL_AAD_MAX], const char *kind, const char *id, const char *key)
+{
+	snprintf(out, SW_SEAL_AAD_MAX, "%s:%s%s%s", kind, id, key ? ":" : "", key ? key : "");
+}
+
+void sw_seal_aad_variable(char out[SW_SEAL_AAD_MAX], const char *application_id, const char *key)
+{
+	aad(out, "variable", application_id, key);
+}
+
+void sw_seal_aad_deploy_key(char out[SW_SEAL_AAD_MAX], const char *application_id)
+{
+	aad(out, "deploy-key", application_id, NULL);
+}
+
+void sw_seal_aad_webhook_secret(char out[SW_SEAL_AAD_MAX], const char *application_id)
+{
+	aad(out, "webhook-secret", application_id, NULL);
+}
+
+void sw_seal_aad_git_credential(char out[SW_SEAL_AAD_MAX], const char *credential_id)
+{
+	aad(out, "git-credential", credential_id, NULL);
+}
+
+void sw_seal_aad_channel(char out[SW_SEAL_AAD_MAX], const char *channel_id)
+{
+	aad(out, "channel", channel_id, NULL);
+}
+
+void sw_seal_aad_service(char out[SW_SEAL_AAD_MAX], const char *service_id)
+{
+	aad(out, "service", service_id, NULL);
+}
+
+void sw_seal_aad_totp(char out[SW_SEAL_AAD_MAX], const char *user_id)
+{
+	aad(out, "totp", user_id, NULL);
 }

@@ -104,14 +104,9 @@ void sw_sha256(const void *p, size_t n, uint8_t out[32])
 
 void sw_sha256_hex(const void *p, size_t n, char out[65])
 {
-	static const char hex[] = "0123456789abcdef";
 	uint8_t d[32];
 	sw_sha256(p, n, d);
-	for (size_t i = 0; i < sizeof(d); i++) {
-		out[2 * i] = hex[d[i] >> 4];
-		out[2 * i + 1] = hex[d[i] & 15];
-	}
-	out[64] = '\0';
+	sw_hex_encode(d, sizeof(d), out, 65);
 }
 
 int sw_hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen, uint8_t out[32])

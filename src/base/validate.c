@@ -149,7 +149,7 @@ static bool is_alnum(char c)
 
 static bool is_hex(char c)
 {
-	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+	return sw_hex_value((unsigned char)c) >= 0;
 }
 
 /* Whether every byte of s is a letter, a digit or one of extra. */

@@ -73,14 +73,8 @@ static bool parse_sha256_hex(struct sw_str v, uint8_t out[32])
 	const size_t plen = sizeof(prefix) - 1;
 	if (v.len != plen + 64 || memcmp(v.ptr, prefix, plen) != 0)
 		return false;
-	for (size_t i = 0; i < 32; i++) {
-		int hi = OPENSSL_hexchar2int((unsigned char)v.ptr[plen + 2 * i]);
-		int lo = OPENSSL_hexchar2int((unsigned char)v.ptr[plen + 2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return false;
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return true;
+	size_t n = 0;
+	return sw_hex_decode(sw_str_from(v.ptr + plen, 64), out, 32, &n);
 }
 
 /* "v1=" + 64 lower-case hex digits: what sw_notify_sign() writes. */

@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include "steward/http/http_parser.h"
+#include "http/tchar.h"
 
 enum {
 	CH_SIZE,             /* hex digits */
@@ -48,13 +49,6 @@ enum {
 	CH_ERROR,
 };
 
-static const uint8_t tchar[256] = {
-	['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1,
-	['*'] = 1, ['+'] = 1, ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1,
-	['`'] = 1, ['|'] = 1, ['~'] = 1,
-	['0' ... '9'] = 1, ['A' ... 'Z'] = 1, ['a' ... 'z'] = 1,
-};
-
 /* field-vchar / SP / HTAB */
 static const uint8_t value_char[256] = {
 	['\t'] = 1, [0x20 ... 0x7e] = 1, [0x80 ... 0xff] = 1,
@@ -65,16 +59,6 @@ static const uint8_t qdtext[256] = {
 	['\t'] = 1, [0x20 ... 0x21] = 1, [0x23 ... 0x5b] = 1,
 	[0x5d ... 0x7e] = 1, [0x80 ... 0xff] = 1,
 };
-
-static inline int hex_value(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
 
 static inline bool is_ows(unsigned char c)
 {
@@ -135,7 +119,7 @@ int sw_http_chunked_decode(struct sw_http_chunked *c, const char *in, size_t len
 
 		switch (c->state) {
 		case CH_SIZE: {
-			int hv = hex_value(ch);
+			int hv = sw_hex_value(ch);
 			if (hv >= 0) {
 				if (++c->size_digits > 16) {
 					msg = "a chunk size has more than 16 hex digits";
@@ -175,7 +159,7 @@ int sw_http_chunked_decode(struct sw_http_chunked *c, const char *in, size_t len
 			}
 			break;
 		case CH_EXT_NAME_START:
-			if (tchar[ch])
+			if (sw_http_is_tchar(ch))
 				c->state = CH_EXT_NAME;
 			else if (!is_ows(ch)) {
 				msg = "invalid chunk extension name";
@@ -183,7 +167,7 @@ int sw_http_chunked_decode(struct sw_http_chunked *c, const char *in, size_t len
 			}
 			break;
 		case CH_EXT_NAME:
-			if (tchar[ch])
+			if (sw_http_is_tchar(ch))
 				break;
 			if (ch == '=')
 				c->state = CH_EXT_VAL_START;
@@ -209,7 +193,7 @@ int sw_http_chunked_decode(struct sw_http_chunked *c, const char *in, size_t len
 			}
 			break;
 		case CH_EXT_VAL_START:
-			if (tchar[ch])
+			if (sw_http_is_tchar(ch))
 				c->state = CH_EXT_VAL_TOKEN;
 			else if (ch == '"')
 				c->state = CH_EXT_VAL_QUOTED;
@@ -219,7 +203,7 @@ int sw_http_chunked_decode(struct sw_http_chunked *c, const char *in, size_t len
 			}
 			break;
 		case CH_EXT_VAL_TOKEN:
-			if (tchar[ch])
+			if (sw_http_is_tchar(ch))
 				break;
 			if (ch == ';')
 				c->state = CH_EXT_NAME_START;
@@ -294,7 +278,7 @@ int sw_http_chunked_decode(struct sw_http_chunked *c, const char *in, size_t len
 		case CH_TR_START:
 			if (ch == '\r') {
 				c->state = CH_END_LF;
-			} else if (tchar[ch]) {
+			} else if (sw_http_is_tchar(ch)) {
 				if (++c->trailer_count > SW_HTTP_MAX_TRAILERS) {
 					msg = "too many trailer fields";
 					goto fail;
@@ -315,7 +299,7 @@ int sw_http_chunked_decode(struct sw_http_chunked *c, const char *in, size_t len
 			}
 			break;
 		case CH_TR_NAME:
-			if (tchar[ch])
+			if (sw_http_is_tchar(ch))
 				break;
 			if (ch == ':') {
 				c->state = CH_TR_VALUE;

@@ -8,16 +8,11 @@
  * because a refused Cookie header would sign a user out for nothing. */
 #include <errno.h>
 #include "steward/http/http_auth.h"
+#include "http/tchar.h"
 
 static bool is_alnum(unsigned char c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
-}
-
-/* RFC 7230 tchar. */
-static bool is_tchar(unsigned char c)
-{
-	return is_alnum(c) || (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
 /* RFC 6265 cookie-octet: %x21 / %x23-2B / %x2D-3A / %x3C-5B / %x5D-7E,
@@ -48,7 +43,7 @@ static bool parse_pair(const char *p, size_t n, struct sw_str *ret_name, struct 
 	if (eq == 0 || eq == n)
 		return false;
 	for (size_t i = 0; i < eq; i++)
-		if (!is_tchar((unsigned char)p[i]))
+		if (!sw_http_is_tchar((unsigned char)p[i]))
 			return false;
 	const char *v = p + eq + 1;
 	size_t vlen = n - eq - 1;
@@ -117,7 +112,7 @@ int sw_set_cookie_header(struct sw_buf *out, const char *name, struct sw_str val
 	if (!name || !name[0] || max_age_s < 0)
 		return -EINVAL;
 	for (const char *c = name; *c; c++)
-		if (!is_tchar((unsigned char)*c))
+		if (!sw_http_is_tchar((unsigned char)*c))
 			return -EINVAL;
 	if (max_age_s == 0)
 		value = SW_STR_NULL;

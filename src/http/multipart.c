@@ -41,19 +41,12 @@
 #include <errno.h>
 #include <string.h>
 #include "steward/http/multipart.h"
+#include "http/tchar.h"
 
 #define BOUNDARY_MAX 70 /* RFC 2046 5.1.1 */
 _Static_assert(SW_MULTIPART_MAX_HEADER == 1024, "the messages say 1024");
 
 /* ---- characters ---- */
-
-/* RFC 9110 tchar. */
-static bool is_tchar(unsigned char c)
-{
-	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
-		return true;
-	return c && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
 
 /* RFC 2046 bcharsnospace; a space is a bchar too, but not the last. */
 static bool is_bchar_nospace(unsigned char c)
@@ -89,7 +82,7 @@ static void skip_ows(struct cursor *c)
 static bool take_token(struct cursor *c, struct sw_str *ret)
 {
 	const char *start = c->p;
-	while (c->p < c->end && is_tchar((unsigned char)*c->p))
+	while (c->p < c->end && sw_http_is_tchar((unsigned char)*c->p))
 		c->p++;
 	*ret = sw_str_from(start, (size_t)(c->p - start));
 	return ret->len > 0;
@@ -142,7 +135,7 @@ static bool boundary_valid(struct sw_str b, bool quoted)
 		if (!is_bchar_nospace(ch) && ch != ' ')
 			return false;
 		/* Unquoted, it must be a token as well as bchars. */
-		if (!quoted && !is_tchar(ch))
+		if (!quoted && !sw_http_is_tchar(ch))
 			return false;
 	}
 	return true;

@@ -39,13 +39,12 @@
  */
 #include <errno.h>
 #include "steward/http/http_parser.h"
+#include "http/tchar.h"
 
 #define REQ_LINE_WINDOW ((size_t)SW_HTTP_MAX_REQUEST_LINE + 2)
 #define HEAD_WINDOW ((size_t)SW_HTTP_MAX_HEAD_BYTES)
 
-/* tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." /
- *         "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA */
-static const uint8_t tchar[256] = {
+const uint8_t sw_http_tchar[256] = {
 	['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1,
 	['*'] = 1, ['+'] = 1, ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1,
 	['`'] = 1, ['|'] = 1, ['~'] = 1,
@@ -113,7 +112,7 @@ static inline const unsigned char *skip_value(const unsigned char *p, const unsi
 
 static inline bool is_hex(unsigned char c)
 {
-	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+	return sw_hex_value(c) >= 0;
 }
 
 static inline bool is_ows(unsigned char c)
@@ -265,7 +264,7 @@ static int interpret_header(struct sw_http_head *h, struct derived *d,
 			while (i < vl && is_ows(v[i]))
 				i++;
 			size_t s = i;
-			while (i < vl && tchar[v[i]])
+			while (i < vl && sw_http_tchar[v[i]])
 				i++;
 			if (TOKEN_IS(v + s, i - s, "close"))
 				d->conn_close = true;
@@ -354,7 +353,7 @@ static int parse_full(const unsigned char *buf, size_t len, struct sw_http_head 
 
 	/* method SP */
 	const unsigned char *m = p;
-	while (p < end && tchar[*p])
+	while (p < end && sw_http_tchar[*p])
 		p++;
 	if (SW_UNLIKELY(p == end))
 		goto request_line_more;
@@ -489,7 +488,7 @@ static int parse_full(const unsigned char *buf, size_t len, struct sw_http_head 
 			FAIL(431, "HEADERS_TOO_LARGE", "too many header fields");
 
 		const unsigned char *n = p;
-		while (p < end && tchar[*p])
+		while (p < end && sw_http_tchar[*p])
 			p++;
 		if (SW_UNLIKELY(p == end))
 			goto head_more;

@@ -12,17 +12,6 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-static int hex_value(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, at most
  * U+10FFFF. */
 static bool utf8_valid(const unsigned char *s, size_t n)
@@ -73,8 +62,8 @@ int sw_query_decode(struct sw_str s, char *out, size_t cap, size_t *ret_len)
 		} else if (c == '%') {
 			if (s.len - i < 3)
 				return -EINVAL;
-			int h = hex_value((unsigned char)s.ptr[i + 1]);
-			int l = hex_value((unsigned char)s.ptr[i + 2]);
+			int h = sw_hex_value((unsigned char)s.ptr[i + 1]);
+			int l = sw_hex_value((unsigned char)s.ptr[i + 2]);
 			if (h < 0 || l < 0)
 				return -EINVAL;
 			c = h * 16 + l;

@@ -1,6 +1,8 @@
 /* Configuration: documented defaults of every limit and setting, and
  * refusal of bad values with the variable named. */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "steward/base/config.h"
 #include "steward/base/limits.h"
@@ -89,6 +91,78 @@ TEST(settings_are_read)
 	CHECK_STR_EQ(c.auth_trusted_origins, "https://dash.example.com");
 	sw_config_release(&c);
 	clear_env();
+}
+
+/* Passkeys' relying party: read when asked, from AUTH_PASSKEY_RP_ID and
+ * AUTH_PASSKEY_ORIGINS, else PUBLIC_BASE_URL, else localhost. */
+static int passkeys(const char *rp, const char *origins, const char *base,
+		    struct sw_passkey_settings *ps, char *why, size_t whylen)
+{
+	clear_env();
+	unsetenv("AUTH_PASSKEY_RP_ID");
+	unsetenv("AUTH_PASSKEY_ORIGINS");
+	if (rp)
+		setenv("AUTH_PASSKEY_RP_ID", rp, 1);
+	if (origins)
+		setenv("AUTH_PASSKEY_ORIGINS", origins, 1);
+	struct sw_config c;
+	char err[256];
+	if (sw_config_load(&c, err, sizeof(err)) != 0)
+		return -1000;
+	c.public_base_url = base ? strdup(base) : NULL;
+	int r = sw_config_passkeys(&c, ps, why, whylen);
+	sw_config_release(&c);
+	unsetenv("AUTH_PASSKEY_RP_ID");
+	unsetenv("AUTH_PASSKEY_ORIGINS");
+	return r;
+}
+
+TEST(passkeys_default_to_localhost_on_the_listen_port)
+{
+	struct sw_passkey_settings ps;
+	char why[256] = "";
+	REQUIRE(passkeys(NULL, NULL, NULL, &ps, why, sizeof(why)) == 0);
+	CHECK_STR_EQ(ps.rp_id, "localhost");
+	CHECK_INT_EQ(ps.origin_count, 1);
+	CHECK_STR_EQ(ps.origins[0], "http://localhost:8080");
+}
+
+TEST(passkeys_follow_the_public_base_url)
+{
+	struct sw_passkey_settings ps;
+	char why[256] = "";
+	REQUIRE(passkeys(NULL, NULL, "HTTPS://Deploy.Example.org:443/app/", &ps, why, sizeof(why)) == 0);
+	CHECK_STR_EQ(ps.rp_id, "deploy.example.org");
+	CHECK_INT_EQ(ps.origin_count, 1);
+	CHECK_STR_EQ(ps.origins[0], "https://deploy.example.org");
+}
+
+TEST(passkey_origins_are_listed_on_the_rp_id)
+{
+	struct sw_passkey_settings ps;
+	char why[256] = "";
+	REQUIRE(passkeys("example.org", " https://example.org/, https://app.example.org:8443 ,", NULL,
+			 &ps, why, sizeof(why)) == 0);
+	CHECK_STR_EQ(ps.rp_id, "example.org");
+	CHECK_INT_EQ(ps.origin_count, 2);
+	CHECK_STR_EQ(ps.origins[0], "https://example.org");
+	CHECK_STR_EQ(ps.origins[1], "https://app.example.org:8443");
+}
+
+TEST(bad_passkey_settings_name_what_is_wrong)
+{
+	struct sw_passkey_settings ps;
+	char why[256] = "";
+	CHECK_INT_EQ(passkeys("https://example.org", "https://example.org", NULL, &ps, why, sizeof(why)), -EINVAL);
+	CHECK(strstr(why, "AUTH_PASSKEY_RP_ID") != NULL);
+	CHECK_INT_EQ(passkeys("example.org", "http://example.org", NULL, &ps, why, sizeof(why)), -EINVAL);
+	CHECK(strstr(why, "localhost") != NULL);
+	CHECK_INT_EQ(passkeys("example.org", "https://example.com", NULL, &ps, why, sizeof(why)), -EINVAL);
+	CHECK(strstr(why, "not on the rp id") != NULL);
+	CHECK_INT_EQ(passkeys("example.org", " , ", NULL, &ps, why, sizeof(why)), -EINVAL);
+	CHECK(strstr(why, "no origin") != NULL);
+	CHECK_INT_EQ(passkeys(NULL, NULL, "ftp://example.org", &ps, why, sizeof(why)), -EINVAL);
+	CHECK(strstr(why, "PUBLIC_BASE_URL") != NULL);
 }
 
 TEST_MAIN()

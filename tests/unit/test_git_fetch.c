@@ -252,7 +252,7 @@ static void cleanup(void)
 		remove_tree(tmp);
 }
 
-/* ---- text helpers (static in git.c) ---- */
+/* ---- text helpers (static in git_fetch.c) ---- */
 
 TEST(clean_text_drops_controls_and_replaces_invalid_utf8)
 {

@@ -36,7 +36,7 @@
 #include "steward/http/http.h"
 #include "steward/io/io.h"
 #include "steward/base/limits.h"
-#include "api/deployment_logs.h"
+#include "steward/deploy/live_log.h"
 #include "http/conn.h"
 #include "http/http_internal.h"
 #include "main/thread.h"
@@ -429,7 +429,7 @@ static const char *live_error;
 static const char *poll_status = "BUILDING";
 static char file_path[128];
 
-static void t_poll(const char *id, sw_api_live_status_cb done, void *arg)
+static void t_poll(const char *id, sw_deploy_live_status_cb done, void *arg)
 {
 	(void)id;
 	const char *st = GET(poll_status);
@@ -440,11 +440,11 @@ static void t_live(struct sw_http_request *req)
 {
 	char id[37];
 	snprintf(id, sizeof(id), "%.*s", (int)req->params.value[0].len, req->params.value[0].ptr);
-	struct sw_api_live_source src = {
+	struct sw_deploy_live_source src = {
 		.deployment_id = id, .data_dir = dir, .status = GET(live_status),
 		.error_message = GET(live_error), .poll = t_poll,
 	};
-	sw_api_live_start(req, &src);
+	sw_deploy_live_start(req, &src);
 }
 
 static void t_file(struct sw_http_request *req)

@@ -127,6 +127,33 @@ TEST(value_bound_to_another_place_is_ebadmsg)
 	sw_seal_release();
 }
 
+/* The binding strings are part of every value already stored: a change
+ * would leave them all unopenable. */
+TEST(places_are_bound_by_the_strings_stored_values_were_sealed_with)
+{
+	const char *id = "0b7a3c2e-5d4f-4a6b-9c8d-7e6f5a4b3c2d";
+	char aad[SW_SEAL_AAD_MAX];
+	sw_seal_aad_variable(aad, id, "DATABASE_URL");
+	CHECK_STR_EQ(aad, "variable:0b7a3c2e-5d4f-4a6b-9c8d-7e6f5a4b3c2d:DATABASE_URL");
+	sw_seal_aad_deploy_key(aad, id);
+	CHECK_STR_EQ(aad, "deploy-key:0b7a3c2e-5d4f-4a6b-9c8d-7e6f5a4b3c2d");
+	sw_seal_aad_webhook_secret(aad, id);
+	CHECK_STR_EQ(aad, "webhook-secret:0b7a3c2e-5d4f-4a6b-9c8d-7e6f5a4b3c2d");
+	sw_seal_aad_git_credential(aad, id);
+	CHECK_STR_EQ(aad, "git-credential:0b7a3c2e-5d4f-4a6b-9c8d-7e6f5a4b3c2d");
+	sw_seal_aad_channel(aad, id);
+	CHECK_STR_EQ(aad, "channel:0b7a3c2e-5d4f-4a6b-9c8d-7e6f5a4b3c2d");
+	sw_seal_aad_service(aad, id);
+	CHECK_STR_EQ(aad, "service:0b7a3c2e-5d4f-4a6b-9c8d-7e6f5a4b3c2d");
+	sw_seal_aad_totp(aad, id);
+	CHECK_STR_EQ(aad, "totp:0b7a3c2e-5d4f-4a6b-9c8d-7e6f5a4b3c2d");
+	char key[SW_ENV_KEY_MAX_LEN + 1];
+	memset(key, 'K', SW_ENV_KEY_MAX_LEN);
+	key[SW_ENV_KEY_MAX_LEN] = '\0';
+	sw_seal_aad_variable(aad, id, key);
+	CHECK_INT_EQ((long long)strlen(aad), (long long)(strlen("variable:") + 36 + 1 + SW_ENV_KEY_MAX_LEN));
+}
+
 TEST(altered_ciphertext_is_ebadmsg_and_leaves_nothing)
 {
 	char sealed[128], out[64];

@@ -182,4 +182,35 @@ TEST(session_token_is_43_base64url_characters)
 	CHECK(!sw_session_token_well_formed(sw_str_cstr(a)));
 }
 
+TEST(hex_decodes_either_case_and_refuses_odd_foreign_or_oversized_input)
+{
+	uint8_t out[4];
+	size_t n = 99;
+	CHECK(sw_hex_decode(sw_str_cstr("00fFa9"), out, sizeof(out), &n));
+	CHECK_INT_EQ(n, 3);
+	CHECK(out[0] == 0x00 && out[1] == 0xff && out[2] == 0xa9);
+	CHECK(sw_hex_decode(sw_str_cstr(""), out, sizeof(out), &n));
+	CHECK_INT_EQ(n, 0);
+	n = 99;
+	CHECK(!sw_hex_decode(sw_str_cstr("abc"), out, sizeof(out), &n));
+	CHECK(!sw_hex_decode(sw_str_cstr("0g"), out, sizeof(out), &n));
+	CHECK(!sw_hex_decode(sw_str_cstr("0 "), out, sizeof(out), &n));
+	CHECK(!sw_hex_decode(sw_str_cstr("0011223344"), out, sizeof(out), &n));
+	CHECK_INT_EQ(n, 99);
+	CHECK_INT_EQ(sw_hex_value('F'), 15);
+	CHECK_INT_EQ(sw_hex_value('/'), -1);
+	CHECK_INT_EQ(sw_hex_value(':'), -1);
+	CHECK_INT_EQ(sw_hex_value('G'), -1);
+	CHECK_INT_EQ(sw_hex_value(0xc6), -1);
+}
+
+TEST(hex_encodes_lower_case_and_refuses_a_short_buffer)
+{
+	static const uint8_t in[] = { 0x00, 0xab, 0x7f };
+	char out[7];
+	CHECK(sw_hex_encode(in, sizeof(in), out, sizeof(out)));
+	CHECK_STR_EQ(out, "00ab7f");
+	CHECK(!sw_hex_encode(in, sizeof(in), out, sizeof(out) - 1));
+}
+
 TEST_MAIN()

@@ -29,6 +29,7 @@
 
 #include "steward/base/base.h"
 #include "steward/base/limits.h"
+#include <jansson.h>
 #include "steward/base/secret.h" /* sw_base64url_* */
 
 /* Authenticator data flags (§6.1). */
@@ -139,5 +140,44 @@ int sw_webauthn_check_client_data(const struct sw_webauthn_rp *rp, const char *t
 int sw_webauthn_check_public_key(const uint8_t *cose, size_t len, int *ret_alg, char *err,
 				 size_t errlen);
 
+
+/* ---- reading a ceremony's body (webauthn_json.c) ---- */
+
+#define SW_WEBAUTHN_MAX_USER_HANDLE 64 /* user.id is at most 64 bytes */
+
+/* What a client sends for either ceremony, decoded by
+ * sw_webauthn_response_read(). */
+struct sw_webauthn_response {
+	uint8_t raw_id[SW_WEBAUTHN_MAX_CREDENTIAL_ID];
+	size_t raw_id_len;
+	uint8_t client_data[SW_WEBAUTHN_MAX_CLIENT_DATA];
+	size_t client_data_len;
+	uint8_t challenge[SW_WEBAUTHN_MAX_CHALLENGE]; /* as the client data states it */
+	size_t challenge_len;
+	char challenge_hash[65];                      /* hex SHA-256: the database key */
+	uint8_t *attestation;                         /* registration: in the arena */
+	size_t attestation_len;
+	char transports[64];                          /* registration: "{usb,internal}" */
+	uint8_t auth_data[SW_WEBAUTHN_MAX_AUTH_DATA]; /* sign-in */
+	size_t auth_data_len;
+	uint8_t signature[SW_WEBAUTHN_MAX_SIGNATURE];
+	size_t signature_len;
+	uint8_t user_handle[SW_WEBAUTHN_MAX_USER_HANDLE];
+	size_t user_handle_len;
+	bool user_handle_given;
+};
+
+struct sw_arena;
+struct sw_field_errors;
+/* Reads body.credential: a registration (attestation: clientDataJSON,
+ * attestationObject, transports) or a sign-in (assertion: clientDataJSON,
+ * authenticatorData, signature, userHandle) in the JSON form browsers
+ * produce. Unknown members, missing or malformed ones, and client data
+ * that answers no challenge become field errors in fe (paths allocated in
+ * arena). The attestation buffer is allocated in arena. c->challenge_hash
+ * is the hex SHA-256 of the challenge the client data claims to answer:
+ * whether it is the one issued is sw_webauthn_verify_*()'s to check. */
+void sw_webauthn_response_read(struct sw_arena *arena, json_t *body, bool registration,
+			       struct sw_webauthn_response *c, struct sw_field_errors *fe);
 
 #endif

@@ -87,4 +87,20 @@ bool sw_parse_u64(struct sw_str s, uint64_t *ret);
  * INT64_MAX. false otherwise (a sign, "-0", "007", 2^63, an exponent). */
 bool sw_parse_i64_canonical(struct sw_str s, int64_t *ret);
 
+/* The value of a hex digit (either case), or -1 for any other byte. */
+static inline int sw_hex_value(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+/* Decodes hex digits (either case, an even count) into out (cap bytes) and
+ * sets *ret_len; false when a byte is not a hex digit, the count is odd or
+ * the bytes do not fit. Empty input decodes to nothing. */
+bool sw_hex_decode(struct sw_str hex, uint8_t *out, size_t cap, size_t *ret_len);
+/* Writes n bytes of p as lower-case hex digits and a NUL into out (cap >=
+ * 2n + 1); false when they do not fit. */
+bool sw_hex_encode(const void *p, size_t n, char *out, size_t cap);
+
 #endif

@@ -50,4 +50,26 @@ const char *sw_env_name(enum sw_env e);
  * only numeric addresses). */
 int sw_parse_listen(const char *s, struct sockaddr_storage *ret, socklen_t *ret_len);
 
+/* The relying party of passkeys: the rp id (a bare, lower-case domain) and
+ * the origins a ceremony may run from, serialised as browsers report them
+ * (lower case, no default port). */
+#define SW_PASSKEY_ORIGINS_MAX 16
+#define SW_PASSKEY_ORIGIN_MAX_LEN 255
+#define SW_PASSKEY_DOMAIN_MAX_LEN 253
+struct sw_passkey_settings {
+	char rp_id[SW_PASSKEY_DOMAIN_MAX_LEN + 1];
+	char origins[SW_PASSKEY_ORIGINS_MAX][SW_PASSKEY_ORIGIN_MAX_LEN + 1];
+	size_t origin_count;
+};
+/* Reads AUTH_PASSKEY_RP_ID (a bare domain; else the host of
+ * PUBLIC_BASE_URL, else "localhost") and AUTH_PASSKEY_ORIGINS
+ * (comma-separated, at most SW_PASSKEY_ORIGINS_MAX; else the origin of
+ * PUBLIC_BASE_URL, else http://localhost:<listen port>) into *ret. Each
+ * origin must be https (http only on localhost, the browsers' rule) on
+ * the rp id or a subdomain of it. 0, or -EINVAL with a sentence naming the
+ * variable in why. Reads the environment when called, not in
+ * sw_config_load(), so that a bad value disables passkeys only. */
+int sw_config_passkeys(const struct sw_config *c, struct sw_passkey_settings *ret, char *why,
+		       size_t whylen);
+
 #endif

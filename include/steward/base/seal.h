@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "steward/base/config.h"
+#include "steward/base/limits.h"
 
 /* Loads (or creates) the master key for the process. STEWARD_SECRET_KEY
  * (upper- or lower-case hex; empty counts as unset) is read here, once.
@@ -45,5 +46,27 @@ int sw_seal(const void *plain, size_t n, const char *aad, char *out, size_t cap)
  * (altered, or another aad; out is then wiped), -ENOBUFS when out is too
  * small, -ENOMEM. The caller wipes out when done. */
 int sw_unseal(const char *sealed, const char *aad, void *out, size_t cap, size_t *ret_len);
+
+/* ---- the places a value is sealed to: its associated data ----
+ * These strings are part of every value stored: a value sealed under one
+ * opens only under the same, so each is written once, here, and never
+ * changed. Each writes "<kind>:<id>" (a variable: "variable:<application
+ * id>:<KEY>") and a NUL into out; ids are UUIDs, a variable's key at most
+ * SW_ENV_KEY_MAX_LEN bytes. */
+#define SW_SEAL_AAD_MAX (16 + 37 + 1 + SW_ENV_KEY_MAX_LEN + 1)
+/* An application's variable (its value). */
+void sw_seal_aad_variable(char out[SW_SEAL_AAD_MAX], const char *application_id, const char *key);
+/* The private half of an application's git deploy key. */
+void sw_seal_aad_deploy_key(char out[SW_SEAL_AAD_MAX], const char *application_id);
+/* The secret of an application's git push webhooks. */
+void sw_seal_aad_webhook_secret(char out[SW_SEAL_AAD_MAX], const char *application_id);
+/* A git credential's token. */
+void sw_seal_aad_git_credential(char out[SW_SEAL_AAD_MAX], const char *credential_id);
+/* A notification channel's signing secret. */
+void sw_seal_aad_channel(char out[SW_SEAL_AAD_MAX], const char *channel_id);
+/* A managed service's credentials (a JSON object). */
+void sw_seal_aad_service(char out[SW_SEAL_AAD_MAX], const char *service_id);
+/* A user's TOTP key. */
+void sw_seal_aad_totp(char out[SW_SEAL_AAD_MAX], const char *user_id);
 
 #endif

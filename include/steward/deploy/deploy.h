@@ -106,7 +106,7 @@ int sw_deploy_log_path(const char *dir, const char *deployment_id, char *out, si
  * (it resumes from the file), which bounds the chain.
  *
  * The hub is per process: a reader in a process that does not run the
- * writer learns nothing here and polls the file (deployment_logs.c). */
+ * writer learns nothing here and polls the file (live_log.c). */
 enum sw_hub_chunk_kind {
 	SW_HUB_LOG,    /* data: an SSE "log" event of whole lines */
 	SW_HUB_STATUS, /* data: the SSE "status" event; the deployment ended */

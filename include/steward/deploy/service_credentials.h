@@ -1,0 +1,27 @@
+/* The credentials of a managed service as they are sealed (bound by
+ * sw_seal_aad_service()): the JSON object the API writes when it creates
+ * the service, {"host", "port", "database", "username", "password"}. One
+ * reader for every module that opens them: the API's disclosure route and
+ * the runtime that starts the service's container. */
+#ifndef STEWARD_DEPLOY_SERVICE_CREDENTIALS_H
+#define STEWARD_DEPLOY_SERVICE_CREDENTIALS_H
+
+#include <jansson.h>
+#include "steward/base/base.h"
+
+struct sw_service_credentials {
+	/* Views into json, valid until sw_service_credentials_wipe(). */
+	struct sw_str host, database, username, password;
+	long long port;
+	json_t *json;
+};
+
+/* Parses opened credentials (text, len bytes; duplicate members refused).
+ * 0 with every member set; -EINVAL when text is not of that form (nothing
+ * is left to release then, and every string it held is wiped). */
+int sw_service_credentials_parse(const char *text, size_t len, struct sw_service_credentials *ret);
+/* Wipes every string of the parsed object and frees it; c is emptied.
+ * Again, or on an emptied c, is harmless. */
+void sw_service_credentials_wipe(struct sw_service_credentials *c);
+
+#endif

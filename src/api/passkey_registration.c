@@ -1,0 +1,304 @@
+/* Passkeys: the registration ceremony. POST /auth/passkeys re-authenticates
+ * with the password and returns creation options; POST
+ * /auth/passkeys/confirm consumes the challenge, verifies the attestation
+ * (sw_webauthn_verify_registration()) and only then stores the passkey.
+ * The decisions are stated in passkeys.c. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "steward/base/limits.h"
+#include "steward/base/secret.h"
+#include "api/passkeys.h"
+#include "steward/db/statements_passkeys.h"
+
+#define RP_NAME "Steward"
+#define REGISTRATION_GONE \
+	"The registration is unknown, expired or already answered; start again with POST /auth/passkeys."
+
+/* ---- POST /auth/passkeys: start a registration ---- */
+
+struct begin {
+	struct sw_http_request *req;
+	struct sw_api_secret password; /* wiped once checked */
+	struct sw_api_passkey_challenge challenge;
+	/* From the user's state row (sw_db_stmt_passkey_user_state). */
+	const char *email;
+	const char *name;
+	const char *ids_hex; /* the user's credential ids, for excludeCredentials */
+};
+
+static void write_exclude_list(struct sw_json *j, const char *ids_hex)
+{
+	uint8_t id[SW_WEBAUTHN_MAX_CREDENTIAL_ID];
+	char b64[SW_API_PASSKEY_ID_B64_CAP];
+	sw_json_array_begin(j);
+	for (const char *p = ids_hex; *p;) {
+		size_t len = strcspn(p, ","), n = 0;
+		if (sw_hex_decode(sw_str_from(p, len), id, sizeof(id), &n) &&
+		    sw_base64url_encode(id, n, b64, sizeof(b64)) >= 0) {
+			sw_json_object_begin(j);
+			sw_json_key(j, "type");
+			sw_json_cstr(j, "public-key");
+			sw_json_key(j, "id");
+			sw_json_cstr(j, b64);
+			sw_json_object_end(j);
+		}
+		p += len + (p[len] == ',');
+	}
+	sw_json_array_end(j);
+}
+
+/* PublicKeyCredentialCreationOptionsJSON. */
+static void write_creation_options(struct sw_json *j, const struct begin *b, const char *user_handle)
+{
+	static const int algs[] = { SW_COSE_ES256, SW_COSE_EDDSA, SW_COSE_RS256 };
+	sw_json_object_begin(j);
+	sw_json_key(j, "challenge");
+	sw_json_cstr(j, b->challenge.text);
+	sw_json_key(j, "rp");
+	sw_json_object_begin(j);
+	sw_json_key(j, "id");
+	sw_json_cstr(j, sw_api_passkey_rp_loaded()->rp_id);
+	sw_json_key(j, "name");
+	sw_json_cstr(j, RP_NAME);
+	sw_json_object_end(j);
+	sw_json_key(j, "user");
+	sw_json_object_begin(j);
+	sw_json_key(j, "id");
+	sw_json_cstr(j, user_handle);
+	sw_json_key(j, "name");
+	sw_json_cstr(j, b->email);
+	sw_json_key(j, "displayName");
+	sw_json_cstr(j, b->name);
+	sw_json_object_end(j);
+	sw_json_key(j, "pubKeyCredParams");
+	sw_json_array_begin(j);
+	for (size_t i = 0; i < SW_ARRAY_SIZE(algs); i++) {
+		sw_json_object_begin(j);
+		sw_json_key(j, "type");
+		sw_json_cstr(j, "public-key");
+		sw_json_key(j, "alg");
+		sw_json_int(j, algs[i]);
+		sw_json_object_end(j);
+	}
+	sw_json_array_end(j);
+	sw_json_key(j, "timeout");
+	sw_json_int(j, SW_API_PASSKEY_CHALLENGE_TTL_S * 1000);
+	sw_json_key(j, "attestation");
+	sw_json_cstr(j, "none");
+	sw_json_key(j, "authenticatorSelection");
+	sw_json_object_begin(j);
+	sw_json_key(j, "residentKey");
+	sw_json_cstr(j, "required");
+	sw_json_key(j, "requireResidentKey");
+	sw_json_bool(j, true);
+	sw_json_key(j, "userVerification");
+	sw_json_cstr(j, "required");
+	sw_json_object_end(j);
+	sw_json_key(j, "excludeCredentials");
+	write_exclude_list(j, b->ids_hex);
+	sw_json_object_end(j);
+}
+
+static void begin_stored(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct begin *b = arg;
+	struct sw_http_request *req = b->req;
+	if (!sw_api_one_row(req, res, err, 500, "INTERNAL_ERROR", "The challenge was not stored."))
+		return;
+	uint8_t handle[SW_API_PASSKEY_UUID_BYTES];
+	char handle_b64[SW_BASE64URL_LEN(SW_API_PASSKEY_UUID_BYTES) + 1];
+	if (!sw_api_passkey_user_handle(req->principal.user_id, handle) ||
+	    sw_base64url_encode(handle, sizeof(handle), handle_b64, sizeof(handle_b64)) < 0) {
+		sw_api_internal_error(req);
+		return;
+	}
+	struct sw_buf buf = { 0 };
+	struct sw_json j;
+	sw_http_json_begin(req, &buf, &j);
+	write_creation_options(&j, b, handle_b64);
+	sw_http_json_end(req, 200, &buf, &j);
+}
+
+static void begin_user_read(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct begin *b = arg;
+	struct sw_http_request *req = b->req;
+	if (!sw_api_one_row(req, res, err, 401, "UNAUTHENTICATED", "The account no longer exists."))
+		return;
+	if (strtoll(PQgetvalue(res, 0, SW_DB_PASSKEY_USER_COUNT), NULL, 10) >= SW_PASSKEYS_PER_USER_MAX) {
+		sw_http_error(req, 409, "PASSKEY_LIMIT_REACHED",
+			      "You hold the most passkeys allowed; delete one first.");
+		return;
+	}
+	const char *ids = sw_api_nullable(res, 0, SW_DB_PASSKEY_USER_CREDENTIAL_IDS);
+	b->email = sw_arena_strndup(&req->arena, PQgetvalue(res, 0, SW_DB_PASSKEY_USER_EMAIL),
+				    (size_t)PQgetlength(res, 0, SW_DB_PASSKEY_USER_EMAIL));
+	b->name = sw_arena_strndup(&req->arena, PQgetvalue(res, 0, SW_DB_PASSKEY_USER_NAME),
+				   (size_t)PQgetlength(res, 0, SW_DB_PASSKEY_USER_NAME));
+	b->ids_hex = sw_arena_strndup(&req->arena, ids ? ids : "", ids ? strlen(ids) : 0);
+	if (!b->email || !b->name || !b->ids_hex || !sw_api_passkey_challenge_new(&b->challenge)) {
+		sw_api_internal_error(req);
+		return;
+	}
+	char ttl[16];
+	snprintf(ttl, sizeof(ttl), "%d", SW_API_PASSKEY_CHALLENGE_TTL_S);
+	const char *params[3] = { req->principal.user_id, b->challenge.hash, ttl };
+	sw_api_query(req, &sw_db_stmt_passkey_registration_create, params, 3, begin_stored, b);
+}
+
+static void begin_reauthed(void *arg, bool ok)
+{
+	struct begin *b = arg;
+	if (!ok)
+		return;
+	const char *params[1] = { b->req->principal.user_id };
+	sw_api_query(b->req, &sw_db_stmt_passkey_user_state, params, 1, begin_user_read, b);
+}
+
+void sw_api_passkeys_begin(struct sw_http_request *req)
+{
+	static const char *const known[] = { "password", NULL };
+	struct sw_field_errors fe = { 0 };
+	json_t *body;
+	struct begin *b = sw_api_passkey_start(req, sizeof(*b), known, true, &fe, &body);
+	if (!b)
+		return;
+	struct sw_str pw = SW_STR_NULL;
+	if (sw_api_string_field(body, "password", &pw, &fe, true) &&
+	    (pw.len == 0 || pw.len > 4 * SW_PASSWORD_MAX_LEN))
+		sw_field_error(&fe, "password", "must be given");
+	bool kept = !fe.count && sw_api_secret_keep(req, pw, &b->password);
+	sw_api_wipe_view(pw);
+	if (!sw_api_passkey_body_valid(req, body, &fe))
+		return;
+	if (!kept) {
+		sw_api_internal_error(req);
+		return;
+	}
+	sw_api_reauthenticate(req, &b->password, &(struct sw_api_reauth){
+		.field = "password",
+		.message = "is not the account's password",
+		.audit_action = "auth.passkey.reauthentication_failed",
+		.done = begin_reauthed,
+		.arg = b,
+	});
+}
+
+/* ---- POST /auth/passkeys/confirm ---- */
+
+struct confirm {
+	struct sw_http_request *req;
+	char name[4 * SW_NAME_MAX_LEN + 1];
+	struct sw_webauthn_response in;
+	struct sw_webauthn_credential cred;
+};
+
+static void registration_refused(struct confirm *c, const char *reason)
+{
+	struct sw_http_request *req = c->req;
+	sw_api_audit_json(req, req->principal.organization_id, req->principal.user_id,
+			  "auth.passkey.registration_failed", "user", req->principal.user_id,
+			  json_pack("{s:s}", "reason", reason));
+	char message[160];
+	snprintf(message, sizeof(message), "was not accepted: %s", reason);
+	struct sw_field_errors fe = { 0 };
+	sw_field_error(&fe, "credential", message);
+	sw_http_validation_error(req, &fe);
+}
+
+static void confirm_stored(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct confirm *c = arg;
+	struct sw_http_request *req = c->req;
+	if (!sw_api_one_row(req, res, err, 500, "INTERNAL_ERROR", "The passkey was not stored."))
+		return;
+	const char *outcome = PQgetvalue(res, 0, 0);
+	if (strcmp(outcome, "LIMIT") == 0) {
+		sw_http_error(req, 409, "PASSKEY_LIMIT_REACHED",
+			      "You hold the most passkeys allowed; delete one first.");
+		return;
+	}
+	if (strcmp(outcome, "CREATED") != 0) {
+		sw_http_error(req, 409, "PASSKEY_EXISTS",
+			      "This passkey is already registered with this installation.");
+		return;
+	}
+	sw_api_audit_json(req, req->principal.organization_id, req->principal.user_id,
+			  "auth.passkey.registered", "passkey", PQgetvalue(res, 0, 1 + SW_DB_PASSKEY_ID),
+			  json_pack("{s:s,s:s,s:i,s:s}", "name", c->name, "deviceType",
+				    sw_webauthn_device_type(&c->cred), "algorithm", c->cred.alg,
+				    "attestation", c->cred.fmt));
+	sw_api_answer_row(req, 201, res, 0, sw_api_passkey_write, &sw_api_passkey_record_at_1);
+}
+
+/* Stores c->cred as the caller's passkey. */
+static void confirm_store(struct confirm *c)
+{
+	struct sw_http_request *req = c->req;
+	const struct sw_webauthn_credential *cred = &c->cred;
+	char *id_hex = sw_arena_alloc(&req->arena, SW_API_PASSKEY_ID_HEX_CAP);
+	char *key_hex = sw_arena_alloc(&req->arena, 2 * SW_WEBAUTHN_MAX_PUBLIC_KEY + 1);
+	char aaguid_hex[2 * sizeof(cred->aaguid) + 1], alg[8], count[16];
+	if (!id_hex || !key_hex || !sw_api_passkey_hex(cred->id, cred->id_len, id_hex, SW_API_PASSKEY_ID_HEX_CAP) ||
+	    !sw_api_passkey_hex(cred->public_key_cose, cred->public_key_len, key_hex,
+		    2 * SW_WEBAUTHN_MAX_PUBLIC_KEY + 1) ||
+	    !sw_api_passkey_hex(cred->aaguid, sizeof(cred->aaguid), aaguid_hex, sizeof(aaguid_hex))) {
+		sw_api_internal_error(req);
+		return;
+	}
+	snprintf(alg, sizeof(alg), "%d", cred->alg);
+	snprintf(count, sizeof(count), "%u", (unsigned)cred->sign_count);
+	const char *params[11] = { req->principal.user_id, id_hex, key_hex, alg, count,
+				   sw_webauthn_device_type(cred), cred->backed_up ? "true" : "false",
+				   c->name, c->in.transports, aaguid_hex, cred->fmt };
+	sw_api_query(req, &sw_db_stmt_passkey_create, params, 11, confirm_stored, c);
+}
+
+static void confirm_consumed(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct confirm *c = arg;
+	struct sw_http_request *req = c->req;
+	if (!sw_api_one_row(req, res, err, 409, "CHALLENGE_INVALID", REGISTRATION_GONE))
+		return;
+	if (PQgetvalue(res, 0, 0)[0] != 't') {
+		sw_http_error(req, 409, "CHALLENGE_INVALID", REGISTRATION_GONE);
+		return;
+	}
+	char why[128];
+	int r = sw_webauthn_verify_registration(sw_api_passkey_rp_loaded(), c->in.client_data, c->in.client_data_len,
+						c->in.attestation, c->in.attestation_len,
+						c->in.challenge, c->in.challenge_len, &c->cred, why,
+						sizeof(why));
+	if (r == -ENOMEM || r == -EINVAL)
+		sw_api_internal_error(req);
+	else if (r < 0)
+		registration_refused(c, why);
+	else if (c->cred.id_len != c->in.raw_id_len ||
+		 memcmp(c->cred.id, c->in.raw_id, c->in.raw_id_len) != 0)
+		registration_refused(c, "rawId is not the attested credential's id");
+	else
+		confirm_store(c);
+}
+
+void sw_api_passkeys_confirm(struct sw_http_request *req)
+{
+	static const char *const known[] = { "name", "credential", NULL };
+	struct sw_field_errors fe = { 0 };
+	json_t *body;
+	struct confirm *c = sw_api_passkey_start(req, sizeof(*c), known, false, &fe, &body);
+	if (!c)
+		return;
+	struct sw_str name;
+	if (sw_api_name_field(body, "name", true, &name, &fe))
+		snprintf(c->name, sizeof(c->name), "%.*s", (int)name.len, name.ptr);
+	sw_webauthn_response_read(&req->arena, body, true, &c->in, &fe);
+	if (!sw_api_passkey_body_valid(req, body, &fe))
+		return;
+	if (!c->in.attestation) {
+		sw_api_internal_error(req);
+		return;
+	}
+	const char *params[2] = { req->principal.user_id, c->in.challenge_hash };
+	sw_api_query(req, &sw_db_stmt_passkey_registration_consume, params, 2, confirm_consumed, c);
+}
