@@ -233,16 +233,18 @@ int sw_ws_read(struct sw_ws_reader *r, const uint8_t *in, size_t len, size_t *re
 		r->utf8 = (struct sw_utf8){ 0 };
 		r->message.len = 0;
 	}
-	if (n && sw_buf_reserve(&r->message, n) < 0)
-		return -ENOMEM;
-	uint8_t *dst = (uint8_t *)r->message.data + r->message.len;
-	unmask_into(dst, payload, n, key, 0);
-	r->message.len += n;
-	*ret_consumed = hdr + n;
-	if (r->message_opcode == SW_WS_OP_TEXT) {
-		if (!sw_utf8_feed(&r->utf8, dst, n) || (fin && !sw_utf8_complete(&r->utf8)))
-			return fail(r, SW_WS_CLOSE_INVALID_DATA, "a text message that is not UTF-8", ret_ev);
+	bool text = r->message_opcode == SW_WS_OP_TEXT, utf8_ok = true;
+	if (n) { /* an empty frame may come before any buffer exists */
+		if (sw_buf_reserve(&r->message, n) < 0)
+			return -ENOMEM;
+		uint8_t *dst = (uint8_t *)r->message.data + r->message.len;
+		unmask_into(dst, payload, n, key, 0);
+		r->message.len += n;
+		utf8_ok = !text || sw_utf8_feed(&r->utf8, dst, n);
 	}
+	*ret_consumed = hdr + n;
+	if (!utf8_ok || (text && fin && !sw_utf8_complete(&r->utf8)))
+		return fail(r, SW_WS_CLOSE_INVALID_DATA, "a text message that is not UTF-8", ret_ev);
 	if (!fin)
 		return 0;
 	*ret_ev = (struct sw_ws_event){ .kind = SW_WS_MESSAGE,

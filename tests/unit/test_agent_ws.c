@@ -397,3 +397,34 @@ TEST(accept_key_matches_rfc_6455_example)
 	CHECK_INT_EQ(strlen(key), 24);
 	CHECK_INT_EQ(sw_ws_accept_key(sw_str_cstr(key), out), 0);
 }
+
+TEST(empty_messages_and_empty_fragments)
+{
+	/* A fresh reader has no buffer yet: an empty first fragment must not
+	 * touch it (the fuzzer found this). */
+	struct sw_buf b = { 0 };
+	frame(&b, SW_WS_OP_TEXT, false, "", 0);
+	frame(&b, SW_WS_OP_CONTINUATION, false, "hi", 2);
+	frame(&b, SW_WS_OP_CONTINUATION, true, "", 0);
+	frame(&b, SW_WS_OP_BINARY, true, "", 0);
+	struct sw_ws_reader r;
+	sw_ws_reader_init(&r, SW_WS_SERVER, 1024);
+	size_t off = 0, lens[2];
+	int messages = 0;
+	for (;;) {
+		size_t used;
+		struct sw_ws_event ev;
+		REQUIRE(sw_ws_read(&r, (const uint8_t *)b.data + off, b.len - off, &used, &ev) == 0);
+		off += used;
+		if (ev.kind == SW_WS_MESSAGE && messages < 2)
+			lens[messages++] = ev.len;
+		REQUIRE(ev.kind != SW_WS_ERROR);
+		if (used == 0)
+			break;
+	}
+	CHECK_INT_EQ(messages, 2);
+	CHECK_INT_EQ(lens[0], 2);
+	CHECK_INT_EQ(lens[1], 0);
+	sw_ws_reader_release(&r);
+	sw_buf_release(&b);
+}
