@@ -552,3 +552,13 @@ int sw_agent_cmd_digest(const struct sw_agent_msg *m, uint8_t out[32])
 	sw_buf_release(&b);
 	return rc;
 }
+
+enum sw_agent_seq_verdict sw_agent_seq_check(struct sw_agent_seq *s, uint64_t seq)
+{
+	if (seq < s->next)
+		return SW_AGENT_SEQ_DUPLICATE;
+	if (seq > s->next)
+		return SW_AGENT_SEQ_GAP;
+	s->next++;
+	return SW_AGENT_SEQ_TAKE;
+}

@@ -189,3 +189,15 @@ TEST(digest_ignores_key_order_and_sees_payload_changes)
 	sw_agent_msg_release(&b);
 	sw_agent_msg_release(&c);
 }
+
+TEST(a_resent_chunk_is_dropped_and_a_gap_is_seen)
+{
+	struct sw_agent_seq s = { 0 };
+	CHECK_INT_EQ(sw_agent_seq_check(&s, 0), SW_AGENT_SEQ_TAKE);
+	CHECK_INT_EQ(sw_agent_seq_check(&s, 1), SW_AGENT_SEQ_TAKE);
+	CHECK_INT_EQ(sw_agent_seq_check(&s, 1), SW_AGENT_SEQ_DUPLICATE);
+	CHECK_INT_EQ(sw_agent_seq_check(&s, 0), SW_AGENT_SEQ_DUPLICATE);
+	CHECK_INT_EQ(sw_agent_seq_check(&s, 3), SW_AGENT_SEQ_GAP);
+	CHECK_INT_EQ(sw_agent_seq_check(&s, 2), SW_AGENT_SEQ_TAKE);
+	CHECK_INT_EQ(s.next, 3);
+}

@@ -127,6 +127,17 @@ void sw_agent_msg_release(struct sw_agent_msg *m);
  * bug here is found before the peer refuses it); -ENOMEM. */
 int sw_agent_msg_encode(struct sw_buf *out, const struct sw_agent_msg *m);
 
+/* The receiving end of a numbered stream (a command's progress, or its
+ * input): chunks count from 0. A chunk whose seq is below the next one
+ * expected was already taken (resent after a reconnect) and is dropped;
+ * one beyond it means chunks were lost, which cannot happen on one
+ * connection and is treated as a protocol error by the caller. */
+struct sw_agent_seq {
+	uint64_t next;
+};
+enum sw_agent_seq_verdict { SW_AGENT_SEQ_TAKE, SW_AGENT_SEQ_DUPLICATE, SW_AGENT_SEQ_GAP };
+enum sw_agent_seq_verdict sw_agent_seq_check(struct sw_agent_seq *s, uint64_t seq);
+
 /* SHA-256 over a command's kind and its payload in a canonical form
  * (sorted keys, compact), so a resent command is recognised and the same
  * id with another payload is not. 0 or -ENOMEM. */
