@@ -9,6 +9,7 @@
  * the agent small (its idle RSS is a benchmark goal) and away from the
  * ring, which serves many connections in stewardd. TLS is OpenSSL's,
  * with the peer's name checked against the host of STEWARD_URL. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -23,6 +24,7 @@
 #include <openssl/err.h>
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include "steward/agent/daemon.h"
 #include "steward/agent/journal.h"
 #include "steward/agent/ws.h"
@@ -255,10 +257,17 @@ static int dial(const struct sw_agent_config *c, SSL_CTX *ctx, struct conn *k,
 	setsockopt(k->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (ctx) {
 		k->ssl = SSL_new(ctx);
-		if (!k->ssl || SSL_set_fd(k->ssl, k->fd) != 1 || SSL_set1_host(k->ssl, c->host) != 1)
+		if (!k->ssl || SSL_set_fd(k->ssl, k->fd) != 1)
 			return -ENOMEM;
-		if (!strchr(c->host, ':') && strspn(c->host, "0123456789.") != strlen(c->host))
-			SSL_set_tlsext_host_name(k->ssl, c->host);
+		/* An address is checked against the certificate's IP names, a
+		 * host name against its DNS names (and sent as SNI). */
+		struct in6_addr ip;
+		bool literal = inet_pton(AF_INET, c->host, &ip) == 1 ||
+			       inet_pton(AF_INET6, c->host, &ip) == 1;
+		if (literal ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(k->ssl), c->host) != 1
+			    : SSL_set1_host(k->ssl, c->host) != 1 ||
+				      SSL_set_tlsext_host_name(k->ssl, c->host) != 1)
+			return -ENOMEM;
 		if (SSL_connect(k->ssl) != 1) {
 			unsigned long e = ERR_get_error();
 			sw_log_warn("agent: TLS with %s failed: %s", c->host,
