@@ -300,8 +300,7 @@ struct session {
 	const struct sw_agent_config *c;
 	struct conn *k;
 	struct sw_agent_journal *journal;
-	sw_agent_exec_fn exec;
-	void *exec_arg;
+	const struct sw_agent_executor *exec;
 	bool welcomed;
 	uint64_t heartbeat_ms;
 	uint64_t deadline;      /* the control plane is silent past it */
@@ -394,10 +393,14 @@ static void on_command(struct session *s, const struct sw_agent_msg *m)
 	if ((uint64_t)sw_wall_ms() > m->expires_at_ms) {
 		snprintf(o.error_code, sizeof(o.error_code), "EXPIRED");
 		snprintf(o.error_message, sizeof(o.error_message), "the command expired before it reached the agent; it was not run");
+	} else if (!(s->exec->kinds & SW_AGENT_KIND_BIT(m->kind)) || !s->exec->run) {
+		snprintf(o.error_code, sizeof(o.error_code), "NOT_AVAILABLE");
+		snprintf(o.error_message, sizeof(o.error_message), "this agent (%s) does not run %s",
+			 SW_AGENT_VERSION, m->kind_name);
 	} else {
 		struct sw_agent_msg ack = { .type = SW_AGENT_MSG_ACK, .id = m->id };
 		send_msg(s, &ack);
-		s->exec(s->exec_arg, m, &o);
+		s->exec->run(s->exec->arg, m, &o);
 	}
 	char *t = result_text(m->id, &o);
 	if (!t || sw_agent_journal_finish(s->journal, m->id, t) < 0)
@@ -569,7 +572,8 @@ static void run_session(struct session *s, volatile int *stop)
 	sw_agent_host_facts(s->c, &hello, facts, sizeof(facts));
 	json_t *caps = json_array();
 	for (unsigned i = 0; caps && i < SW_AGENT_CMD_COUNT; i++)
-		json_array_append_new(caps, json_string(sw_agent_cmd_name((enum sw_agent_cmd)i)));
+		if (s->exec->kinds & SW_AGENT_KIND_BIT(i))
+			json_array_append_new(caps, json_string(sw_agent_cmd_name((enum sw_agent_cmd)i)));
 	hello.capabilities = caps;
 	int rc = caps ? send_msg(s, &hello) : -ENOMEM;
 	json_decref(caps);
@@ -639,7 +643,7 @@ static void sleep_until(uint64_t when, volatile int *stop)
 	}
 }
 
-int sw_agent_run(const struct sw_agent_config *c, sw_agent_exec_fn exec, void *exec_arg,
+int sw_agent_run(const struct sw_agent_config *c, const struct sw_agent_executor *exec,
 		 volatile int *stop)
 {
 	struct sw_agent_journal *journal;
@@ -657,8 +661,7 @@ int sw_agent_run(const struct sw_agent_config *c, sw_agent_exec_fn exec, void *e
 		struct conn k = { .fd = -1 };
 		sw_ws_reader_init(&k.reader, SW_WS_CLIENT, SW_AGENT_MAX_MESSAGE);
 		sw_ws_out_init(&k.out, SW_WS_CLIENT, SW_AGENT_MAX_QUEUED_OUTPUT);
-		struct session s = { .c = c, .k = &k, .journal = journal, .exec = exec,
-				     .exec_arg = exec_arg };
+		struct session s = { .c = c, .k = &k, .journal = journal, .exec = exec };
 		rc = dial(c, ctx, &k, &s.drop);
 		if (rc == 0) {
 			run_session(&s, stop);

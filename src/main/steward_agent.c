@@ -18,19 +18,12 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-/* The executor. The driver's remote half (image builds, containers,
- * volumes, Caddy routes, service tools, metrics through the same code as
- * the control plane's local driver) is not linked in yet: every command
- * of the set is refused by name, so the control plane reports it rather
- * than waiting. */
-static void exec_command(void *arg, const struct sw_agent_msg *cmd, struct sw_agent_outcome *out)
-{
-	(void)arg;
-	out->ok = false;
-	snprintf(out->error_code, sizeof(out->error_code), "NOT_AVAILABLE");
-	snprintf(out->error_message, sizeof(out->error_message),
-		 "this agent (%s) does not run %s yet", SW_AGENT_VERSION, cmd->kind_name);
-}
+/* What this agent runs. The driver's commands (image builds, containers,
+ * volumes, Caddy routes, service tools, metrics), through the same code as
+ * the control plane's local driver, are not linked in yet: it announces no
+ * capability, and the control plane is told NOT_AVAILABLE for every
+ * command rather than left waiting. */
+static const struct sw_agent_executor executor = { .run = NULL, .kinds = 0 };
 
 int main(int argc, char **argv)
 {
@@ -52,7 +45,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	sw_log_info("steward-agent %s: dialing %s://%s:%s%s", SW_AGENT_VERSION, c.tls ? "wss" : "ws",
 		    c.host, c.port, c.path);
-	int rc = sw_agent_run(&c, exec_command, NULL, &stop);
+	int rc = sw_agent_run(&c, &executor, &stop);
 	if (rc < 0) {
 		fprintf(stderr, "steward-agent: cannot open the journal in STEWARD_AGENT_DATA_DIR (%s): %s\n",
 			c.data_dir, strerror(-rc));

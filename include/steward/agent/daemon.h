@@ -67,10 +67,21 @@ struct sw_agent_outcome {
 typedef void (*sw_agent_exec_fn)(void *arg, const struct sw_agent_msg *cmd,
 				 struct sw_agent_outcome *out);
 
+/* What the agent can run: one bit per enum sw_agent_cmd in kinds. The
+ * hello announces exactly these as capabilities; a command of another
+ * kind is answered NOT_AVAILABLE (journaled, never acknowledged). */
+struct sw_agent_executor {
+	sw_agent_exec_fn run; /* may be NULL when kinds is 0 */
+	void *arg;
+	uint32_t kinds;
+};
+#define SW_AGENT_KIND_BIT(k) (1u << (k))
+_Static_assert(SW_AGENT_CMD_COUNT <= 32, "sw_agent_executor.kinds has a bit per kind");
+
 /* Dials, says hello, answers heartbeats and commands, and reconnects on
  * the schedule above, until *stop becomes true (a signal handler's flag).
  * Returns 0 when stopped, or -errno when the journal cannot be opened. */
-int sw_agent_run(const struct sw_agent_config *c, sw_agent_exec_fn exec, void *exec_arg,
+int sw_agent_run(const struct sw_agent_config *c, const struct sw_agent_executor *exec,
 		 volatile int *stop);
 
 #endif
