@@ -205,8 +205,9 @@ static int append(struct sw_agent_journal *j, int kind, const char *id, const ui
 	return rc;
 }
 
-/* Applies the valid prefix of the log; returns its length. */
-static size_t replay(struct sw_agent_journal *j, const uint8_t *p, size_t len)
+/* Applies the valid prefix of the log and sets *ret_valid to its length.
+ * -ENOMEM stops it without a verdict on the rest (nothing is cut then). */
+static int replay(struct sw_agent_journal *j, const uint8_t *p, size_t len, size_t *ret_valid)
 {
 	size_t off = 0;
 	while (len - off >= HEADER_LEN) {
@@ -227,24 +228,25 @@ static size_t replay(struct sw_agent_journal *j, const uint8_t *p, size_t len)
 		char idz[MAX_ID + 1];
 		memcpy(idz, id, id_len);
 		idz[id_len] = '\0';
+		if (q[0] == REC_FINISHED && memchr(digest + 32, '\0', rlen))
+			break;
 		struct entry *e = find(j, idz);
 		if (!e) {
 			if (add(j, id, id_len, digest) < 0)
-				break;
+				return -ENOMEM;
 			e = &j->e[j->n - 1];
 		}
 		if (q[0] == REC_FINISHED) {
 			char *r = strndup((const char *)digest + 32, rlen);
-			if (!r || memchr(digest + 32, '\0', rlen)) {
-				free(r);
-				break;
-			}
+			if (!r)
+				return -ENOMEM;
 			free(e->result);
 			e->result = r;
 		}
 		off += HEADER_LEN + body;
 	}
-	return off;
+	*ret_valid = off;
+	return 0;
 }
 
 /* Records e's result; no rewrite of the log, so entries stay in place. */
@@ -313,7 +315,9 @@ int sw_agent_journal_open(const char *dir, size_t max_entries, size_t max_bytes,
 	rc = read_log(j->fd, &log);
 	if (rc < 0)
 		goto fail;
-	j->bytes = replay(j, (const uint8_t *)log.data, log.len);
+	rc = replay(j, (const uint8_t *)log.data, log.len, &j->bytes);
+	if (rc < 0)
+		goto fail;
 	if (j->bytes < log.len) {
 		/* A record cut short or damaged: what follows is not trusted. */
 		if (ftruncate(j->fd, (off_t)j->bytes) < 0 || fdatasync(j->fd) < 0) {
