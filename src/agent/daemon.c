@@ -116,8 +116,10 @@ static int write_all(struct conn *k, const char *p, size_t n)
 {
 	while (n) {
 		ssize_t w = io_write(k, p, n);
-		if (w < 0)
-			return errno == EINTR ? (int)(errno = 0) : -EIO;
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -EIO;
 		p += w;
 		n -= (size_t)w;
 	}
