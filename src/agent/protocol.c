@@ -562,3 +562,13 @@ enum sw_agent_seq_verdict sw_agent_seq_check(struct sw_agent_seq *s, uint64_t se
 	s->next++;
 	return SW_AGENT_SEQ_TAKE;
 }
+
+bool sw_agent_protocol_choose(const struct sw_agent_msg *hello, uint64_t *ret)
+{
+	uint64_t hi = SW_MIN(hello->protocol_max, (uint64_t)SW_AGENT_PROTOCOL_MAX);
+	uint64_t lo = SW_MAX(hello->protocol_min, (uint64_t)SW_AGENT_PROTOCOL_MIN);
+	if (hello->type != SW_AGENT_MSG_HELLO || lo > hi)
+		return false;
+	*ret = hi;
+	return true;
+}

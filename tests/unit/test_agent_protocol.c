@@ -201,3 +201,16 @@ TEST(a_resent_chunk_is_dropped_and_a_gap_is_seen)
 	CHECK_INT_EQ(sw_agent_seq_check(&s, 2), SW_AGENT_SEQ_TAKE);
 	CHECK_INT_EQ(s.next, 3);
 }
+
+TEST(the_welcome_picks_the_highest_common_version)
+{
+	struct sw_agent_msg h = { .type = SW_AGENT_MSG_HELLO, .protocol_min = 1, .protocol_max = 9 };
+	uint64_t v = 0;
+	CHECK(sw_agent_protocol_choose(&h, &v));
+	CHECK_INT_EQ(v, SW_AGENT_PROTOCOL_MAX);
+	h.protocol_min = SW_AGENT_PROTOCOL_MAX + 1;
+	CHECK(!sw_agent_protocol_choose(&h, &v));
+	h.protocol_min = 0;
+	h.protocol_max = 0;
+	CHECK(!sw_agent_protocol_choose(&h, &v));
+}

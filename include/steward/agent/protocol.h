@@ -127,6 +127,11 @@ void sw_agent_msg_release(struct sw_agent_msg *m);
  * bug here is found before the peer refuses it); -ENOMEM. */
 int sw_agent_msg_encode(struct sw_buf *out, const struct sw_agent_msg *m);
 
+/* The version a welcome answers a hello with: the highest one in both the
+ * hello's range and ours. false when the ranges do not meet (the control
+ * plane then closes with 1008 and says which versions it speaks). */
+bool sw_agent_protocol_choose(const struct sw_agent_msg *hello, uint64_t *ret);
+
 /* The receiving end of a numbered stream (a command's progress, or its
  * input): chunks count from 0. A chunk whose seq is below the next one
  * expected was already taken (resent after a reconnect) and is dropped;
