@@ -136,4 +136,25 @@
 #define SW_WEBHOOK_TOLERANCE_S 300         /* timestamp skew either way */
 #define SW_WEBHOOK_DELIVERY_MAX_LEN 128    /* a delivery id: [A-Za-z0-9._:{}-] */
 
+/* The agents' channel (src/agent): WebSocket and the typed protocol. */
+/* Bytes of one WebSocket message, all fragments joined; over it: close 1009. */
+#define SW_AGENT_MAX_MESSAGE (1024 * 1024)
+/* Bytes queued for one peer beyond what its socket has taken; a data
+ * message past it waits (or the peer is dropped as too slow). */
+#define SW_AGENT_MAX_QUEUED_OUTPUT (4 * 1024 * 1024)
+/* A command's payload, serialised, in bytes; a command id's characters. */
+#define SW_AGENT_MAX_PAYLOAD (256 * 1024)
+#define SW_AGENT_MAX_ID_LEN 64
+/* One progress chunk's text, in bytes. */
+#define SW_AGENT_MAX_CHUNK (64 * 1024)
+/* Capabilities named in a hello, and the bytes of each host fact. */
+#define SW_AGENT_MAX_CAPABILITIES 64
+#define SW_AGENT_MAX_FACT_LEN 256
+/* The agent's journal: commands remembered, and its file's size before it
+ * is rewritten with only the newest of them. */
+#define SW_AGENT_JOURNAL_MAX_ENTRIES 1024
+#define SW_AGENT_JOURNAL_MAX_BYTES (4 * 1024 * 1024)
+/* A recorded result, serialised, in bytes. */
+#define SW_AGENT_MAX_RESULT (64 * 1024)
+
 #endif

@@ -1,0 +1,692 @@
+/* The agent's loop: dial the control plane, upgrade to WebSocket with the
+ * x-agent-token header, say hello, then answer heartbeats and commands
+ * until the connection ends; wait on the reconnect schedule and dial
+ * again.
+ *
+ * One connection at a time and nothing else to do, so the loop is plain
+ * blocking-with-deadlines code on poll(2): the dial and the handshake run
+ * with socket timeouts, the session on a non-blocking socket. This keeps
+ * the agent small (its idle RSS is a benchmark goal) and away from the
+ * ring, which serves many connections in stewardd. TLS is OpenSSL's,
+ * with the peer's name checked against the host of STEWARD_URL. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/rand.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include "steward/agent/daemon.h"
+#include "steward/agent/journal.h"
+#include "steward/agent/ws.h"
+#include "steward/base/limits.h"
+#include "steward/base/log.h"
+
+#define DIAL_TIMEOUT_MS 10000
+#define WELCOME_TIMEOUT_MS 10000
+#define MAX_RESPONSE_HEAD (16 * 1024)
+#define SILENT_HEARTBEATS 3 /* missed heartbeats before the control plane counts as gone */
+
+uint64_t sw_agent_backoff_ms(enum sw_agent_drop why, unsigned attempt, uint64_t retry_hint_ms,
+			     double r)
+{
+	uint64_t lo, hi;
+	if (r < 0 || r >= 1)
+		r = 0;
+	switch (why) {
+	case SW_AGENT_DROP_REJECTED:
+		lo = 2 * 60 * 1000;
+		hi = 10 * 60 * 1000;
+		break;
+	case SW_AGENT_DROP_HINTED:
+		hi = SW_MAX(retry_hint_ms, 1000);
+		lo = SW_MAX(hi / 2, 1000);
+		break;
+	default:
+		lo = 1000;
+		hi = attempt >= 6 ? 60000 : SW_MIN(60000, 1000ULL << attempt);
+		break;
+	}
+	return lo + (uint64_t)(r * (double)(hi - lo));
+}
+
+struct conn {
+	int fd;
+	SSL *ssl;
+	struct sw_buf in;
+	struct sw_ws_reader reader;
+	struct sw_ws_out out;
+};
+
+static void conn_close(struct conn *k)
+{
+	if (k->ssl) {
+		SSL_free(k->ssl);
+		k->ssl = NULL;
+	}
+	if (k->fd >= 0)
+		close(k->fd);
+	k->fd = -1;
+	sw_buf_release(&k->in);
+	sw_ws_reader_release(&k->reader);
+	sw_ws_out_release(&k->out);
+}
+
+/* Blocking I/O with the socket's timeouts (the handshake). */
+static ssize_t io_read(struct conn *k, void *p, size_t n)
+{
+	if (!k->ssl)
+		return recv(k->fd, p, n, 0);
+	int r = SSL_read(k->ssl, p, (int)SW_MIN(n, (size_t)INT32_MAX));
+	if (r > 0)
+		return r;
+	int e = SSL_get_error(k->ssl, r);
+	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+		errno = EAGAIN;
+		return -1;
+	}
+	if (e == SSL_ERROR_ZERO_RETURN)
+		return 0;
+	errno = ECONNRESET;
+	return -1;
+}
+
+static ssize_t io_write(struct conn *k, const void *p, size_t n)
+{
+	if (!k->ssl)
+		return send(k->fd, p, n, MSG_NOSIGNAL);
+	int r = SSL_write(k->ssl, p, (int)SW_MIN(n, (size_t)INT32_MAX));
+	if (r > 0)
+		return r;
+	int e = SSL_get_error(k->ssl, r);
+	errno = (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) ? EAGAIN : ECONNRESET;
+	return -1;
+}
+
+static int write_all(struct conn *k, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = io_write(k, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int connect_timeout(int fd, const struct sockaddr *a, socklen_t alen)
+{
+	int fl = fcntl(fd, F_GETFL);
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	int rc = connect(fd, a, alen);
+	if (rc < 0 && errno == EINPROGRESS) {
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		rc = poll(&p, 1, DIAL_TIMEOUT_MS);
+		int err = 0;
+		socklen_t l = sizeof(err);
+		if (rc == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) == 0 && err == 0)
+			rc = 0;
+		else
+			rc = -1;
+	}
+	fcntl(fd, F_SETFL, fl);
+	return rc;
+}
+
+/* Finds a header's value in a response head (lines after the first);
+ * copies it, trimmed, into out. */
+static bool header(const char *head, const char *name, char *out, size_t cap)
+{
+	size_t n = strlen(name);
+	for (const char *l = strstr(head, "\r\n"); l && l[2]; l = strstr(l + 2, "\r\n")) {
+		const char *line = l + 2;
+		if (strncasecmp(line, name, n) != 0 || line[n] != ':')
+			continue;
+		const char *v = line + n + 1;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		size_t len = strcspn(v, "\r\n");
+		while (len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+			len--;
+		snprintf(out, cap, "%.*s", (int)len, v);
+		return true;
+	}
+	return false;
+}
+
+struct dial_result {
+	enum sw_agent_drop why;
+	uint64_t retry_hint_ms;
+	int status;
+};
+
+/* The upgrade request and its answer; on 101 the bytes after the head
+ * are the first of the WebSocket stream. */
+static int handshake(const struct sw_agent_config *c, struct conn *k, struct dial_result *res)
+{
+	char key[25], accept[29];
+	if (sw_ws_client_key(key) < 0 || sw_ws_accept_key(sw_str_cstr(key), accept) < 0)
+		return -EIO;
+	bool v6 = strchr(c->host, ':') != NULL;
+	bool default_port = strcmp(c->port, c->tls ? "443" : "80") == 0;
+	char req[1024];
+	int n = snprintf(req, sizeof(req),
+			 "GET %s HTTP/1.1\r\nHost: %s%s%s%s%s\r\nUpgrade: websocket\r\n"
+			 "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n"
+			 "x-agent-token: %s\r\nUser-Agent: steward-agent/" SW_AGENT_VERSION "\r\n\r\n",
+			 c->path, v6 ? "[" : "", c->host, v6 ? "]" : "", default_port ? "" : ":",
+			 default_port ? "" : c->port, key, c->token);
+	if (n < 0 || (size_t)n >= sizeof(req) || write_all(k, req, (size_t)n) < 0)
+		return -EIO;
+	char *end = NULL;
+	while (!end) {
+		if (k->in.len >= MAX_RESPONSE_HEAD || sw_buf_reserve(&k->in, 4096) < 0)
+			return -EPROTO;
+		ssize_t r = io_read(k, k->in.data + k->in.len, SW_MIN(k->in.cap - k->in.len - 1, 4096));
+		if (r <= 0)
+			return -EIO;
+		k->in.len += (size_t)r;
+		k->in.data[k->in.len] = '\0';
+		end = strstr(k->in.data, "\r\n\r\n");
+	}
+	size_t head_len = (size_t)(end - k->in.data) + 4;
+	end[2] = '\0'; /* the head ends with its last line's CRLF */
+	int major, minor, status;
+	if (sscanf(k->in.data, "HTTP/%d.%d %3d", &major, &minor, &status) != 3)
+		return -EPROTO;
+	res->status = status;
+	char v[256];
+	if (status != 101) {
+		if (status == 401 || status == 403)
+			res->why = SW_AGENT_DROP_REJECTED;
+		if (header(k->in.data, "Retry-After", v, sizeof(v))) {
+			char *e;
+			unsigned long s = strtoul(v, &e, 10);
+			if (*v && !*e && s <= 3600) {
+				res->why = SW_AGENT_DROP_HINTED;
+				res->retry_hint_ms = s * 1000;
+			}
+		}
+		return -ECONNREFUSED;
+	}
+	if (!header(k->in.data, "Upgrade", v, sizeof(v)) || strcasecmp(v, "websocket") != 0 ||
+	    !header(k->in.data, "Sec-WebSocket-Accept", v, sizeof(v)) || strcmp(v, accept) != 0)
+		return -EPROTO;
+	sw_buf_consume(&k->in, head_len);
+	return 0;
+}
+
+static int dial(const struct sw_agent_config *c, SSL_CTX *ctx, struct conn *k,
+		struct dial_result *res)
+{
+	*res = (struct dial_result){ .why = SW_AGENT_DROP_NETWORK };
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG };
+	struct addrinfo *ai = NULL;
+	int rc = getaddrinfo(c->host, c->port, &hints, &ai);
+	if (rc != 0) {
+		sw_log_warn("agent: cannot resolve %s: %s", c->host, gai_strerror(rc));
+		return -EHOSTUNREACH;
+	}
+	k->fd = -1;
+	for (struct addrinfo *a = ai; a && k->fd < 0; a = a->ai_next) {
+		int fd = socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		if (connect_timeout(fd, a->ai_addr, a->ai_addrlen) == 0)
+			k->fd = fd;
+		else
+			close(fd);
+	}
+	freeaddrinfo(ai);
+	if (k->fd < 0)
+		return -ECONNREFUSED;
+	struct timeval tv = { DIAL_TIMEOUT_MS / 1000, 0 };
+	setsockopt(k->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(k->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	int one = 1;
+	setsockopt(k->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (ctx) {
+		k->ssl = SSL_new(ctx);
+		if (!k->ssl || SSL_set_fd(k->ssl, k->fd) != 1)
+			return -ENOMEM;
+		/* An address is checked against the certificate's IP names, a
+		 * host name against its DNS names (and sent as SNI). */
+		struct in6_addr ip;
+		bool literal = inet_pton(AF_INET, c->host, &ip) == 1 ||
+			       inet_pton(AF_INET6, c->host, &ip) == 1;
+		if (literal ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(k->ssl), c->host) != 1
+			    : SSL_set1_host(k->ssl, c->host) != 1 ||
+				      SSL_set_tlsext_host_name(k->ssl, c->host) != 1)
+			return -ENOMEM;
+		if (SSL_connect(k->ssl) != 1) {
+			unsigned long e = ERR_get_error();
+			sw_log_warn("agent: TLS with %s failed: %s", c->host,
+				    e ? ERR_reason_error_string(e) : "handshake cut off");
+			ERR_clear_error();
+			return -EPROTO;
+		}
+	}
+	rc = handshake(c, k, res);
+	if (rc < 0)
+		return rc;
+	fcntl(k->fd, F_SETFL, fcntl(k->fd, F_GETFL) | O_NONBLOCK);
+	return 0;
+}
+
+static uint64_t now_ms(void)
+{
+	return sw_now_ms();
+}
+
+static double random_unit(void)
+{
+	uint32_t v;
+	if (RAND_bytes((unsigned char *)&v, sizeof(v)) != 1)
+		return 0.5;
+	return v / 4294967296.0;
+}
+
+struct session {
+	const struct sw_agent_config *c;
+	struct conn *k;
+	struct sw_agent_journal *journal;
+	const struct sw_agent_executor *exec;
+	bool welcomed;
+	uint64_t heartbeat_ms;
+	uint64_t deadline;      /* the control plane is silent past it */
+	bool ending;            /* a close was sent or received */
+	struct dial_result drop;
+};
+
+static int send_msg(struct session *s, const struct sw_agent_msg *m)
+{
+	struct sw_buf b = { 0 };
+	int rc = sw_agent_msg_encode(&b, m);
+	if (rc == 0)
+		rc = sw_ws_out_message(&s->k->out, SW_WS_OP_TEXT, b.data, b.len);
+	sw_buf_release(&b);
+	return rc;
+}
+
+static int send_text(struct session *s, const char *text)
+{
+	return sw_ws_out_message(&s->k->out, SW_WS_OP_TEXT, text, strlen(text));
+}
+
+static void end_session(struct session *s, unsigned code, const char *why)
+{
+	if (!s->ending)
+		sw_ws_out_close(&s->k->out, code, why);
+	s->ending = true;
+}
+
+/* The result message for id, as text (the caller frees), from an outcome. */
+static char *result_text(const char *id, struct sw_agent_outcome *o)
+{
+	struct sw_agent_msg r = { .type = SW_AGENT_MSG_RESULT, .id = id, .ok = o->ok };
+	if (o->ok) {
+		r.result = o->result;
+	} else {
+		r.error_code = o->error_code[0] ? o->error_code : "FAILED";
+		r.error_message = o->error_message[0] ? o->error_message : "the command failed";
+	}
+	struct sw_buf b = { 0 };
+	int rc = sw_agent_msg_encode(&b, &r);
+	if (rc == 0)
+		rc = sw_buf_append(&b, "", 1);
+	json_decref(o->result);
+	o->result = NULL;
+	if (rc < 0) {
+		sw_buf_release(&b);
+		return NULL;
+	}
+	return b.data;
+}
+
+static void refuse_command(struct session *s, const char *id, const char *code, const char *msg)
+{
+	struct sw_agent_outcome o = { .ok = false };
+	snprintf(o.error_code, sizeof(o.error_code), "%s", code);
+	snprintf(o.error_message, sizeof(o.error_message), "%s", msg);
+	char *t = result_text(id, &o);
+	if (t)
+		send_text(s, t);
+	free(t);
+}
+
+static void on_command(struct session *s, const struct sw_agent_msg *m)
+{
+	uint8_t digest[32];
+	if (sw_agent_cmd_digest(m, digest) < 0)
+		return;
+	const char *recorded;
+	switch (sw_agent_journal_lookup(s->journal, m->id, digest, &recorded)) {
+	case SW_AGENT_JOURNAL_DONE:
+		send_text(s, recorded); /* resent: the same answer, not run again */
+		return;
+	case SW_AGENT_JOURNAL_RUNNING: {
+		struct sw_agent_msg ack = { .type = SW_AGENT_MSG_ACK, .id = m->id };
+		send_msg(s, &ack);
+		return;
+	}
+	case SW_AGENT_JOURNAL_CONFLICT:
+		refuse_command(s, m->id, "ID_REUSED", "this command id was used for another command");
+		return;
+	case SW_AGENT_JOURNAL_NEW:
+		break;
+	}
+	if (sw_agent_journal_begin(s->journal, m->id, digest) < 0) {
+		refuse_command(s, m->id, "JOURNAL_FAILED", "the agent could not journal the command; it was not run");
+		return;
+	}
+	struct sw_agent_outcome o = { 0 };
+	if ((uint64_t)sw_wall_ms() > m->expires_at_ms) {
+		snprintf(o.error_code, sizeof(o.error_code), "EXPIRED");
+		snprintf(o.error_message, sizeof(o.error_message), "the command expired before it reached the agent; it was not run");
+	} else if (!(s->exec->kinds & SW_AGENT_KIND_BIT(m->kind)) || !s->exec->run) {
+		snprintf(o.error_code, sizeof(o.error_code), "NOT_AVAILABLE");
+		snprintf(o.error_message, sizeof(o.error_message), "this agent (%s) does not run %s",
+			 SW_AGENT_VERSION, m->kind_name);
+	} else {
+		struct sw_agent_msg ack = { .type = SW_AGENT_MSG_ACK, .id = m->id };
+		send_msg(s, &ack);
+		s->exec->run(s->exec->arg, m, &o);
+	}
+	char *t = result_text(m->id, &o);
+	if (!t || sw_agent_journal_finish(s->journal, m->id, t) < 0)
+		sw_log_error("agent: the result of command %s could not be journaled", m->id);
+	if (t)
+		send_text(s, t);
+	free(t);
+}
+
+static bool is_command(const json_t *v)
+{
+	json_t *t = json_object_get(v, "type");
+	return json_is_string(t) && strcmp(json_string_value(t), "command") == 0;
+}
+
+/* A command the decoder refused still gets an answer when its id can be
+ * read, so the control plane's caller is not left waiting. */
+static void on_bad_message(struct session *s, const char *text, size_t len, const char *why)
+{
+	json_t *v = json_loadb(text, len, 0, NULL);
+	json_t *id = json_object_get(v, "id");
+	struct sw_agent_msg probe = { .type = SW_AGENT_MSG_ACK,
+				      .id = json_is_string(id) ? json_string_value(id) : NULL };
+	struct sw_buf b = { 0 };
+	bool answerable = probe.id && is_command(v) && sw_agent_msg_encode(&b, &probe) == 0;
+	sw_buf_release(&b);
+	if (answerable) {
+		refuse_command(s, probe.id, "INVALID_COMMAND", why);
+	} else {
+		sw_log_warn("agent: refused a message from the control plane: %s", why);
+		end_session(s, SW_WS_CLOSE_POLICY, "invalid message");
+	}
+	json_decref(v);
+}
+
+static void on_message(struct session *s, const struct sw_ws_event *ev)
+{
+	if (ev->opcode != SW_WS_OP_TEXT) {
+		end_session(s, SW_WS_CLOSE_UNSUPPORTED, "binary messages are not part of protocol 1");
+		return;
+	}
+	struct sw_agent_msg m;
+	char err[256];
+	if (sw_agent_msg_decode((const char *)ev->data, ev->len, &m, err, sizeof(err)) < 0) {
+		on_bad_message(s, (const char *)ev->data, ev->len, err);
+		return;
+	}
+	switch (m.type) {
+	case SW_AGENT_MSG_WELCOME:
+		if (m.protocol < SW_AGENT_PROTOCOL_MIN || m.protocol > SW_AGENT_PROTOCOL_MAX) {
+			end_session(s, SW_WS_CLOSE_POLICY, "protocol version not offered");
+			break;
+		}
+		s->welcomed = true;
+		s->heartbeat_ms = m.heartbeat_ms;
+		sw_log_info("agent: connected as %s (protocol %llu, heartbeat %llu ms)",
+			    m.connection_id, (unsigned long long)m.protocol,
+			    (unsigned long long)m.heartbeat_ms);
+		break;
+	case SW_AGENT_MSG_HEARTBEAT: {
+		struct sw_agent_msg echo = { .type = SW_AGENT_MSG_HEARTBEAT, .seq = m.seq };
+		send_msg(s, &echo);
+		break;
+	}
+	case SW_AGENT_MSG_GOAWAY:
+		s->drop.why = SW_AGENT_DROP_HINTED;
+		s->drop.retry_hint_ms = m.retry_after_ms;
+		end_session(s, SW_WS_CLOSE_GOING_AWAY, "goaway");
+		break;
+	case SW_AGENT_MSG_COMMAND:
+		if (s->welcomed)
+			on_command(s, &m);
+		else
+			end_session(s, SW_WS_CLOSE_POLICY, "a command before the welcome");
+		break;
+	case SW_AGENT_MSG_INPUT:
+		/* Streamed build contexts come with image.build, which this
+		 * agent does not run yet: nothing is waiting for input. */
+		break;
+	default:
+		end_session(s, SW_WS_CLOSE_POLICY, "a message only an agent sends");
+		break;
+	}
+	sw_agent_msg_release(&m);
+}
+
+/* Reads what the socket has; false when the connection is gone. */
+static bool pump_in(struct session *s)
+{
+	struct conn *k = s->k;
+	for (;;) {
+		if (k->in.len > SW_AGENT_MAX_MESSAGE + 64 * 1024)
+			return true; /* the reader refuses such frames before this */
+		if (sw_buf_reserve(&k->in, 16 * 1024) < 0)
+			return false;
+		ssize_t r = io_read(k, k->in.data + k->in.len, k->in.cap - k->in.len);
+		if (r > 0) {
+			k->in.len += (size_t)r;
+			continue;
+		}
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return true;
+		return false;
+	}
+}
+
+/* Handles every whole frame read so far; false when the session is over. */
+static bool handle_frames(struct session *s)
+{
+	struct conn *k = s->k;
+	size_t off = 0;
+	bool alive = true;
+	while (alive && !s->ending) {
+		size_t used;
+		struct sw_ws_event ev;
+		if (sw_ws_read(&k->reader, (const uint8_t *)k->in.data + off, k->in.len - off, &used,
+			       &ev) < 0)
+			return false;
+		off += used;
+		if (used)
+			s->deadline = now_ms() + (s->welcomed ? SILENT_HEARTBEATS * s->heartbeat_ms
+							      : WELCOME_TIMEOUT_MS);
+		switch (ev.kind) {
+		case SW_WS_NEED_MORE:
+			if (used == 0)
+				alive = false;
+			continue;
+		case SW_WS_MESSAGE:
+			on_message(s, &ev);
+			break;
+		case SW_WS_PING:
+			sw_ws_out_control(&k->out, SW_WS_OP_PONG, ev.data, ev.len);
+			break;
+		case SW_WS_PONG:
+			break;
+		case SW_WS_CLOSE:
+			end_session(s, ev.close_code == SW_WS_CLOSE_NO_STATUS ? SW_WS_CLOSE_NORMAL
+									     : ev.close_code, NULL);
+			break;
+		case SW_WS_ERROR:
+			sw_log_warn("agent: the control plane sent %s", ev.error);
+			end_session(s, ev.close_code, ev.error);
+			break;
+		}
+	}
+	sw_buf_consume(&k->in, off);
+	return true;
+}
+
+/* Writes queued output; false when the socket failed. */
+static bool pump_out(struct conn *k)
+{
+	while (k->out.buf.len) {
+		ssize_t w = io_write(k, k->out.buf.data, k->out.buf.len);
+		if (w > 0) {
+			sw_buf_consume(&k->out.buf, (size_t)w);
+			continue;
+		}
+		return w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+	}
+	return true;
+}
+
+static void run_session(struct session *s, volatile int *stop)
+{
+	struct conn *k = s->k;
+	char facts[5 * (SW_AGENT_MAX_FACT_LEN + 1)];
+	struct sw_agent_msg hello = { 0 };
+	sw_agent_host_facts(s->c, &hello, facts, sizeof(facts));
+	json_t *caps = json_array();
+	for (unsigned i = 0; caps && i < SW_AGENT_CMD_COUNT; i++)
+		if (s->exec->kinds & SW_AGENT_KIND_BIT(i))
+			json_array_append_new(caps, json_string(sw_agent_cmd_name((enum sw_agent_cmd)i)));
+	hello.capabilities = caps;
+	int rc = caps ? send_msg(s, &hello) : -ENOMEM;
+	json_decref(caps);
+	if (rc < 0)
+		return;
+	s->deadline = now_ms() + WELCOME_TIMEOUT_MS;
+	if (!handle_frames(s)) /* bytes that came with the 101 */
+		return;
+	while (!*stop) {
+		if (!pump_out(k))
+			return;
+		if (s->ending && k->out.buf.len == 0)
+			return;
+		uint64_t now = now_ms();
+		if (now >= s->deadline) {
+			sw_log_warn("agent: the control plane has been silent; reconnecting");
+			return;
+		}
+		/* SSL may hold decrypted bytes the socket no longer shows. */
+		int timeout = k->ssl && SSL_pending(k->ssl) ? 0 : (int)SW_MIN(s->deadline - now, 1000);
+		struct pollfd p = { .fd = k->fd,
+				    .events = POLLIN | (k->out.buf.len ? POLLOUT : 0) };
+		int n = poll(&p, 1, timeout);
+		if (n < 0 && errno != EINTR)
+			return;
+		if (n > 0 && (p.revents & (POLLERR | POLLNVAL)))
+			return;
+		if ((n > 0 && (p.revents & (POLLIN | POLLHUP))) || timeout == 0) {
+			size_t before = k->in.len;
+			bool open = pump_in(s);
+			if (!handle_frames(s))
+				return;
+			if (!open || (k->in.len == before && (p.revents & POLLHUP)))
+				return;
+		}
+	}
+	end_session(s, SW_WS_CLOSE_GOING_AWAY, "the agent is stopping");
+	pump_out(k);
+}
+
+static SSL_CTX *tls_context(const struct sw_agent_config *c)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	if (!ctx)
+		return NULL;
+	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+	int ok = c->ca_file[0] ? SSL_CTX_load_verify_locations(ctx, c->ca_file, NULL)
+			       : SSL_CTX_set_default_verify_paths(ctx);
+	if (ok != 1) {
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+static void sleep_until(uint64_t when, volatile int *stop)
+{
+	while (!*stop) {
+		uint64_t now = now_ms();
+		if (now >= when)
+			return;
+		uint64_t step = SW_MIN(when - now, 200);
+		struct timespec ts = { (time_t)(step / 1000), (long)(step % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+}
+
+int sw_agent_run(const struct sw_agent_config *c, const struct sw_agent_executor *exec,
+		 volatile int *stop)
+{
+	struct sw_agent_journal *journal;
+	int rc = sw_agent_journal_open(c->data_dir, SW_AGENT_JOURNAL_MAX_ENTRIES,
+				       SW_AGENT_JOURNAL_MAX_BYTES, &journal);
+	if (rc < 0)
+		return rc;
+	SSL_CTX *ctx = NULL;
+	if (c->tls && !(ctx = tls_context(c))) {
+		sw_agent_journal_close(journal);
+		return -EIO;
+	}
+	unsigned attempt = 0;
+	while (!*stop) {
+		struct conn k = { .fd = -1 };
+		sw_ws_reader_init(&k.reader, SW_WS_CLIENT, SW_AGENT_MAX_MESSAGE);
+		sw_ws_out_init(&k.out, SW_WS_CLIENT, SW_AGENT_MAX_QUEUED_OUTPUT);
+		struct session s = { .c = c, .k = &k, .journal = journal, .exec = exec };
+		rc = dial(c, ctx, &k, &s.drop);
+		if (rc == 0) {
+			run_session(&s, stop);
+			if (s.welcomed)
+				attempt = 0;
+		} else if (s.drop.why == SW_AGENT_DROP_REJECTED) {
+			sw_log_error("agent: the control plane refused the token (HTTP %d); check STEWARD_AGENT_TOKEN", s.drop.status);
+		} else if (s.drop.status) {
+			sw_log_warn("agent: the control plane answered HTTP %d to the upgrade", s.drop.status);
+		} else {
+			sw_log_warn("agent: cannot reach %s:%s (%s)", c->host, c->port, strerror(-rc));
+		}
+		conn_close(&k);
+		if (*stop)
+			break;
+		uint64_t wait = sw_agent_backoff_ms(s.drop.why, attempt, s.drop.retry_hint_ms,
+						    random_unit());
+		if (attempt < 30)
+			attempt++;
+		sw_log_info("agent: reconnecting in %llu ms", (unsigned long long)wait);
+		sleep_until(now_ms() + wait, stop);
+	}
+	SSL_CTX_free(ctx);
+	sw_agent_journal_close(journal);
+	return 0;
+}

@@ -1,0 +1,201 @@
+/* The agent's loop (src/agent/daemon.c) with an executor, against a
+ * control plane written here on the frame layer: a command is
+ * acknowledged and run once, its resend (on the same connection and after
+ * a reconnect) is answered from the journal without running again, and
+ * the hello announces exactly the executor's kinds. */
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <strings.h>
+#include "steward/agent/daemon.h"
+#include "steward/agent/ws.h"
+#include "steward/base/limits.h"
+#include "scratch_dir.h"
+#include "test_help.h"
+
+TEST_MAIN()
+
+#define TOKEN "sta_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+
+static int runs;
+static volatile int stop;
+
+static void run_sample(void *arg, const struct sw_agent_msg *cmd, struct sw_agent_outcome *out)
+{
+	(void)arg;
+	(void)cmd;
+	runs++;
+	out->ok = true;
+	out->result = json_pack("{s:i}", "run", runs);
+}
+
+static void *agent_thread(void *p)
+{
+	static const struct sw_agent_executor exec = {
+		.run = run_sample, .kinds = SW_AGENT_KIND_BIT(SW_AGENT_CMD_METRICS_SAMPLE)
+	};
+	sw_agent_run(p, &exec, &stop);
+	return NULL;
+}
+
+/* One accepted agent connection, seen from the control plane. */
+struct peer {
+	int fd;
+	struct sw_buf in;
+	struct sw_ws_reader r;
+	char head[2048];
+};
+
+static bool peer_accept(int lfd, struct peer *p)
+{
+	memset(p, 0, sizeof(*p));
+	struct timeval tv = { 10, 0 };
+	setsockopt(lfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	p->fd = accept(lfd, NULL, NULL);
+	if (p->fd < 0)
+		return false;
+	setsockopt(p->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	sw_ws_reader_init(&p->r, SW_WS_SERVER, SW_AGENT_MAX_MESSAGE);
+	size_t len = 0;
+	while (!strstr(p->head, "\r\n\r\n")) {
+		ssize_t n = recv(p->fd, p->head + len, sizeof(p->head) - 1 - len, 0);
+		if (n <= 0)
+			return false;
+		len += (size_t)n;
+		p->head[len] = '\0';
+	}
+	char *key = strcasestr(p->head, "\r\nSec-WebSocket-Key: ");
+	char accept[29], resp[200];
+	if (!key || sw_ws_accept_key(sw_str_from(key + 21, 24), accept) < 0)
+		return false;
+	int n = snprintf(resp, sizeof(resp), "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+			 "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n", accept);
+	return send(p->fd, resp, (size_t)n, MSG_NOSIGNAL) == n;
+}
+
+static void peer_send(struct peer *p, const char *text)
+{
+	struct sw_buf b = { 0 };
+	if (sw_ws_frame_append(&b, SW_WS_OP_TEXT, true, text, strlen(text), NULL) == 0)
+		send(p->fd, b.data, b.len, MSG_NOSIGNAL);
+	sw_buf_release(&b);
+}
+
+/* The next text message, decoded; false on a timeout or a close. */
+static bool peer_next(struct peer *p, struct sw_agent_msg *m)
+{
+	for (;;) {
+		size_t used;
+		struct sw_ws_event ev;
+		if (sw_ws_read(&p->r, (const uint8_t *)p->in.data, p->in.len, &used, &ev) < 0)
+			return false;
+		if (ev.kind == SW_WS_MESSAGE) {
+			char err[256];
+			int rc = sw_agent_msg_decode((const char *)ev.data, ev.len, m, err, sizeof(err));
+			sw_buf_consume(&p->in, used);
+			return rc == 0;
+		}
+		sw_buf_consume(&p->in, used);
+		if (ev.kind == SW_WS_CLOSE || ev.kind == SW_WS_ERROR)
+			return false;
+		if (used)
+			continue;
+		if (sw_buf_reserve(&p->in, 4096) < 0)
+			return false;
+		ssize_t n = recv(p->fd, p->in.data + p->in.len, p->in.cap - p->in.len, 0);
+		if (n <= 0)
+			return false;
+		p->in.len += (size_t)n;
+	}
+}
+
+static void peer_close(struct peer *p)
+{
+	close(p->fd);
+	sw_buf_release(&p->in);
+	sw_ws_reader_release(&p->r);
+}
+
+/* Reads the hello and answers with a welcome. */
+static bool greet(int *sw_failed_, struct peer *p)
+{
+	struct sw_agent_msg m;
+	if (!peer_next(p, &m))
+		return false;
+	CHECK_INT_EQ(m.type, SW_AGENT_MSG_HELLO);
+	CHECK_INT_EQ(json_array_size(m.capabilities), 1);
+	CHECK_STR_EQ(json_string_value(json_array_get(m.capabilities, 0)), "metrics.sample");
+	sw_agent_msg_release(&m);
+	peer_send(p, "{\"type\":\"welcome\",\"connectionId\":\"t\",\"protocol\":1,\"heartbeatMs\":5000}");
+	return true;
+}
+
+TEST(a_command_runs_once_across_resends_and_reconnects)
+{
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	REQUIRE(bind(lfd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(lfd, 4) == 0);
+	REQUIRE(getsockname(lfd, (struct sockaddr *)&a, &alen) == 0);
+	struct sw_agent_config c = { 0 };
+	snprintf(c.host, sizeof(c.host), "127.0.0.1");
+	snprintf(c.port, sizeof(c.port), "%d", ntohs(a.sin_port));
+	snprintf(c.path, sizeof(c.path), "/agent/connect");
+	snprintf(c.token, sizeof(c.token), TOKEN);
+	snprintf(c.proc_path, sizeof(c.proc_path), "/proc");
+	snprintf(c.sys_path, sizeof(c.sys_path), "/sys");
+	snprintf(c.root_path, sizeof(c.root_path), "/");
+	snprintf(c.data_dir, sizeof(c.data_dir), "%s", scratch_dir("sw-agent-daemon"));
+	pthread_t t;
+	REQUIRE(pthread_create(&t, NULL, agent_thread, &c) == 0);
+
+	struct peer p;
+	REQUIRE(peer_accept(lfd, &p));
+	CHECK(strstr(p.head, "GET /agent/connect HTTP/1.1\r\n") == p.head);
+	CHECK(strstr(p.head, "\r\nx-agent-token: " TOKEN "\r\n") != NULL);
+	REQUIRE(greet(sw_failed_, &p));
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "{\"type\":\"command\",\"id\":\"s-1\",\"kind\":\"metrics.sample\",\"expiresAt\":%llu,\"payload\":{}}",
+		 (unsigned long long)sw_wall_ms() + 60000);
+	peer_send(&p, cmd);
+	struct sw_agent_msg m;
+	REQUIRE(peer_next(&p, &m));
+	CHECK_INT_EQ(m.type, SW_AGENT_MSG_ACK);
+	CHECK_STR_EQ(m.id, "s-1");
+	sw_agent_msg_release(&m);
+	REQUIRE(peer_next(&p, &m));
+	CHECK_INT_EQ(m.type, SW_AGENT_MSG_RESULT);
+	CHECK(m.ok);
+	CHECK_INT_EQ(json_integer_value(json_object_get(m.result, "run")), 1);
+	sw_agent_msg_release(&m);
+	/* Resent on the same connection: the same result, no ack, no run. */
+	peer_send(&p, cmd);
+	REQUIRE(peer_next(&p, &m));
+	CHECK_INT_EQ(m.type, SW_AGENT_MSG_RESULT);
+	CHECK_INT_EQ(json_integer_value(json_object_get(m.result, "run")), 1);
+	sw_agent_msg_release(&m);
+	/* A kind the executor does not run: NOT_AVAILABLE, never run. */
+	snprintf(cmd + 0, sizeof(cmd), "{\"type\":\"command\",\"id\":\"s-2\",\"kind\":\"container.list\",\"expiresAt\":%llu,\"payload\":{}}",
+		 (unsigned long long)sw_wall_ms() + 60000);
+	peer_send(&p, cmd);
+	REQUIRE(peer_next(&p, &m));
+	CHECK(!m.ok);
+	CHECK_STR_EQ(m.error_code, "NOT_AVAILABLE");
+	sw_agent_msg_release(&m);
+	/* Dropped: the agent dials again, and the resend is still answered
+	 * from the journal. */
+	peer_close(&p);
+	REQUIRE(peer_accept(lfd, &p));
+	REQUIRE(greet(sw_failed_, &p));
+	snprintf(cmd, sizeof(cmd), "{\"type\":\"command\",\"id\":\"s-1\",\"kind\":\"metrics.sample\",\"expiresAt\":%llu,\"payload\":{}}",
+		 (unsigned long long)sw_wall_ms() + 60000);
+	peer_send(&p, cmd);
+	REQUIRE(peer_next(&p, &m));
+	CHECK_INT_EQ(m.type, SW_AGENT_MSG_RESULT);
+	CHECK_INT_EQ(json_integer_value(json_object_get(m.result, "run")), 1);
+	sw_agent_msg_release(&m);
+	CHECK_INT_EQ(runs, 1);
+	stop = 1;
+	pthread_join(t, NULL);
+	peer_close(&p);
+	close(lfd);
+}
