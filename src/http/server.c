@@ -684,7 +684,10 @@ static void write_head(struct sw_http_request *req, int status, const char *cont
 	}
 	out_bytes(c, "X-Request-Id: ", 14);
 	out_bytes(c, req->request_id, req->request_id_len);
-	out_bytes(c, "\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n", 60);
+	const char *cache = req->cache_control ? req->cache_control : "no-store";
+	out_bytes(c, "\r\nCache-Control: ", 17);
+	out_bytes(c, cache, strlen(cache));
+	out_bytes(c, "\r\nX-Content-Type-Options: nosniff\r\n", 35);
 	struct sw_str origin = allowed_origin(req);
 	if (srv->shared->cors_count)
 		out_bytes(c, "Vary: Origin\r\n", 14);

@@ -1,0 +1,70 @@
+// First run (POST /setup) and sign-in (password, then the TOTP code or a
+// recovery code when the account has two-factor authentication).
+import { useState } from 'preact/hooks';
+import { post } from './api.js';
+import { ErrorBox, Field, useForm } from './ui.jsx';
+
+export function Setup({ done }) {
+	const form = useForm({ name: '', email: '', password: '', organizationName: '' }, async (v) => {
+		await post('/setup', v);
+		await done();
+	});
+	return (
+		<main class="card narrow">
+			<h1>Welcome to Steward</h1>
+			<p>Create the first account. It owns the first organization and is the installation's operator.</p>
+			<form onSubmit={form.onSubmit}>
+				<ErrorBox error={form.error} />
+				<Field form={form} name="name" label="Your name" autocomplete="name" required />
+				<Field form={form} name="email" label="E-mail" type="email" autocomplete="username" required />
+				<Field form={form} name="password" label="Password (10 characters or more)" type="password" autocomplete="new-password" required />
+				<Field form={form} name="organizationName" label="Organization" required />
+				<button type="submit" disabled={form.busy}>
+					Create account
+				</button>
+			</form>
+		</main>
+	);
+}
+
+export function SignIn({ done }) {
+	const [challenge, setChallenge] = useState(null);
+	const form = useForm({ email: '', password: '' }, async (v) => {
+		const r = await post('/auth/sign-in', v);
+		if (r && r.twoFactorRequired) setChallenge(r.challenge);
+		else await done();
+	});
+	const second = useForm({ code: '' }, async (v) => {
+		const c = v.code.trim();
+		const body = /^[0-9]{3} ?[0-9]{3}$/.test(c) ? { challenge, code: c } : { challenge, recoveryCode: c };
+		await post('/auth/two-factor/verify', body);
+		await done();
+	});
+	if (challenge) {
+		return (
+			<main class="card narrow">
+				<h1>Two-factor authentication</h1>
+				<form onSubmit={second.onSubmit}>
+					<ErrorBox error={second.error} />
+					<Field form={second} name="code" label="Code from your authenticator app, or a recovery code" autocomplete="one-time-code" inputmode="text" required />
+					<button type="submit" disabled={second.busy}>
+						Verify
+					</button>
+				</form>
+			</main>
+		);
+	}
+	return (
+		<main class="card narrow">
+			<h1>Sign in to Steward</h1>
+			<form onSubmit={form.onSubmit}>
+				<ErrorBox error={form.error} />
+				<Field form={form} name="email" label="E-mail" type="email" autocomplete="username" required />
+				<Field form={form} name="password" label="Password" type="password" autocomplete="current-password" required />
+				<button type="submit" disabled={form.busy}>
+					Sign in
+				</button>
+			</form>
+		</main>
+	);
+}
