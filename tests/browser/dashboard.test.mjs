@@ -1,0 +1,460 @@
+// The dashboard (ui/, served by stewardd on the API's origin) in a real
+// browser: Debian's chromium driven by playwright-core, against the built
+// stewardd and a scratch PostgreSQL (tests/integration/harness.mjs). The
+// tests run in order, as one user's first day: first run, the project and
+// an application, variables, lifecycle, deployments and the live build log
+// (through a dropped connection), signing out, signing in with a password
+// and then with a TOTP second factor. Around them: what the server answers
+// for the dashboard's files and for the API beside them, the app's size,
+// the session cookie's reach, and axe-core on every page.
+//
+// Deployments are rows and log files written straight into PostgreSQL and
+// the data folder (deployment_rows.mjs): no runner, no docker.
+//
+// Exits 77 (skipped) without chromium, without node_modules (npm ci
+// --prefix tests/browser), or without a built dashboard (npm ci --prefix ui,
+// then cmake builds it next to stewardd).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { createRequire } from 'node:module';
+import * as h from '../integration/harness.mjs';
+import { deploymentRows } from '../integration/deployment_rows.mjs';
+import { awayFromBoundary, stepNow, totp } from '../integration/totp.mjs';
+
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const PASSWORD = 'correct horse battery';
+const EMAIL = 'olive@example.com';
+// The dashboard's own limits (ui/src/logview.js) and the issue's (150 KB).
+const MAX_RENDERED_LINES = 2000;
+const MAX_GZIPPED = 150 * 1024;
+
+h.need(CHROMIUM, 'chromium');
+let chromium;
+try {
+	({ chromium } = await import('playwright-core'));
+} catch {
+	h.skip('playwright-core is not installed (npm ci --prefix tests/browser)');
+}
+const UI_DIR = path.join(path.dirname(h.stewarddPath()), 'ui');
+if (!fs.existsSync(path.join(UI_DIR, 'index.html'))) {
+	h.skip(`${UI_DIR}/index.html not found: the dashboard was not built (npm ci --prefix ui, then cmake --build)`);
+}
+const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+let pg, srv, origin, browser, context, page, rows;
+const problems = []; // console errors and CSP refusals seen by the page
+const liveRequests = []; // the headers of every GET /deployments/:id/live
+
+async function startServer() {
+	srv = await h.startStewardd({ db: pg, env: { STEWARD_RUNNERS: 'false' } });
+	origin = `http://127.0.0.1:${srv.port}`;
+	rows = deploymentRows(pg, srv);
+}
+
+// After srv.stop(): the same database, data folder and port (the page's
+// origin), waiting for /health ourselves (the harness's wait would ask
+// another port). srv and rows keep naming the first process's database.
+async function restartServer() {
+	const again = await h.startStewardd({
+		db: pg,
+		waitHealth: false,
+		env: { STEWARD_RUNNERS: 'false', DATABASE_URL: srv.env.DATABASE_URL, STEWARD_DATA_DIR: srv.env.STEWARD_DATA_DIR, STEWARD_LISTEN: `127.0.0.1:${srv.port}` },
+	});
+	let exited = false;
+	again.exited.then(() => (exited = true));
+	for (let i = 0; ; i++) {
+		try {
+			if ((await h.request(srv.port, 'GET', '/health', { timeoutMs: 2000 })).status === 200) break;
+		} catch {}
+		if (exited || i > 300) throw new Error(`stewardd did not come back on port ${srv.port}:\n${again.logs.text()}`);
+		await h.sleep(100);
+	}
+}
+
+before(async () => {
+	pg = await h.startPostgres();
+	await startServer();
+	browser = await chromium.launch({
+		executablePath: CHROMIUM,
+		headless: true,
+		timeout: 30000,
+		// playwright gives the browser a fresh temporary profile (--user-data-dir).
+		args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+			'--disable-component-update', '--disable-sync'],
+	});
+	context = await browser.newContext();
+	page = await context.newPage();
+	page.setDefaultTimeout(15000);
+	// Failed requests are logged too (a 401 on purpose, a refused
+	// connection while the server restarts): only CSP refusals count.
+	page.on('console', (m) => {
+		if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(m.text());
+	});
+	page.on('pageerror', (e) => problems.push(String(e)));
+	page.on('request', (r) => {
+		if (/\/deployments\/[^/]+\/live$/.test(new URL(r.url()).pathname)) liveRequests.push(r.headers());
+	});
+});
+
+after(async () => {
+	await browser?.close();
+	await h.cleanupAll();
+});
+
+// Runs axe-core in the page: no serious or critical violation. The
+// checker is evaluated over the DevTools protocol, which the page's
+// Content-Security-Policy does not govern (the app's own code could not
+// load it inline, and should not).
+async function accessible(what) {
+	await page.evaluate(AXE);
+	const result = await page.evaluate(async () => {
+		const r = await window.axe.run(document, { resultTypes: ['violations'] });
+		return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }));
+	});
+	const bad = result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+	assert.deepEqual(bad, [], `axe-core on ${what}: ${JSON.stringify(bad, null, 1)}`);
+}
+
+const field = (label) => page.getByLabel(label, { exact: true });
+
+// ---------------------------------------------------------------- the files
+
+test('the_whole_app_is_under_150_KB_gzipped', () => {
+	let raw = 0, gz = 0, files = 0;
+	const walk = (dir) => {
+		for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+			const p = path.join(dir, e.name);
+			if (e.isDirectory()) walk(p);
+			else {
+				const b = fs.readFileSync(p);
+				raw += b.length;
+				gz += zlib.gzipSync(b, { level: 9 }).length;
+				files++;
+			}
+		}
+	};
+	walk(UI_DIR);
+	process.stdout.write(`# dashboard: ${files} files, ${raw} bytes, ${gz} bytes gzipped (${(gz / 1024).toFixed(1)} KB; limit 150 KB)\n`);
+	assert.ok(gz < MAX_GZIPPED, `${gz} bytes gzipped`);
+});
+
+test('index_html_has_a_strict_csp_no_inline_script_and_is_not_cached', async () => {
+	for (const p of ['/', '/app', '/app/applications/x/variables']) {
+		const r = await h.request(srv.port, 'GET', p, { headers: { Accept: 'text/html' } });
+		assert.equal(r.status, 200, `${p}: ${r.text}`);
+		assert.equal(r.headers['content-type'], 'text/html; charset=utf-8');
+		assert.equal(r.headers['cache-control'], 'no-cache');
+		assert.equal(r.headers['x-content-type-options'], 'nosniff');
+		const csp = r.headers['content-security-policy'];
+		assert.ok(csp, `${p}: a Content-Security-Policy`);
+		const directives = Object.fromEntries(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v.join(' ')]));
+		assert.equal(directives['default-src'], "'none'");
+		assert.equal(directives['script-src'], "'self'");
+		assert.equal(directives['style-src'], "'self'");
+		assert.equal(directives['connect-src'], "'self'");
+		assert.equal(directives['frame-ancestors'], "'none'");
+		assert.doesNotMatch(csp, /unsafe|data:|\*/);
+		// No inline script or style, no handler attributes.
+		const scripts = [...r.text.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)];
+		assert.ok(scripts.length >= 1);
+		for (const [, attrs, body] of scripts) {
+			assert.match(attrs, /\bsrc="\/assets\/[^"]+\.js"/);
+			assert.equal(body.trim(), '');
+		}
+		assert.doesNotMatch(r.text, /<style|\sstyle=|\son[a-z]+=/i);
+	}
+});
+
+test('assets_are_immutable_with_their_type_and_only_listed_names_are_served', async () => {
+	const index = (await h.request(srv.port, 'GET', '/')).text;
+	const refs = [...index.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]);
+	assert.ok(refs.some((r) => r.endsWith('.js')) && refs.some((r) => r.endsWith('.css')), refs.join(' '));
+	const types = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8', svg: 'image/svg+xml' };
+	for (const ref of refs) {
+		assert.match(ref, /^\/assets\/[A-Za-z0-9_.-]+-[A-Za-z0-9_-]{8}\.[a-z0-9]+$/, 'a content hash in the name');
+		const r = await h.request(srv.port, 'GET', ref);
+		assert.equal(r.status, 200, ref);
+		assert.equal(r.headers['cache-control'], 'public, max-age=31536000, immutable');
+		assert.equal(r.headers['content-type'], types[ref.split('.').pop()]);
+		assert.ok(r.headers['content-security-policy']);
+		assert.ok(r.body.equals(fs.readFileSync(path.join(UI_DIR, ref))), `${ref} byte for byte`);
+		const head = await h.request(srv.port, 'HEAD', ref);
+		assert.equal(head.headers['content-length'], String(r.body.length));
+	}
+	// Nothing outside the list: traversal, encoded traversal, index.html
+	// (not an asset), a folder, a near miss. Each is the API's JSON 404.
+	const name = refs[0].slice('/assets/'.length);
+	for (const p of ['/assets/..%2Findex.html', '/assets/%2e%2e', '/assets/index.html', '/assets/.', '/assets/' + name + 'x',
+		'/assets/' + name.toUpperCase(), '/assets', `/assets/${name}/x`]) {
+		const r = await h.request(srv.port, 'GET', p);
+		assert.ok(r.status === 404 || r.status === 400, `${p}: ${r.status}`);
+		if (r.status === 404) h.assertError(r, 404, 'NOT_FOUND');
+	}
+});
+
+test('the_api_still_answers_json_even_to_a_browser_asking_for_html', async () => {
+	const html = { Accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
+	const notFound = await h.request(srv.port, 'GET', '/no-such-thing', { headers: html });
+	h.assertError(notFound, 404, 'NOT_FOUND');
+	h.assertCommonHeaders(notFound);
+	// Unknown API paths, near the dashboard's own: the same 404.
+	for (const p of ['/applicationz', '/applications/x/nope', '/apps', '/app/', '/asset/x.js', '/signup']) {
+		const r = await h.request(srv.port, 'GET', p, { headers: html });
+		assert.equal(r.status, 404, p);
+		assert.deepEqual({ ...r.json().error, requestId: null }, { ...notFound.json().error, requestId: null }, p);
+	}
+	// POST /signup while signup is off: still exactly an unknown route.
+	h.assertError(await h.request(srv.port, 'POST', '/signup', { body: {} }), 404, 'NOT_FOUND');
+	// API routes answer JSON, whatever the Accept header says.
+	for (const [p, status] of [['/health', 200], ['/setup-status', 200], ['/applications', 401], ['/auth/session', 401]]) {
+		const r = await h.request(srv.port, 'GET', p, { headers: html });
+		assert.equal(r.status, status, p);
+		assert.match(r.headers['content-type'], /^application\/json\b/, p);
+		assert.equal(r.headers['cache-control'], 'no-store', p);
+		assert.equal(r.headers['content-security-policy'], undefined, `${p}: the API's answers are unchanged`);
+	}
+	// The dashboard's pages take GET and HEAD only.
+	h.assertError(await h.request(srv.port, 'POST', '/app/x', { body: {} }), 405, 'METHOD_NOT_ALLOWED');
+	// The OpenAPI document names no dashboard path.
+	const doc = (await h.request(srv.port, 'GET', '/docs')).json();
+	assert.deepEqual(Object.keys(doc.paths).filter((p) => p === '/' || p.startsWith('/app') && !p.startsWith('/applications') || p.startsWith('/assets')), []);
+});
+
+test('without_a_dashboard_slash_answers_the_api_404', async () => {
+	const off = await h.startStewardd({ db: pg, env: { STEWARD_UI_DIR: 'off' } });
+	try {
+		for (const p of ['/', '/app/applications', '/assets/x.js']) h.assertError(await h.request(off.port, 'GET', p), 404, 'NOT_FOUND');
+	} finally {
+		await off.stop();
+	}
+	const bad = await h.startStewardd({ db: pg, env: { STEWARD_UI_DIR: '/nonexistent/ui' }, waitHealth: false });
+	assert.notEqual(await bad.exited.then((r) => r.code), 0, 'a folder that is not there stops start-up');
+	assert.match(bad.logs.text(), /STEWARD_UI_DIR/);
+});
+
+// ---------------------------------------------------------------- journeys
+
+test('first_run_shows_the_setup_form_then_the_applications', async () => {
+	await page.goto(`${origin}/`);
+	await page.waitForURL(`${origin}/app/setup`);
+	await page.getByRole('heading', { name: 'Welcome to Steward' }).waitFor();
+	await accessible('the setup form');
+	await field('Your name').fill('Olive Owner');
+	await field('E-mail').fill(EMAIL);
+	await field('Password (10 characters or more)').fill('short');
+	await field('Organization').fill('Acme');
+	await page.getByRole('button', { name: 'Create account' }).click();
+	// The API's field error, next to its field.
+	await page.locator('.field-error').first().waitFor();
+	assert.match(await page.locator('[aria-invalid="true"]').first().getAttribute('name'), /password/);
+	await field('Password (10 characters or more)').fill(PASSWORD);
+	await page.getByRole('button', { name: 'Create account' }).click();
+	await page.waitForURL(`${origin}/app/applications`);
+	await page.getByText(`Acme · ${EMAIL}`).waitFor();
+	await page.getByRole('heading', { name: 'Applications' }).waitFor();
+});
+
+test('the_session_cookie_is_httponly_and_not_readable_by_script', async () => {
+	const cookies = await context.cookies(origin);
+	const session = cookies.find((c) => c.name === 'steward_session');
+	assert.ok(session, JSON.stringify(cookies));
+	assert.equal(session.httpOnly, true);
+	assert.equal(session.sameSite, 'Lax');
+	assert.doesNotMatch(await page.evaluate(() => document.cookie), /steward_session/);
+});
+
+let appId;
+
+test('a_project_then_an_application_are_created_from_the_pages', async () => {
+	await field('New project').fill('shop');
+	await page.getByRole('button', { name: 'Add project' }).click();
+	const nav = page.getByRole('navigation', { name: 'Projects' });
+	await nav.getByRole('link', { name: 'shop' }).waitFor();
+	await accessible('the list of applications');
+	await page.getByRole('link', { name: 'New application' }).click();
+	await page.waitForURL(`${origin}/app/applications/new`);
+	await field('Name (lower-case letters, digits, hyphens)').fill('Not A Name');
+	await page.getByRole('button', { name: 'Create application' }).click();
+	await page.locator('.field-error').first().waitFor();
+	assert.equal(await field('Name (lower-case letters, digits, hyphens)').getAttribute('aria-invalid'), 'true');
+	await accessible('the new application form with an error');
+	await field('Name (lower-case letters, digits, hyphens)').fill('web');
+	await page.getByRole('button', { name: 'Create application' }).click();
+	await page.waitForURL(/\/app\/applications\/[0-9a-f-]{36}$/);
+	appId = page.url().split('/').pop();
+	await page.getByRole('heading', { name: 'web' }).waitFor();
+	assert.equal(await page.locator('.title-row .badge').textContent(), 'CREATED');
+	// The environment's link lists it; a deep link opens it again.
+	await nav.getByRole('link', { name: 'production' }).click();
+	await page.getByRole('link', { name: 'web' }).waitFor();
+	await page.goto(`${origin}/app/applications/${appId}`);
+	await page.getByRole('heading', { name: 'web' }).waitFor();
+});
+
+test('variables_show_keys_and_lengths_never_values', async () => {
+	const secret = 'postgres://app:s3cr3t-value-only-the-server-knows@db/app';
+	await page.getByRole('link', { name: 'Variables' }).click();
+	await page.waitForURL(`${origin}/app/applications/${appId}/variables`);
+	await field('Key').fill('DATABASE_URL');
+	await field('Value').fill(secret);
+	await page.getByRole('button', { name: 'Set variable' }).click();
+	await page.getByRole('cell', { name: 'DATABASE_URL', exact: true }).waitFor();
+	await page.getByRole('cell', { name: `${Buffer.byteLength(secret)} bytes` }).waitFor();
+	assert.equal(await field('Value').inputValue(), '', 'the form forgets the value');
+	await accessible('the variables');
+	assert.ok(!(await page.content()).includes('s3cr3t'), 'the value is nowhere in the page');
+	await page.reload();
+	await page.getByRole('cell', { name: 'DATABASE_URL', exact: true }).waitFor();
+	assert.ok(!(await page.content()).includes('s3cr3t'));
+	await page.getByRole('button', { name: 'Unset DATABASE_URL' }).click();
+	await page.getByText('No variables.').waitFor();
+});
+
+test('start_stop_restart_queue_lifecycle_jobs', async () => {
+	await page.goto(`${origin}/app/applications/${appId}`);
+	for (const verb of ['Start', 'Stop', 'Restart']) {
+		await page.getByRole('button', { name: verb, exact: true }).click();
+		await page.getByRole('status').filter({ hasText: `${verb} queued` }).waitFor();
+	}
+	const kinds = (await rows.sql(`SELECT kind FROM jobs WHERE target_id = '${appId}' ORDER BY created_at`)).trim().split('\n');
+	for (const k of ['application.start', 'application.stop', 'application.restart']) assert.ok(kinds.includes(k), kinds.join(' '));
+});
+
+let org;
+
+test('the_deployments_list_shows_status_badges', async () => {
+	org = { id: (await rows.sql(`SELECT organization_id FROM applications WHERE id = '${appId}'`)).trim() };
+	await rows.insertDeployment({ org }, appId, { status: 'SUCCEEDED' });
+	await rows.insertDeployment({ org }, appId, { status: 'FAILED', error: 'the health gate timed out' });
+	await page.reload();
+	const table = page.getByRole('table');
+	await table.getByRole('link', { name: '#2' }).waitFor();
+	assert.equal(await table.locator('.badge-succeeded').textContent(), 'SUCCEEDED');
+	assert.equal(await table.locator('.badge-failed').textContent(), 'FAILED');
+	await accessible('the deployments');
+	await table.getByRole('link', { name: '#2' }).click();
+	await page.getByRole('heading', { name: 'Deployment #2' }).waitFor();
+	await page.getByText('the health gate timed out').waitFor();
+	await page.locator('.live-state[data-state="ended"]').waitFor();
+});
+
+test('the_live_log_takes_1000_lines_a_second_follows_the_tail_and_resumes_after_a_dropped_connection', async () => {
+	const id = await rows.insertDeployment({ org }, appId, { status: 'BUILDING' });
+	const line = (i) => `line ${String(i).padStart(6, '0')} ${'·'.repeat(40)} step output`;
+	let written = 0;
+	const write = (n) => {
+		let s = '';
+		for (let i = 0; i < n; i++) s += line(++written) + '\n';
+		fs.appendFileSync(rows.logPath(id), s);
+	};
+	rows.writeLog(id, '');
+	write(500);
+	liveRequests.length = 0;
+	await page.goto(`${origin}/app/deployments/${id}`);
+	await page.locator('.live-state[data-state="live"]').waitFor();
+	// Long tasks on the page's main thread while lines pour in.
+	await page.evaluate(() => {
+		window.__longest = 0;
+		new PerformanceObserver((l) => {
+			for (const e of l.getEntries()) window.__longest = Math.max(window.__longest, e.duration);
+		}).observe({ type: 'longtask', buffered: false });
+	});
+	// 1,000 lines a second (100 every 100 ms) for 3 s, then the server
+	// goes away and comes back while the build keeps writing, then 2 s more.
+	const pour = async (ms) => {
+		for (const end = Date.now() + ms; Date.now() < end;) {
+			write(100);
+			await h.sleep(100);
+		}
+	};
+	await pour(3000);
+	await srv.stop();
+	await page.locator('.live-state[data-state="reconnecting"]').waitFor();
+	write(700);
+	await restartServer();
+	await page.locator('.live-state[data-state="live"]').waitFor({ timeout: 30000 });
+	await pour(2000);
+	await rows.sql(`UPDATE deployments SET status = 'SUCCEEDED', finished_at = now(), log_byte_count = ${fs.statSync(rows.logPath(id)).size} WHERE id = '${id}'`);
+	await page.locator('.live-state[data-state="ended"]').waitFor({ timeout: 30000 });
+	await page.locator('.title-row .badge-succeeded').waitFor();
+
+	// Every line arrived once: the count, the last lines in order, the cap.
+	const seen = await page.evaluate(() => {
+		const log = document.querySelector('.log');
+		return {
+			total: Number(log.dataset.lines),
+			lines: [...log.querySelectorAll('.log-lines > div')].map((d) => d.textContent),
+			note: log.querySelector('.log-note').textContent,
+			atBottom: log.scrollTop + log.clientHeight >= log.scrollHeight - 4,
+			longest: window.__longest,
+		};
+	});
+	process.stdout.write(`# live log: ${written} lines, ${seen.lines.length} rendered, longest main-thread task over 50 ms: ${seen.longest ? `${seen.longest.toFixed(0)} ms` : 'none'}\n`);
+	assert.equal(seen.total, written, 'no line lost or repeated across the reconnection');
+	assert.equal(seen.lines.length, Math.min(written, MAX_RENDERED_LINES));
+	const first = written - seen.lines.length + 1;
+	seen.lines.forEach((l, i) => assert.equal(l, line(first + i)));
+	assert.match(seen.note, new RegExp(`^${written - seen.lines.length} earlier lines`));
+	assert.ok(seen.atBottom, 'the view follows the tail');
+	// The page never stalled for long (a generous bound: CI runs sanitizer builds beside it).
+	assert.ok(seen.longest < 1000, `longest task ${seen.longest} ms`);
+	// The reconnection named the last event it had.
+	assert.ok(liveRequests.length >= 2, `${liveRequests.length} requests to /live`);
+	assert.equal(liveRequests[0]['last-event-id'], undefined);
+	assert.ok(liveRequests.slice(1).every((hd) => /^\d+$/.test(hd['last-event-id'] || '')), JSON.stringify(liveRequests.slice(1)));
+});
+
+test('sign_out_then_a_deep_link_signs_in_with_the_password_and_returns_there', async () => {
+	await page.goto(`${origin}/app/applications/${appId}/variables`);
+	await page.getByRole('button', { name: 'Sign out' }).click();
+	await page.waitForURL(`${origin}/app/sign-in`);
+	assert.equal((await context.cookies(origin)).find((c) => c.name === 'steward_session'), undefined, 'the cookie is gone');
+	await page.goto(`${origin}/app/applications/${appId}/variables`);
+	await page.waitForURL(/\/app\/sign-in\?next=/);
+	await accessible('the sign-in form');
+	await field('E-mail').fill(EMAIL);
+	await field('Password').fill('not the password');
+	await page.getByRole('button', { name: 'Sign in' }).click();
+	await page.getByRole('alert').waitFor();
+	await field('Password').fill(PASSWORD);
+	await page.getByRole('button', { name: 'Sign in' }).click();
+	await page.waitForURL(`${origin}/app/applications/${appId}/variables`);
+	await page.getByText('No variables.').waitFor();
+});
+
+test('sign_in_with_a_totp_second_factor', async () => {
+	// Enrolment is not a page yet: through the API, as this browser's session.
+	const secret = await page.evaluate(async (password) => {
+		const r = await fetch('/auth/two-factor', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ password }) });
+		return (await r.json()).data.secret;
+	}, PASSWORD);
+	await awayFromBoundary();
+	const confirmed = await page.evaluate(async (code) => {
+		const r = await fetch('/auth/two-factor/confirm', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code }) });
+		return r.status;
+	}, totp(secret, stepNow()));
+	assert.equal(confirmed, 200);
+	await page.getByRole('button', { name: 'Sign out' }).click();
+	await page.waitForURL(`${origin}/app/sign-in`);
+	await field('E-mail').fill(EMAIL);
+	await field('Password').fill(PASSWORD);
+	await page.getByRole('button', { name: 'Sign in' }).click();
+	const code = field('Code from your authenticator app, or a recovery code');
+	await code.waitFor();
+	await accessible('the second factor');
+	await code.fill('000000' === totp(secret, stepNow()) ? '111111' : '000000');
+	await page.getByRole('button', { name: 'Verify' }).click();
+	await page.getByRole('alert').waitFor();
+	await awayFromBoundary();
+	await code.fill(totp(secret, stepNow() + 1));
+	await page.getByRole('button', { name: 'Verify' }).click();
+	await page.waitForURL(`${origin}/app/applications`);
+	await page.getByText(`Acme · ${EMAIL}`).waitFor();
+});
+
+test('the_pages_met_no_csp_refusal_and_no_script_error', () => {
+	assert.deepEqual(problems, []);
+});
