@@ -102,17 +102,38 @@ static void set_headers(struct sw_http_request *req, const char *cache)
 	sw_http_add_header(req, "Cross-Origin-Opener-Policy", SW_STR("same-origin"));
 }
 
-/* GET /, GET /app/...: the app, whose own router reads the path. */
-static void index_get(struct sw_http_request *req)
-{
-	set_headers(req, "no-cache");
-	sw_http_respond_static(req, 200, "text/html; charset=utf-8",
-			       sw_str_from(ui.index, ui.index_len));
-}
-
 static void not_found(struct sw_http_request *req)
 {
 	sw_http_error(req, 404, "NOT_FOUND", "The requested resource does not exist.");
+}
+
+/* Whether the request would take HTML: no Accept, or one naming text/html,
+ * text/ * or * / * (without the spaces). A client that asked for JSON only
+ * never gets the page. */
+static bool accepts_html(const struct sw_http_request *req)
+{
+	const struct sw_http_header *h = sw_http_request_header(req, SW_STR("Accept"));
+	if (!h)
+		return true;
+	static const char *const any[] = { "text/html", "text/*", "*/*" };
+	for (size_t i = 0; i < SW_ARRAY_SIZE(any); i++)
+		if (memmem(h->value.ptr, h->value.len, any[i], strlen(any[i])))
+			return true;
+	return false;
+}
+
+/* GET /, GET /app/...: the app, whose own router reads the path; an API
+ * client that asked for JSON gets the API's 404, as before the dashboard. */
+static void index_get(struct sw_http_request *req)
+{
+	sw_http_add_header(req, "Vary", SW_STR("Accept"));
+	if (!accepts_html(req)) {
+		not_found(req);
+		return;
+	}
+	set_headers(req, "no-cache");
+	sw_http_respond_static(req, 200, "text/html; charset=utf-8",
+			       sw_str_from(ui.index, ui.index_len));
 }
 
 /* GET /assets/:name */

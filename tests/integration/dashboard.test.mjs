@@ -111,6 +111,22 @@ test('the_api_still_answers_json_even_to_a_browser_asking_for_html', async () =>
 		assert.equal(r.status, 404, p);
 		assert.deepEqual({ ...r.json().error, requestId: null }, { ...notFound.json().error, requestId: null }, p);
 	}
+	// An API client that asks for JSON at the dashboard's own paths gets
+	// what it got before the dashboard existed; one that takes anything
+	// (curl, fetch: */*) or asks for HTML gets the page.
+	for (const p of ['/', '/app/applications']) {
+		const r = await h.request(srv.port, 'GET', p, { headers: { Accept: 'application/json' } });
+		h.assertError(r, 404, 'NOT_FOUND');
+		h.assertCommonHeaders(r);
+		assert.deepEqual({ ...r.json().error, requestId: null }, { ...notFound.json().error, requestId: null }, p);
+		assert.equal(r.headers.vary, 'Accept');
+		for (const accept of [undefined, '*/*', 'text/html', 'application/json, text/*;q=0.5']) {
+			const page = await h.request(srv.port, 'GET', p, { headers: accept ? { Accept: accept } : {} });
+			assert.equal(page.status, 200, `${p} with Accept: ${accept}`);
+			assert.equal(page.headers['content-type'], 'text/html; charset=utf-8');
+			assert.equal(page.headers.vary, 'Accept');
+		}
+	}
 	// POST /signup while signup is off: still exactly an unknown route.
 	h.assertError(await h.request(srv.port, 'POST', '/signup', { body: {} }), 404, 'NOT_FOUND');
 	// API routes answer JSON, whatever the Accept header says.
