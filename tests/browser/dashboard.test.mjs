@@ -3,7 +3,8 @@
 // stewardd and a scratch PostgreSQL (tests/integration/harness.mjs). The
 // tests run in order, as one user's first day: first run, the project and
 // an application, variables, lifecycle, deployments and the live build log
-// (through a dropped connection), signing out, signing in with a password
+// (through a dropped connection), deploying (an archive chosen or dropped),
+// signing out, signing in with a password
 // and then with a TOTP second factor; the session cookie's reach, and
 // axe-core on every page. What the server answers for the dashboard's
 // files and for the API beside them: tests/integration/dashboard.test.mjs.
@@ -21,6 +22,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import * as h from '../integration/harness.mjs';
 import { deploymentRows } from '../integration/deployment_rows.mjs';
+import { tarOf } from '../integration/deploy_world.mjs';
 import { awayFromBoundary, stepNow, totp } from '../integration/totp.mjs';
 
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
@@ -301,6 +303,37 @@ test('the_live_log_takes_1000_lines_a_second_follows_the_tail_and_resumes_after_
 	assert.ok(liveRequests.length >= 2, `${liveRequests.length} requests to /live`);
 	assert.equal(liveRequests[0]['last-event-id'], undefined);
 	assert.ok(liveRequests.slice(1).every((hd) => /^\d+$/.test(hd['last-event-id'] || '')), JSON.stringify(liveRequests.slice(1)));
+});
+
+test('deploy_from_the_page_shows_the_apis_refusal_or_uploads_an_archive_chosen_or_dropped', async () => {
+	// A git application without a git source: the API's 409, its message shown.
+	await page.goto(`${origin}/app/applications/${appId}`);
+	await page.getByRole('button', { name: 'Deploy', exact: true }).click();
+	await page.getByRole('alert').filter({ hasText: /git source/i }).waitFor();
+	// An application deployed from uploaded archives.
+	await page.goto(`${origin}/app/applications/new`);
+	await field('Name (lower-case letters, digits, hyphens)').fill('site');
+	await field('Source').selectOption('UPLOAD');
+	await page.getByRole('button', { name: 'Create application' }).click();
+	await page.waitForURL(/\/app\/applications\/[0-9a-f-]{36}$/);
+	const siteId = page.url().split('/').pop();
+	await accessible('an application deployed from archives');
+	const archive = tarOf({ 'index.html': '<h1>site</h1>\n' });
+	await page.getByLabel('Deploy an archive (tar, tar.gz or zip): choose it, or drop it here').setInputFiles({ name: 'site.tar', mimeType: 'application/x-tar', buffer: archive });
+	await page.waitForURL(/\/app\/deployments\/[0-9a-f-]{36}$/);
+	await page.getByRole('heading', { name: 'Deployment #1' }).waitFor();
+	assert.equal(await page.locator('.title-row .badge').textContent(), 'QUEUED');
+	// Dropped onto the page instead.
+	await page.goto(`${origin}/app/applications/${siteId}`);
+	const dropped = await page.evaluateHandle((b64) => {
+		const dt = new DataTransfer();
+		dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], 'site.tar', { type: 'application/x-tar' }));
+		return dt;
+	}, archive.toString('base64'));
+	await page.locator('.drop').dispatchEvent('drop', { dataTransfer: dropped });
+	await page.getByRole('heading', { name: 'Deployment #2' }).waitFor();
+	const made = (await rows.sql(`SELECT number, trigger, status FROM deployments WHERE application_id = '${siteId}' ORDER BY number`)).trim();
+	assert.equal(made, '1|UPLOAD|QUEUED\n2|UPLOAD|QUEUED');
 });
 
 test('sign_out_then_a_deep_link_signs_in_with_the_password_and_returns_there', async () => {

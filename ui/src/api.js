@@ -48,3 +48,22 @@ export async function api(method, path, body) {
 
 export const get = (path) => api('GET', path);
 export const post = (path, body) => api('POST', path, body);
+
+// POST of a multipart body (POST /deployments, the API's only non-JSON
+// request body) through XMLHttpRequest, whose upload reports progress:
+// onProgress(sent, total). Resolves with the envelope's data.
+export function postForm(path, form, onProgress = () => {}) {
+	return new Promise((resolve, reject) => {
+		const xhr = new XMLHttpRequest();
+		xhr.open('POST', path);
+		xhr.setRequestHeader('Accept', 'application/json');
+		xhr.responseType = 'json';
+		xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded, e.total);
+		xhr.onload = () => {
+			if (xhr.status >= 200 && xhr.status < 300) resolve(xhr.response ? xhr.response.data : null);
+			else reject(new ApiError(xhr.status, xhr.response));
+		};
+		xhr.onerror = () => reject(new ApiError(0, { error: { code: 'NETWORK', message: 'The server cannot be reached.' } }));
+		xhr.send(form);
+	});
+}

@@ -1,7 +1,7 @@
 // Projects and environments (the navigation), applications, their
 // deployments, lifecycle and variables.
 import { useState } from 'preact/hooks';
-import { api, get, post } from './api.js';
+import { api, get, post, postForm } from './api.js';
 import { Link, navigate } from './router.jsx';
 import { Badge, ErrorBox, Field, Loading, Table, duration, useData, useForm, when } from './ui.jsx';
 
@@ -101,6 +101,7 @@ export function NewApplication({ projects, query }) {
 		const a = await post('/applications', body);
 		navigate(`/app/applications/${a.id}`);
 	});
+	if (!projects) return <Loading what="projects" />;
 	if (envs.length === 0) return <p class="muted">Create a project first (in the list of projects).</p>;
 	return (
 		<section class="card">
@@ -157,6 +158,62 @@ function Lifecycle({ app, changed }) {
 				<span class="ok" role="status">
 					{msg}
 				</span>
+			)}
+			<ErrorBox error={error} />
+		</div>
+	);
+}
+
+// Deploy: a git application from its source's branch; an upload
+// application from an archive chosen or dropped here, with the upload's
+// progress. Then the new deployment's page.
+function Deploy({ app }) {
+	const [error, setError] = useState(null);
+	const [progress, setProgress] = useState(null);
+	const [over, setOver] = useState(false);
+	const upload = app.sourceKind === 'UPLOAD';
+	const deploy = async (file) => {
+		const form = new FormData();
+		form.append('applicationId', app.id);
+		if (file) form.append('archive', file);
+		setError(null);
+		setProgress(file ? 0 : null);
+		try {
+			const d = await postForm('/deployments', form, (sent, total) => setProgress(sent / total));
+			navigate(`/app/deployments/${d.id}`);
+		} catch (e) {
+			setError(e);
+			setProgress(null);
+		}
+	};
+	if (!upload) {
+		return (
+			<div class="actions">
+				<button type="button" onClick={() => deploy(null)}>
+					Deploy
+				</button>
+				<ErrorBox error={error} />
+			</div>
+		);
+	}
+	const drop = (e) => {
+		e.preventDefault();
+		setOver(false);
+		const file = e.dataTransfer?.files?.[0];
+		if (file) deploy(file);
+	};
+	const dragOver = (e) => {
+		e.preventDefault();
+		setOver(true);
+	};
+	return (
+		<div class={over ? 'drop over' : 'drop'} onDragOver={dragOver} onDragLeave={() => setOver(false)} onDrop={drop}>
+			<label for="archive">Deploy an archive (tar, tar.gz or zip): choose it, or drop it here</label>
+			<input id="archive" type="file" accept=".tar,.tgz,.gz,.zip" onChange={(e) => e.currentTarget.files[0] && deploy(e.currentTarget.files[0])} />
+			{progress !== null && (
+				<progress max="1" value={progress} aria-label="Upload">
+					{Math.round(progress * 100)}%
+				</progress>
 			)}
 			<ErrorBox error={error} />
 		</div>
@@ -260,7 +317,14 @@ export function ApplicationPage({ id, tab }) {
 					Variables
 				</Link>
 			</nav>
-			{tab === 'variables' ? <Variables app={a} /> : <Deployments app={a} />}
+			{tab === 'variables' ? (
+				<Variables app={a} />
+			) : (
+				<>
+					<Deploy app={a} />
+					<Deployments app={a} />
+				</>
+			)}
 		</section>
 	);
 }
