@@ -227,14 +227,21 @@ test('the_deployments_list_shows_status_badges', async () => {
 	org = { id: (await rows.sql(`SELECT organization_id FROM applications WHERE id = '${appId}'`)).trim() };
 	await rows.insertDeployment({ org }, appId, { status: 'SUCCEEDED' });
 	await rows.insertDeployment({ org }, appId, { status: 'FAILED', error: 'the health gate timed out' });
+	const queued = await rows.insertDeployment({ org }, appId, { status: 'QUEUED' });
 	await page.reload();
 	const table = page.getByRole('table');
-	await table.getByRole('link', { name: '#2' }).waitFor();
+	await table.getByRole('link', { name: '#3' }).waitFor();
 	assert.equal(await table.locator('.badge-succeeded').textContent(), 'SUCCEEDED');
 	assert.equal(await table.locator('.badge-failed').textContent(), 'FAILED');
+	assert.equal(await table.locator('.badge-queued').textContent(), 'QUEUED');
 	await accessible('the deployments');
+	// While one is in flight the list follows its status, without a reload.
+	await rows.sql(`UPDATE deployments SET status = 'CANCELLED', finished_at = now() WHERE id = '${queued}'`);
+	await table.locator('.badge-cancelled').waitFor({ timeout: 15000 });
+	assert.equal(await page.title(), 'web · Steward');
 	await table.getByRole('link', { name: '#2' }).click();
 	await page.getByRole('heading', { name: 'Deployment #2' }).waitFor();
+	assert.equal(await page.title(), 'Deployment #2 · Steward');
 	await page.getByText('the health gate timed out').waitFor();
 	await page.locator('.live-state[data-state="ended"]').waitFor();
 });

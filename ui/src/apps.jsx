@@ -3,7 +3,9 @@
 import { useState } from 'preact/hooks';
 import { api, get, post, postForm } from './api.js';
 import { Link, navigate } from './router.jsx';
-import { Badge, ErrorBox, Field, Loading, Table, duration, useData, useForm, when } from './ui.jsx';
+import { Badge, ErrorBox, Field, Loading, Table, duration, useData, useForm, useRefresh, useTitle, when } from './ui.jsx';
+
+const IN_FLIGHT = ['QUEUED', 'BUILDING', 'DEPLOYING'];
 
 const q = (params) => {
 	const s = new URLSearchParams();
@@ -59,6 +61,7 @@ export function Applications({ query }) {
 	const projectId = query.get('projectId') || '';
 	const environmentId = query.get('environmentId') || '';
 	const apps = useData(() => get(`/applications${q({ projectId, environmentId, limit: 200 })}`), [projectId, environmentId]);
+	useTitle('Applications');
 	return (
 		<section>
 			<div class="title-row">
@@ -95,6 +98,7 @@ export function Applications({ query }) {
 }
 
 export function NewApplication({ projects, query }) {
+	useTitle('New application');
 	const envs = (projects || []).flatMap((p) => p.environments.map((e) => ({ id: e.id, label: `${p.name} / ${e.name}` })));
 	const form = useForm({ name: '', environmentId: query.get('environmentId') || '', sourceKind: 'GIT', port: '3000' }, async (v) => {
 		const body = { name: v.name, environmentId: v.environmentId || envs[0]?.id, sourceKind: v.sourceKind, port: Number(v.port) };
@@ -222,6 +226,8 @@ function Deploy({ app }) {
 
 function Deployments({ app }) {
 	const list = useData(() => get(`/deployments${q({ applicationId: app.id, limit: 50 })}`), [app.id]);
+	// Statuses change while work is in flight: the list follows them.
+	useRefresh(!!list.data && list.data.some((d) => IN_FLIGHT.includes(d.status)), list.reload);
 	if (list.error) return <ErrorBox error={list.error} />;
 	if (!list.data) return <Loading what="deployments" />;
 	if (list.data.length === 0) return <p class="muted">No deployments yet.</p>;
@@ -299,6 +305,7 @@ function Variables({ app }) {
 
 export function ApplicationPage({ id, tab }) {
 	const app = useData(() => get(`/applications/${id}`), [id]);
+	useTitle(app.data ? app.data.name : 'Application');
 	if (app.error) return <ErrorBox error={app.error} />;
 	if (!app.data) return <Loading what="the application" />;
 	const a = app.data;

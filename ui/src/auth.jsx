@@ -2,9 +2,10 @@
 // recovery code when the account has two-factor authentication).
 import { useState } from 'preact/hooks';
 import { post } from './api.js';
-import { ErrorBox, Field, useForm } from './ui.jsx';
+import { ErrorBox, Field, useForm, useTitle } from './ui.jsx';
 
 export function Setup({ done }) {
+	useTitle('Welcome');
 	const form = useForm({ name: '', email: '', password: '', organizationName: '' }, async (v) => {
 		await post('/setup', v);
 		await done();
@@ -28,6 +29,7 @@ export function Setup({ done }) {
 }
 
 export function SignIn({ done }) {
+	useTitle('Sign in');
 	const [challenge, setChallenge] = useState(null);
 	const form = useForm({ email: '', password: '' }, async (v) => {
 		const r = await post('/auth/sign-in', v);

@@ -4,7 +4,7 @@ import { get } from './api.js';
 import { openLive } from './live.js';
 import { LogView } from './logview.js';
 import { Link } from './router.jsx';
-import { Badge, ErrorBox, Loading, duration, useData, when } from './ui.jsx';
+import { Badge, ErrorBox, Loading, duration, useData, useTitle, when } from './ui.jsx';
 
 const STATE_TEXT = {
 	connecting: 'Connecting…',
@@ -45,6 +45,7 @@ function LiveLog({ id, ended }) {
 
 export function DeploymentPage({ id }) {
 	const dep = useData(() => get(`/deployments/${id}`), [id]);
+	useTitle(dep.data ? `Deployment #${dep.data.number}` : 'Deployment');
 	if (dep.error) return <ErrorBox error={dep.error} />;
 	const d = dep.data;
 	return (

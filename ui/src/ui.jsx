@@ -108,3 +108,19 @@ export function Table({ head, children }) {
 		</table>
 	);
 }
+
+// The document's title: the page's, then the product's.
+export function useTitle(title) {
+	useEffect(() => {
+		document.title = title ? `${title} · Steward` : 'Steward';
+	}, [title]);
+}
+
+// Reloads every `ms` while `active` (a list with work still in flight).
+export function useRefresh(active, reload, ms = 5000) {
+	useEffect(() => {
+		if (!active) return undefined;
+		const t = setInterval(reload, ms);
+		return () => clearInterval(t);
+	}, [active, reload, ms]);
+}
