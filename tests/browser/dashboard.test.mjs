@@ -4,8 +4,9 @@
 // tests run in order, as one user's first day: first run, the project and
 // an application, variables, lifecycle, deployments and the live build log
 // (through a dropped connection), deploying (an archive chosen or dropped),
-// signing out, signing in with a password
-// and then with a TOTP second factor; the session cookie's reach, and
+// signing out, signing in with a password, turning two-factor on in the
+// account page and signing in with a code and a recovery code, sessions
+// listed and one revoked; the session cookie's reach, and
 // axe-core on every page. What the server answers for the dashboard's
 // files and for the API beside them: tests/integration/dashboard.test.mjs.
 //
@@ -368,34 +369,91 @@ test('sign_out_then_a_deep_link_signs_in_with_the_password_and_returns_there', a
 	await page.getByText('No variables.').waitFor();
 });
 
-test('sign_in_with_a_totp_second_factor', async () => {
-	// Enrolment is not a page yet: through the API, as this browser's session.
-	const secret = await page.evaluate(async (password) => {
-		const r = await fetch('/auth/two-factor', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ password }) });
-		return (await r.json()).data.secret;
-	}, PASSWORD);
-	await awayFromBoundary();
-	const confirmed = await page.evaluate(async (code) => {
-		const r = await fetch('/auth/two-factor/confirm', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code }) });
-		return r.status;
-	}, totp(secret, stepNow()));
-	assert.equal(confirmed, 200);
+// Signs in from the sign-in page with the password; a second factor when given.
+async function signIn(p, secondFactor) {
+	await p.getByLabel('E-mail', { exact: true }).fill(EMAIL);
+	await p.getByLabel('Password', { exact: true }).fill(PASSWORD);
+	await p.getByRole('button', { name: 'Sign in' }).click();
+	if (secondFactor) {
+		await p.getByLabel('Code from your authenticator app, or a recovery code').fill(secondFactor);
+		await p.getByRole('button', { name: 'Verify' }).click();
+	}
+	await p.waitForURL(`${origin}/app/applications`);
+}
+
+async function signOut() {
 	await page.getByRole('button', { name: 'Sign out' }).click();
 	await page.waitForURL(`${origin}/app/sign-in`);
+}
+
+test('two_factor_is_turned_on_in_the_account_page_then_asked_at_sign_in', async () => {
+	await page.getByRole('link', { name: 'Account' }).click();
+	await page.waitForURL(`${origin}/app/account`);
+	await page.getByText(/^Off\./).waitFor();
+	// The wrong password: the API's field error next to the field.
+	await field('Password, to turn it on').fill('not the password');
+	await page.getByRole('button', { name: 'Set up' }).click();
+	await page.locator('.field-error').waitFor();
+	await field('Password, to turn it on').fill(PASSWORD);
+	await page.getByRole('button', { name: 'Set up' }).click();
+	const key = (await page.locator('code.secret').textContent()).replace(/\s/g, '');
+	assert.match(key, /^[A-Z2-7]{32}$/);
+	await accessible('two-factor enrolment');
+	await awayFromBoundary();
+	await field('Code from the app').fill(totp(key, stepNow()));
+	await page.getByRole('button', { name: 'Turn on' }).click();
+	await page.locator('.codes code').first().waitFor();
+	const codes = await page.locator('.codes code').allTextContents();
+	assert.equal(codes.length, 10);
+	await page.getByRole('button', { name: 'I have saved them' }).click();
+	await page.getByText('10 recovery codes left').waitFor();
+
+	await signOut();
 	await field('E-mail').fill(EMAIL);
 	await field('Password').fill(PASSWORD);
 	await page.getByRole('button', { name: 'Sign in' }).click();
 	const code = field('Code from your authenticator app, or a recovery code');
 	await code.waitFor();
 	await accessible('the second factor');
-	await code.fill('000000' === totp(secret, stepNow()) ? '111111' : '000000');
+	await code.fill('000000' === totp(key, stepNow()) ? '111111' : '000000');
 	await page.getByRole('button', { name: 'Verify' }).click();
 	await page.getByRole('alert').waitFor();
 	await awayFromBoundary();
-	await code.fill(totp(secret, stepNow() + 1));
+	await code.fill(totp(key, stepNow() + 1));
 	await page.getByRole('button', { name: 'Verify' }).click();
 	await page.waitForURL(`${origin}/app/applications`);
 	await page.getByText(`Acme · ${EMAIL}`).waitFor();
+
+	// A recovery code in place of a code, once.
+	await signOut();
+	await signIn(page, codes[0]);
+	await page.goto(`${origin}/app/account`);
+	await page.getByText('9 recovery codes left').waitFor();
+	await field('Password, to turn it off').fill(PASSWORD);
+	await page.getByRole('button', { name: 'Turn off' }).click();
+	await page.getByText(/^Off\./).waitFor();
+});
+
+test('sessions_are_listed_and_another_one_is_revoked', async () => {
+	const elsewhere = await browser.newContext();
+	try {
+		const other = await elsewhere.newPage();
+		await other.goto(`${origin}/app/sign-in`);
+		await signIn(other);
+		await page.reload();
+		const table = page.getByRole('table');
+		await table.getByText('This session').waitFor();
+		assert.equal(await table.locator('tbody tr').count(), 2);
+		await accessible('the account page');
+		await table.getByRole('button', { name: 'Revoke' }).click();
+		await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 1);
+		// The other browser is signed out on its next request.
+		await other.goto(`${origin}/app/applications`);
+		await other.waitForURL(/\/app\/sign-in/);
+		await other.getByRole('heading', { name: 'Sign in to Steward' }).waitFor();
+	} finally {
+		await elsewhere.close();
+	}
 });
 
 test('the_pages_met_no_csp_refusal_and_no_script_error', () => {

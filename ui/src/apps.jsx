@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api, get, post, postForm } from './api.js';
 import { Link, navigate } from './router.jsx';
-import { Badge, ErrorBox, Field, Loading, Table, duration, useData, useForm, useRefresh, useTitle, when } from './ui.jsx';
+import { Badge, ErrorBox, Field, Form, Loading, Table, duration, useAction, useData, useForm, useRefresh, useTitle, when } from './ui.jsx';
 
 const IN_FLIGHT = ['QUEUED', 'BUILDING', 'DEPLOYING'];
 
@@ -46,13 +46,9 @@ export function ProjectNav({ projects, current, reload }) {
 					</li>
 				))}
 			</ul>
-			<form onSubmit={form.onSubmit} class="inline">
-				<ErrorBox error={form.error} />
+			<Form form={form} submit="Add project" class="inline">
 				<Field form={form} name="name" label="New project" placeholder="name" required />
-				<button type="submit" disabled={form.busy}>
-					Add project
-				</button>
-			</form>
+			</Form>
 		</nav>
 	);
 }
@@ -110,8 +106,7 @@ export function NewApplication({ projects, query }) {
 	return (
 		<section class="card">
 			<h1>New application</h1>
-			<form onSubmit={form.onSubmit}>
-				<ErrorBox error={form.error} />
+			<Form form={form} submit="Create application">
 				<Field form={form} name="name" label="Name (lower-case letters, digits, hyphens)" required />
 				<Field form={form} name="environmentId" label="Project and environment">
 					{envs.map((e) => (
@@ -125,28 +120,21 @@ export function NewApplication({ projects, query }) {
 					<option value="UPLOAD">Uploaded archives</option>
 				</Field>
 				<Field form={form} name="port" label="Port the application listens on" type="number" min="1" max="65535" />
-				<button type="submit" disabled={form.busy}>
-					Create application
-				</button>
-			</form>
+			</Form>
 		</section>
 	);
 }
 
 function Lifecycle({ app, changed }) {
 	const [msg, setMsg] = useState(null);
-	const [error, setError] = useState(null);
-	const act = (verb) => async () => {
-		setError(null);
-		setMsg(null);
-		try {
+	const { error, act: run } = useAction();
+	const act = (verb) =>
+		run(async () => {
+			setMsg(null);
 			const job = await post(`/applications/${app.id}/${verb}`);
 			setMsg(`${verb[0].toUpperCase()}${verb.slice(1)} queued (job ${job.status.toLowerCase()}).`);
 			changed();
-		} catch (e) {
-			setError(e);
-		}
-	};
+		});
 	return (
 		<div class="actions">
 			<button type="button" onClick={act('start')}>
@@ -253,21 +241,17 @@ function Deployments({ app }) {
 
 function Variables({ app }) {
 	const list = useData(() => get(`/applications/${app.id}/variables`), [app.id]);
-	const [error, setError] = useState(null);
+	const { error, act } = useAction();
 	const form = useForm({ key: '', value: '' }, async (v, setValues) => {
 		await api('PUT', `/applications/${app.id}/variables/${encodeURIComponent(v.key)}`, { value: v.value });
 		setValues({ key: '', value: '' });
 		list.reload();
 	});
-	const unset = (key) => async () => {
-		setError(null);
-		try {
+	const unset = (key) =>
+		act(async () => {
 			await api('DELETE', `/applications/${app.id}/variables/${encodeURIComponent(key)}`);
 			list.reload();
-		} catch (e) {
-			setError(e);
-		}
-	};
+		});
 	return (
 		<div>
 			<p class="muted">Values are sealed on the server and never shown again; only their length is.</p>
@@ -291,14 +275,10 @@ function Variables({ app }) {
 				</Table>
 			)}
 			{list.data && list.data.length === 0 && <p class="muted">No variables.</p>}
-			<form onSubmit={form.onSubmit} class="row">
-				<ErrorBox error={form.error} />
+			<Form form={form} submit="Set variable" class="row">
 				<Field form={form} name="key" label="Key" autocomplete="off" required />
 				<Field form={form} name="value" label="Value" type="password" autocomplete="off" />
-				<button type="submit" disabled={form.busy}>
-					Set variable
-				</button>
-			</form>
+			</Form>
 		</div>
 	);
 }

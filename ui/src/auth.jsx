@@ -2,7 +2,7 @@
 // recovery code when the account has two-factor authentication).
 import { useState } from 'preact/hooks';
 import { post } from './api.js';
-import { ErrorBox, Field, useForm, useTitle } from './ui.jsx';
+import { Field, Form, useForm, useTitle } from './ui.jsx';
 
 export function Setup({ done }) {
 	useTitle('Welcome');
@@ -14,16 +14,12 @@ export function Setup({ done }) {
 		<main class="card narrow">
 			<h1>Welcome to Steward</h1>
 			<p>Create the first account. It owns the first organization and is the installation's operator.</p>
-			<form onSubmit={form.onSubmit}>
-				<ErrorBox error={form.error} />
+			<Form form={form} submit="Create account">
 				<Field form={form} name="name" label="Your name" autocomplete="name" required />
 				<Field form={form} name="email" label="E-mail" type="email" autocomplete="username" required />
 				<Field form={form} name="password" label="Password (10 characters or more)" type="password" autocomplete="new-password" required />
 				<Field form={form} name="organizationName" label="Organization" required />
-				<button type="submit" disabled={form.busy}>
-					Create account
-				</button>
-			</form>
+			</Form>
 		</main>
 	);
 }
@@ -46,27 +42,19 @@ export function SignIn({ done }) {
 		return (
 			<main class="card narrow">
 				<h1>Two-factor authentication</h1>
-				<form onSubmit={second.onSubmit}>
-					<ErrorBox error={second.error} />
+				<Form form={second} submit="Verify">
 					<Field form={second} name="code" label="Code from your authenticator app, or a recovery code" autocomplete="one-time-code" inputmode="text" required />
-					<button type="submit" disabled={second.busy}>
-						Verify
-					</button>
-				</form>
+				</Form>
 			</main>
 		);
 	}
 	return (
 		<main class="card narrow">
 			<h1>Sign in to Steward</h1>
-			<form onSubmit={form.onSubmit}>
-				<ErrorBox error={form.error} />
+			<Form form={form} submit="Sign in">
 				<Field form={form} name="email" label="E-mail" type="email" autocomplete="username" required />
 				<Field form={form} name="password" label="Password" type="password" autocomplete="current-password" required />
-				<button type="submit" disabled={form.busy}>
-					Sign in
-				</button>
-			</form>
+			</Form>
 		</main>
 	);
 }

@@ -5,6 +5,7 @@
 import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError, get, post, whenSignedOut } from './api.js';
+import { Account } from './account.jsx';
 import { ApplicationPage, Applications, NewApplication, ProjectNav } from './apps.jsx';
 import { SignIn, Setup } from './auth.jsx';
 import { DeploymentPage } from './deployment.jsx';
@@ -22,6 +23,7 @@ function Shell({ session, signOut }) {
 	else if ((m = match('/app/applications/:id', path))) page = <ApplicationPage id={m.id} tab="deployments" />;
 	else if ((m = match('/app/applications/:id/variables', path))) page = <ApplicationPage id={m.id} tab="variables" />;
 	else if ((m = match('/app/deployments/:id', path))) page = <DeploymentPage id={m.id} />;
+	else if (path === '/app/account') page = <Account session={session} />;
 	else page = <p>This page does not exist. <Link href="/app/applications">Applications</Link></p>;
 	const current = query.get('environmentId') || query.get('projectId');
 	return (
@@ -33,6 +35,9 @@ function Shell({ session, signOut }) {
 				<span class="who">
 					{session.organization.name} · {session.user.email}
 				</span>
+				<Link href="/app/account" class="account">
+					Account
+				</Link>
 				<button type="button" class="secondary" onClick={signOut}>
 					Sign out
 				</button>

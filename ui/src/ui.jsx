@@ -124,3 +124,31 @@ export function useRefresh(active, reload, ms = 5000) {
 		return () => clearInterval(t);
 	}, [active, reload, ms]);
 }
+
+// A form of useForm(): the API's error above its fields, one submit button.
+export function Form({ form, submit, secondary = false, class: cls, children }) {
+	return (
+		<form onSubmit={form.onSubmit} class={cls}>
+			<ErrorBox error={form.error} />
+			{children}
+			<button type="submit" class={secondary ? 'secondary' : undefined} disabled={form.busy}>
+				{submit}
+			</button>
+		</form>
+	);
+}
+
+// A button's call to the API: act(fn) is its click handler; the API's
+// error, if any, is kept for display until the next click.
+export function useAction() {
+	const [error, setError] = useState(null);
+	const act = (fn) => async () => {
+		setError(null);
+		try {
+			await fn();
+		} catch (e) {
+			setError(e);
+		}
+	};
+	return { error, act };
+}
