@@ -16,8 +16,9 @@
  *   buffer and in place;
  * - the parsed path, matched against every API route and the dashboard's:
  *   params are non-empty views of the path without '/', and the
- *   dashboard's routes match only "/", "/app", "/app/..." and
- *   "/assets/<name>" while no API route matches those. */
+ *   dashboard's routes match only "/", "/app", "/app/...",
+ *   "/reset-password" and "/assets/<name>" while no API route matches
+ *   those. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,7 +189,8 @@ static void check_route(const struct sw_http_head *h)
 	struct sw_str path = h->path;
 	enum sw_route_match m = sw_router_match(router_all(), h->method, path, &route, &params, &allowed);
 	bool dashboard_path = (path.len == 1 && path.ptr[0] == '/') || starts(path, "/app/") ||
-			      (path.len == 4 && starts(path, "/app")) || starts(path, "/assets/");
+			      (path.len == 4 && starts(path, "/app")) || starts(path, "/assets/") ||
+			      sw_str_eq(path, SW_STR("/reset-password"));
 	if (m == SW_ROUTE_METHOD_NOT_ALLOWED)
 		ASSERT(allowed != 0);
 	if (m != SW_ROUTE_FOUND)

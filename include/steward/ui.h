@@ -2,7 +2,8 @@
  * served by stewardd on the API's origin (src/api/ui.c).
  *
  * Paths: GET / and GET /app/... answer index.html (the app's own routes
- * live under /app, a segment no API resource uses); GET /assets/<name>
+ * live under /app, a segment no API resource uses), and so does GET
+ * /reset-password (the password-reset mail's link); GET /assets/<name>
  * answers one of the files found in assets/ at start-up. Nothing else is
  * the dashboard's: every other path is the API's, and an unknown one still
  * answers the API's JSON 404. */

@@ -16,6 +16,9 @@
  * - Every dashboard answer carries a strict Content-Security-Policy: only
  *   files of this origin run or style the page, no inline script or style,
  *   fetch only to this origin, never framed.
+ * - GET /reset-password, the link password-reset mail has always carried,
+ *   answers index.html too (the app's reset form): one fixed path, no API
+ *   route's.
  * - The routes are Public (the app is code, not data: what it shows comes
  *   from the API, authenticated as any other request) and are absent from
  *   the OpenAPI document (SW_ROUTE_DASHBOARD). Without a built dashboard
@@ -178,6 +181,9 @@ static const struct sw_route routes[] = {
 	  UI_DOC("The dashboard", err_none) },
 	{ SW_HTTP_GET, "/app/*", SW_ACCESS_PUBLIC, index_get, 0, SW_ROUTE_DASHBOARD,
 	  UI_DOC("A page of the dashboard (its own router reads the path)", err_none) },
+	/* The link of the password-reset mail (src/api/password_reset.c). */
+	{ SW_HTTP_GET, "/reset-password", SW_ACCESS_PUBLIC, index_get, 0, SW_ROUTE_DASHBOARD,
+	  UI_DOC("The page a password-reset mail links to", err_none) },
 	{ SW_HTTP_GET, "/assets/:name", SW_ACCESS_PUBLIC, asset_get, 0, SW_ROUTE_DASHBOARD,
 	  UI_DOC("A file of the dashboard, named by its content hash", err_asset) },
 };

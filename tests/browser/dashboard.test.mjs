@@ -6,7 +6,8 @@
 // (through a dropped connection), deploying (an archive chosen or dropped),
 // signing out, signing in with a password, turning two-factor on in the
 // account page and signing in with a code and a recovery code, sessions
-// listed and one revoked; the session cookie's reach, and
+// listed and one revoked, a forgotten password reset through the mailed
+// link (an SMTP sink on loopback receives it); the session cookie's reach, and
 // axe-core on every page. What the server answers for the dashboard's
 // files and for the API beside them: tests/integration/dashboard.test.mjs.
 //
@@ -25,6 +26,7 @@ import * as h from '../integration/harness.mjs';
 import { deploymentRows } from '../integration/deployment_rows.mjs';
 import { tarOf } from '../integration/deploy_world.mjs';
 import { awayFromBoundary, stepNow, totp } from '../integration/totp.mjs';
+import { startSmtpSink } from '../integration/smtp_sink.mjs';
 
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const PASSWORD = 'correct horse battery';
@@ -45,12 +47,12 @@ if (!fs.existsSync(path.join(UI_DIR, 'index.html'))) {
 }
 const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-let pg, srv, origin, browser, context, page, rows;
+let pg, srv, origin, browser, context, page, rows, sink;
 const problems = []; // console errors and CSP refusals seen by the page
 const liveRequests = []; // the headers of every GET /deployments/:id/live
 
 async function startServer() {
-	srv = await h.startStewardd({ db: pg, env: { STEWARD_RUNNERS: 'false' } });
+	srv = await h.startStewardd({ db: pg, env: { STEWARD_RUNNERS: 'false', SMTP_URL: sink.url } });
 	origin = `http://127.0.0.1:${srv.port}`;
 	rows = deploymentRows(pg, srv);
 }
@@ -62,7 +64,7 @@ async function restartServer() {
 	const again = await h.startStewardd({
 		db: pg,
 		waitHealth: false,
-		env: { STEWARD_RUNNERS: 'false', DATABASE_URL: srv.env.DATABASE_URL, STEWARD_DATA_DIR: srv.env.STEWARD_DATA_DIR, STEWARD_LISTEN: `127.0.0.1:${srv.port}` },
+		env: { STEWARD_RUNNERS: 'false', SMTP_URL: sink.url, DATABASE_URL: srv.env.DATABASE_URL, STEWARD_DATA_DIR: srv.env.STEWARD_DATA_DIR, STEWARD_LISTEN: `127.0.0.1:${srv.port}` },
 	});
 	let exited = false;
 	again.exited.then(() => (exited = true));
@@ -77,6 +79,7 @@ async function restartServer() {
 
 before(async () => {
 	pg = await h.startPostgres();
+	sink = await startSmtpSink();
 	await startServer();
 	browser = await chromium.launch({
 		executablePath: CHROMIUM,
@@ -102,6 +105,7 @@ before(async () => {
 
 after(async () => {
 	await browser?.close();
+	await sink?.close();
 	await h.cleanupAll();
 });
 
@@ -460,6 +464,40 @@ test('sessions_are_listed_and_another_one_is_revoked', async () => {
 	} finally {
 		await elsewhere.close();
 	}
+});
+
+test('a_forgotten_password_is_reset_through_the_mailed_link', async () => {
+	const NEW_PASSWORD = 'a brand new passphrase';
+	await signOut();
+	await page.getByRole('link', { name: 'Forgot your password?' }).click();
+	await page.waitForURL(`${origin}/app/forgot-password`);
+	await field('E-mail').fill(EMAIL);
+	await page.getByRole('button', { name: 'Send the link' }).click();
+	await page.getByRole('status').filter({ hasText: 'a link to set a new password is on its way' }).waitFor();
+	await accessible('the forgotten-password page');
+	const mail = await sink.waitForMessage((m) => m.to.includes(EMAIL));
+	const token = /\/reset-password\?token=([A-Za-z0-9_-]{43})\n/.exec(mail.body)[1];
+	// The mail's link is a page of the dashboard (not the API's 404).
+	await page.goto(`${origin}/reset-password?token=${token}`);
+	await page.getByRole('heading', { name: 'Set a new password' }).waitFor();
+	await accessible('the new-password page');
+	await field('New password (10 characters or more)').fill('short');
+	await page.getByRole('button', { name: 'Set password' }).click();
+	await page.locator('.field-error').waitFor();
+	await field('New password (10 characters or more)').fill(NEW_PASSWORD);
+	await page.getByRole('button', { name: 'Set password' }).click();
+	await page.waitForURL(`${origin}/app/sign-in?reset=1`);
+	await page.getByRole('status').filter({ hasText: 'Your password was changed' }).waitFor();
+	// The link works once.
+	await page.goto(`${origin}/reset-password?token=${token}`);
+	await field('New password (10 characters or more)').fill('yet another passphrase');
+	await page.getByRole('button', { name: 'Set password' }).click();
+	await page.getByRole('alert').filter({ hasText: 'This link does not work any more' }).waitFor();
+	await page.goto(`${origin}/app/sign-in`);
+	await field('E-mail').fill(EMAIL);
+	await field('Password').fill(NEW_PASSWORD);
+	await page.getByRole('button', { name: 'Sign in' }).click();
+	await page.waitForURL(`${origin}/app/applications`);
 });
 
 test('the_pages_met_no_csp_refusal_and_no_script_error', () => {

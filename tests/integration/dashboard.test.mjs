@@ -47,7 +47,7 @@ test('the_whole_app_is_under_150_KB_gzipped', () => {
 });
 
 test('index_html_has_a_strict_csp_no_inline_script_and_is_not_cached', async () => {
-	for (const p of ['/', '/app', '/app/applications/x/variables']) {
+	for (const p of ['/', '/app', '/app/applications/x/variables', '/reset-password?token=x']) {
 		const r = await h.request(srv.port, 'GET', p, { headers: { Accept: 'text/html' } });
 		assert.equal(r.status, 200, `${p}: ${r.text}`);
 		assert.equal(r.headers['content-type'], 'text/html; charset=utf-8');
@@ -106,7 +106,7 @@ test('the_api_still_answers_json_even_to_a_browser_asking_for_html', async () =>
 	h.assertError(notFound, 404, 'NOT_FOUND');
 	h.assertCommonHeaders(notFound);
 	// Unknown API paths, near the dashboard's own: the same 404.
-	for (const p of ['/applicationz', '/applications/x/nope', '/apps', '/app/', '/asset/x.js', '/signup']) {
+	for (const p of ['/applicationz', '/applications/x/nope', '/apps', '/app/', '/asset/x.js', '/signup', '/reset-password/x']) {
 		const r = await h.request(srv.port, 'GET', p, { headers: html });
 		assert.equal(r.status, 404, p);
 		assert.deepEqual({ ...r.json().error, requestId: null }, { ...notFound.json().error, requestId: null }, p);
@@ -114,7 +114,7 @@ test('the_api_still_answers_json_even_to_a_browser_asking_for_html', async () =>
 	// An API client that asks for JSON at the dashboard's own paths gets
 	// what it got before the dashboard existed; one that takes anything
 	// (curl, fetch: */*) or asks for HTML gets the page.
-	for (const p of ['/', '/app/applications']) {
+	for (const p of ['/', '/app/applications', '/reset-password']) {
 		const r = await h.request(srv.port, 'GET', p, { headers: { Accept: 'application/json' } });
 		h.assertError(r, 404, 'NOT_FOUND');
 		h.assertCommonHeaders(r);
@@ -141,7 +141,7 @@ test('the_api_still_answers_json_even_to_a_browser_asking_for_html', async () =>
 	h.assertError(await h.request(srv.port, 'POST', '/app/x', { body: {} }), 405, 'METHOD_NOT_ALLOWED');
 	// The OpenAPI document names no dashboard path.
 	const doc = (await h.request(srv.port, 'GET', '/docs')).json();
-	assert.deepEqual(Object.keys(doc.paths).filter((p) => p === '/' || p.startsWith('/app') && !p.startsWith('/applications') || p.startsWith('/assets')), []);
+	assert.deepEqual(Object.keys(doc.paths).filter((p) => p === '/' || p.startsWith('/app') && !p.startsWith('/applications') || p.startsWith('/assets') || p === '/reset-password'), []);
 });
 
 test('without_a_dashboard_slash_answers_the_api_404', async () => {

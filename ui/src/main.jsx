@@ -7,7 +7,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError, get, post, whenSignedOut } from './api.js';
 import { Account } from './account.jsx';
 import { ApplicationPage, Applications, NewApplication, ProjectNav } from './apps.jsx';
-import { SignIn, Setup } from './auth.jsx';
+import { ForgotPassword, PUBLIC_PATHS, ResetPassword, SignIn, Setup } from './auth.jsx';
 import { DeploymentPage } from './deployment.jsx';
 import { Link, match, navigate, useLocation } from './router.jsx';
 import { ErrorBox, Loading, useData } from './ui.jsx';
@@ -64,6 +64,7 @@ function App() {
 			const session = await get('/auth/session');
 			setBoot({ phase: 'ready', session });
 			const { pathname } = location;
+			if (PUBLIC_PATHS.includes(pathname)) return;
 			if (!pathname.startsWith('/app/') || pathname === '/app/setup' || pathname === '/app/sign-in') {
 				const next = new URLSearchParams(location.search).get('next');
 				navigate(next && next.startsWith('/app/') ? next : '/app/applications', { replace: true });
@@ -71,7 +72,7 @@ function App() {
 		} catch (e) {
 			if (e instanceof ApiError && e.status === 401) {
 				setBoot({ phase: 'sign-in' });
-				if (location.pathname !== '/app/sign-in') {
+				if (location.pathname !== '/app/sign-in' && !PUBLIC_PATHS.includes(location.pathname)) {
 					const here = location.pathname + location.search;
 					navigate(here.startsWith('/app/') ? `/app/sign-in?next=${encodeURIComponent(here)}` : '/app/sign-in', { replace: true });
 				}
@@ -85,8 +86,14 @@ function App() {
 		load();
 	}, []);
 	useEffect(() => {
-		if (boot.phase === 'sign-in' && location.pathname !== '/app/sign-in') navigate('/app/sign-in', { replace: true });
+		if (boot.phase === 'sign-in' && location.pathname !== '/app/sign-in' && !PUBLIC_PATHS.includes(location.pathname))
+			navigate('/app/sign-in', { replace: true });
 	}, [boot.phase]);
+	const { path, query } = useLocation();
+	// A password set through the mailed link signs every session out.
+	useEffect(() => {
+		if (path === '/app/sign-in' && query.get('reset') && boot.phase === 'ready') load();
+	}, [path]);
 	const signOut = async () => {
 		try {
 			await post('/auth/sign-out');
@@ -94,6 +101,8 @@ function App() {
 		setBoot({ phase: 'sign-in' });
 		navigate('/app/sign-in', { replace: true });
 	};
+	if (path === '/app/forgot-password') return <ForgotPassword />;
+	if (path === '/reset-password') return <ResetPassword token={query.get('token') || ''} />;
 	switch (boot.phase) {
 		case 'loading':
 			return <Loading what="Steward" />;
