@@ -7,7 +7,8 @@
 // signing out, signing in with a password, turning two-factor on in the
 // account page and signing in with a code and a recovery code, sessions
 // listed and one revoked, a forgotten password reset through the mailed
-// link (an SMTP sink on loopback receives it); the session cookie's reach, and
+// link (an SMTP sink on loopback receives it); a page of another origin
+// that tries to deploy with the session cookie (CSRF); the session cookie's reach, and
 // axe-core on every page. What the server answers for the dashboard's
 // files and for the API beside them: tests/integration/dashboard.test.mjs.
 //
@@ -20,6 +21,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import * as h from '../integration/harness.mjs';
@@ -323,6 +325,8 @@ test('the_live_log_takes_1000_lines_a_second_follows_the_tail_and_resumes_after_
 	assert.ok(liveRequests.slice(1).every((hd) => /^\d+$/.test(hd['last-event-id'] || '')), JSON.stringify(liveRequests.slice(1)));
 });
 
+let siteId;
+
 test('deploy_from_the_page_shows_the_apis_refusal_or_uploads_an_archive_chosen_or_dropped', async () => {
 	// A git application without a git source: the API's 409, its message shown.
 	await page.goto(`${origin}/app/applications/${appId}`);
@@ -334,7 +338,7 @@ test('deploy_from_the_page_shows_the_apis_refusal_or_uploads_an_archive_chosen_o
 	await field('Source').selectOption('UPLOAD');
 	await page.getByRole('button', { name: 'Create application' }).click();
 	await page.waitForURL(/\/app\/applications\/[0-9a-f-]{36}$/);
-	const siteId = page.url().split('/').pop();
+	siteId = page.url().split('/').pop();
 	await accessible('an application deployed from archives');
 	const archive = tarOf({ 'index.html': '<h1>site</h1>\n' });
 	await page.getByLabel('Deploy an archive (tar, tar.gz or zip): choose it, or drop it here').setInputFiles({ name: 'site.tar', mimeType: 'application/x-tar', buffer: archive });
@@ -352,6 +356,43 @@ test('deploy_from_the_page_shows_the_apis_refusal_or_uploads_an_archive_chosen_o
 	await page.getByRole('heading', { name: 'Deployment #2' }).waitFor();
 	const made = (await rows.sql(`SELECT number, trigger, status FROM deployments WHERE application_id = '${siteId}' ORDER BY number`)).trim();
 	assert.equal(made, '1|UPLOAD|QUEUED\n2|UPLOAD|QUEUED');
+});
+
+test('csrf_a_page_of_another_origin_cannot_deploy_with_the_session_cookie', async () => {
+	// Another origin on the same site (127.0.0.1, another port): the
+	// browser sends the SameSite=Lax cookie with its requests to us, so
+	// only the server's Origin check stands between it and the API.
+	const evil = http.createServer((req, res) => {
+		res.writeHead(200, { 'Content-Type': 'text/html' });
+		res.end('<!doctype html><title>elsewhere</title>');
+	});
+	await new Promise((r) => evil.listen(0, '127.0.0.1', r));
+	const other = await context.newPage();
+	try {
+		await other.goto(`http://127.0.0.1:${evil.address().port}/`);
+		const count = async () => Number((await rows.sql(`SELECT count(*) FROM deployments WHERE application_id = '${siteId}'`)).trim());
+		const before = await count();
+		const post = async (credentials) => {
+			const answered = other.waitForResponse((r) => r.url() === `${origin}/deployments`);
+			await other.evaluate(async ([target, app, b64, credentials]) => {
+				const form = new FormData();
+				form.append('applicationId', app);
+				form.append('archive', new Blob([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))]), 'site.tar');
+				await fetch(`${target}/deployments`, { method: 'POST', body: form, credentials, mode: 'no-cors' });
+			}, [origin, siteId, tarOf({ 'index.html': 'not yours\n' }).toString('base64'), credentials]);
+			return (await answered).status();
+		};
+		// Without the cookie: 401. With it: 403, so the cookie was sent and
+		// named a session (the owner's, whose role may deploy) and the
+		// Origin check refused the request. (The bodies of these opaque
+		// answers are not even the test's to read.)
+		assert.equal(await post('omit'), 401);
+		assert.equal(await post('include'), 403);
+		assert.equal(await count(), before, 'no deployment was made');
+	} finally {
+		await other.close();
+		evil.close();
+	}
 });
 
 test('sign_out_then_a_deep_link_signs_in_with_the_password_and_returns_there', async () => {
