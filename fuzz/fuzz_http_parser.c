@@ -13,11 +13,18 @@
  *   once is complete in pieces. (In pieces the parser may wait where the
  *   one-shot run already refuses: it only rescans new bytes.)
  * - the chunked decoder decodes the rest the same way into a separate
- *   buffer and in place. */
+ *   buffer and in place;
+ * - the parsed path, matched against every API route and the dashboard's:
+ *   params are non-empty views of the path without '/', and the
+ *   dashboard's routes match only "/", "/app", "/app/...",
+ *   "/reset-password" and "/assets/<name>" while no API route matches
+ *   those. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "steward/api/api.h"
 #include "steward/http/http_parser.h"
+#include "steward/api/ui.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -147,6 +154,56 @@ static void run_chunked(const char *body, size_t len)
 	free(out);
 }
 
+/* Every API route and the dashboard's, as stewardd builds them when the
+ * dashboard is there (signup on, outside production: all of them). */
+static struct sw_router *router_all(void)
+{
+	static struct sw_router *r;
+	static struct sw_route *table;
+	if (r)
+		return r;
+	size_t napi, nui;
+	const struct sw_route *api = sw_api_routes(&napi);
+	const struct sw_route *ui = sw_ui_routes(&nui);
+	table = calloc(napi + nui, sizeof(*table));
+	ASSERT(table);
+	memcpy(table, api, napi * sizeof(*table));
+	memcpy(table + napi, ui, nui * sizeof(*table));
+	struct sw_config c = { .signup_enabled = true, .env = SW_ENV_TEST };
+	r = sw_router_new(table, napi + nui, &c);
+	ASSERT(r);
+	return r;
+}
+
+static bool starts(struct sw_str s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return s.len >= n && memcmp(s.ptr, prefix, n) == 0;
+}
+
+static void check_route(const struct sw_http_head *h)
+{
+	const struct sw_route *route = NULL;
+	struct sw_route_params params = { 0 };
+	unsigned allowed = 0;
+	struct sw_str path = h->path;
+	enum sw_route_match m = sw_router_match(router_all(), h->method, path, &route, &params, &allowed);
+	bool dashboard_path = (path.len == 1 && path.ptr[0] == '/') || starts(path, "/app/") ||
+			      (path.len == 4 && starts(path, "/app")) || starts(path, "/assets/") ||
+			      sw_str_eq(path, SW_STR("/reset-password"));
+	if (m == SW_ROUTE_METHOD_NOT_ALLOWED)
+		ASSERT(allowed != 0);
+	if (m != SW_ROUTE_FOUND)
+		return;
+	ASSERT(route->method == h->method || (h->method == SW_HTTP_HEAD && route->method == SW_HTTP_GET));
+	ASSERT(!!(route->flags & SW_ROUTE_DASHBOARD) == dashboard_path);
+	for (unsigned i = 0; i < params.count; i++) {
+		struct sw_str v = params.value[i];
+		ASSERT(v.len > 0 && v.ptr >= path.ptr && v.ptr + v.len <= path.ptr + path.len);
+		ASSERT(!memchr(v.ptr, '/', v.len));
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* An exact-size copy, so ASan sees any read past the input. */
@@ -180,6 +237,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_agrees(&one, &head_one, &slow, &head_split);
 	}
 
+	if (one.rc == 0)
+		check_route(&head_one);
 	if (one.rc == 0 && head_one.body_kind == SW_HTTP_BODY_CHUNKED)
 		run_chunked(buf + one.consumed, size - one.consumed);
 	free(buf);

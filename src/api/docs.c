@@ -406,6 +406,8 @@ int sw_api_docs_build(const struct sw_router *router, char *err, size_t errlen)
 	}
 	json_t *paths = json_object_get(doc, "paths");
 	for (size_t i = 0; i < sw_router_count(router); i++) {
+		if (sw_router_route(router, i)->flags & SW_ROUTE_DASHBOARD)
+			continue; /* the dashboard's files are not API operations */
 		if (add_operation(paths, sw_router_route(router, i)) < 0) {
 			json_decref(doc);
 			snprintf(err, errlen, "OpenAPI document could not be built");

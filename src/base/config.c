@@ -189,6 +189,7 @@ int sw_config_load(struct sw_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "GIT_CA_FILE must be the absolute path of a readable PEM file");
 		return -EINVAL;
 	}
+	c->ui_dir = dup_env("STEWARD_UI_DIR");
 	c->docker_host = dup_env("DOCKER_HOST");
 	if (!c->docker_host)
 		c->docker_host = strdup("unix:///var/run/docker.sock");
@@ -218,6 +219,8 @@ void sw_config_release(struct sw_config *c)
 	free(c->caddy_admin_url);
 	free(c->git_ca_file);
 	c->git_ca_file = NULL;
+	free(c->ui_dir);
+	c->ui_dir = NULL;
 	c->database_url = c->cors_origins = c->public_base_url = c->auth_trusted_origins = NULL;
 	c->deploy_base_image = c->docker_host = c->caddy_admin_url = NULL;
 }

@@ -3,16 +3,20 @@
  * Patterns are split into segments once at start-up. Matching compares the
  * request path segment by segment against each route; the table is small
  * (tens of routes) and a linear scan over pre-split segments beats anything
- * cleverer at this size. There is no catch-all: a path matches a pattern
- * only with the same number of segments, each literal equal or a :param
- * with a non-empty value. */
+ * cleverer at this size. There is no catch-all in the API: a path matches
+ * a pattern only with the same number of segments, each literal equal or a
+ * :param with a non-empty value. The one exception is a last segment "*",
+ * which matches whatever follows, nothing included: the dashboard's
+ * deep links under /app (src/api/ui.c), never an API route. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "steward/http/http.h"
 
 struct compiled {
 	const struct sw_route *route;
-	unsigned nseg;
+	unsigned nseg;  /* without a final "*" */
+	bool rest;      /* the pattern ends in "*": any further segments match */
 	struct sw_str seg[SW_ROUTE_MAX_SEGMENTS]; /* ":name" for params */
 };
 
@@ -68,7 +72,7 @@ static bool flags_fit(unsigned flags, const struct sw_config *config)
 
 static bool same_shape(const struct compiled *a, const struct compiled *b)
 {
-	if (a->nseg != b->nseg)
+	if (a->nseg != b->nseg || a->rest != b->rest)
 		return false;
 	for (unsigned i = 0; i < a->nseg; i++) {
 		bool pa = a->seg[i].ptr[0] == ':', pb = b->seg[i].ptr[0] == ':';
@@ -96,9 +100,14 @@ struct sw_router *sw_router_new(const struct sw_route *routes, size_t n,
 		    routes[i].method == SW_HTTP_OPTIONS ||
 		    !split(sw_str_cstr(routes[i].pattern), c->seg, &c->nseg))
 			goto fail_inval;
+		if (c->nseg && sw_str_eq(c->seg[c->nseg - 1], SW_STR("*"))) {
+			c->rest = true;
+			c->nseg--;
+		}
 		for (unsigned s = 0; s < c->nseg; s++)
-			if (c->seg[s].ptr[0] == ':' && c->seg[s].len < 2)
-				goto fail_inval;
+			if ((c->seg[s].ptr[0] == ':' && c->seg[s].len < 2) ||
+			    memchr(c->seg[s].ptr, '*', c->seg[s].len))
+				goto fail_inval; /* "*" only as the whole last segment */
 		/* Two routes with the same method and shape would shadow each other. */
 		for (size_t j = 0; j < r->count; j++)
 			if (r->routes[j].route->method == routes[i].method && same_shape(&r->routes[j], c))
@@ -134,10 +143,10 @@ const struct sw_route *sw_router_route(const struct sw_router *r, size_t i)
 static bool match_one(const struct compiled *c, const struct sw_str *seg, unsigned nseg,
 		      struct sw_route_params *params)
 {
-	if (c->nseg != nseg)
+	if (c->rest ? nseg < c->nseg : nseg != c->nseg)
 		return false;
 	unsigned np = 0;
-	for (unsigned i = 0; i < nseg; i++) {
+	for (unsigned i = 0; i < c->nseg; i++) {
 		if (c->seg[i].ptr[0] == ':') {
 			if (params && np < SW_ROUTE_MAX_PARAMS) {
 				params->name[np] = sw_str_from(c->seg[i].ptr + 1, c->seg[i].len - 1);

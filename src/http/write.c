@@ -2,6 +2,7 @@
  * every response carries (date, request id, caching, CORS, connection),
  * and the buffer producer (sw_http_respond*), whose body goes into the
  * output generation with its head, so the request is done at once. */
+#include <string.h>
 #include <errno.h>
 #include <stdio.h>
 #include <time.h>
@@ -100,7 +101,10 @@ void sw_http_write_head(struct sw_http_request *req, int status, const char *con
 	}
 	sw_conn_out_bytes(c, "X-Request-Id: ", 14);
 	sw_conn_out_bytes(c, req->request_id, req->request_id_len);
-	sw_conn_out_bytes(c, "\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n", 60);
+	const char *cache = req->cache_control ? req->cache_control : "no-store";
+	sw_conn_out_bytes(c, "\r\nCache-Control: ", 17);
+	sw_conn_out_bytes(c, cache, strlen(cache));
+	sw_conn_out_bytes(c, "\r\nX-Content-Type-Options: nosniff\r\n", 35);
 	struct sw_str origin = sw_http_allowed_origin(req);
 	if (srv->shared->cors_count)
 		sw_conn_out_bytes(c, "Vary: Origin\r\n", 14);

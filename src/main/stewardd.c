@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include "steward/api/api.h"
@@ -21,6 +22,7 @@
 #include "steward/net/mail.h"
 #include "steward/base/seal.h"
 #include "steward/io/signals.h"
+#include "steward/api/ui.h"
 #include "main/thread.h"
 
 struct thread_arg {
@@ -131,12 +133,26 @@ int main(void)
 		goto out_db;
 	}
 
-	size_t nroutes;
-	const struct sw_route *routes = sw_api_routes(&nroutes);
-	struct sw_router *router = sw_router_new(routes, nroutes, &config);
+	/* The API's routes, then the dashboard's when it was built. */
+	bool ui_found = false;
+	if (sw_ui_load(&config, &ui_found, err, sizeof(err)) < 0) {
+		sw_log_error("configuration: %s", err);
+		goto out_db;
+	}
+	size_t napi, nui = 0;
+	const struct sw_route *api_routes = sw_api_routes(&napi);
+	const struct sw_route *ui_routes = ui_found ? sw_ui_routes(&nui) : NULL;
+	struct sw_route *routes = calloc(napi + nui, sizeof(*routes));
+	struct sw_router *router = NULL;
+	if (routes) {
+		memcpy(routes, api_routes, napi * sizeof(*routes));
+		if (nui)
+			memcpy(routes + napi, ui_routes, nui * sizeof(*routes));
+		router = sw_router_new(routes, napi + nui, &config);
+	}
 	if (!router) {
 		sw_log_error("route table is invalid: %s", strerror(errno));
-		goto out_db;
+		goto out_routes;
 	}
 	shared.router = router;
 	/* The document exists only where GET /docs does (not in production),
@@ -217,6 +233,9 @@ out_docs:
 	sw_api_docs_free();
 out_router:
 	sw_router_free(router);
+out_routes:
+	free(routes);
+	sw_ui_release();
 out_db:
 	if (embedded)
 		sw_db_embedded_stop();

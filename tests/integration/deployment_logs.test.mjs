@@ -17,9 +17,9 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import * as h from './harness.mjs';
 import { call, ok, setup, signup } from './identity.mjs';
+import { deploymentRows } from './deployment_rows.mjs';
 
 h.stewarddPath();
 const pg = await h.startPostgres();
@@ -27,7 +27,6 @@ const srv = await h.startStewardd({ db: pg, env: { SIGNUP_ENABLED: 'true', STEWA
 after(h.cleanupAll);
 
 const sql = (q) => pg.psql(q, srv.dbName);
-const dataDir = srv.env.STEWARD_DATA_DIR;
 
 const owner = await setup(srv);
 const other = await signup(srv, 'other@example.com', 'Other');
@@ -42,25 +41,7 @@ const runningApp = await application(owner, 'running');
 const elsewhereApp = await application(owner, 'elsewhere');
 const theirApp = await application(other, 'theirs');
 
-let number = 0;
-// A deployment row as the pipeline leaves it (status, errorMessage, byte count).
-async function insertDeployment(who, appId, { status = 'SUCCEEDED', error = null, bytes = 0 } = {}) {
-	const err = error === null ? 'NULL' : `'${error.replaceAll("'", "''")}'`;
-	const id = await sql(
-		`INSERT INTO deployments (organization_id, application_id, number, trigger, status, error_message,` +
-			` log_byte_count, started_at, finished_at) VALUES ('${who.org.id}', '${appId}', ${++number},` +
-			` 'MANUAL', '${status}', ${err}, ${bytes}, now(), ` +
-			`${['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(status) ? 'now()' : 'NULL'}) RETURNING id`,
-	);
-	return id.trim();
-}
-function logPath(id) {
-	return path.join(dataDir, 'logs', `${id}.log`);
-}
-function writeLog(id, content) {
-	fs.mkdirSync(path.join(dataDir, 'logs'), { recursive: true, mode: 0o700 });
-	fs.writeFileSync(logPath(id), content);
-}
+const { insertDeployment, logPath, writeLog } = deploymentRows(pg, srv);
 
 // The events of an SSE body: [{event, id, data}], comments skipped.
 function events(text) {

@@ -8,6 +8,7 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import * as h from './harness.mjs';
+import { awayFromBoundary, base32Decode, stepNow, totp } from './totp.mjs';
 
 const PASSWORD = 'correct horse battery';
 let pg, main;
@@ -29,42 +30,7 @@ async function server() {
 	return { port: s.port, origin: `http://127.0.0.1:${s.port}`, dbName: s.dbName };
 }
 
-// ---- TOTP in the test ----
-
-function base32Decode(s) {
-	const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-	let bits = 0, acc = 0;
-	const out = [];
-	for (const ch of s.replace(/=+$/, '')) {
-		const v = alphabet.indexOf(ch.toUpperCase());
-		if (v < 0) throw new Error(`not base32: ${s}`);
-		acc = (acc << 5) | v;
-		bits += 5;
-		if (bits >= 8) {
-			bits -= 8;
-			out.push((acc >> bits) & 0xff);
-		}
-	}
-	return Buffer.from(out);
-}
-
-function totp(secret, step) {
-	const msg = Buffer.alloc(8);
-	msg.writeBigUInt64BE(BigInt(step));
-	const mac = crypto.createHmac('sha1', base32Decode(secret)).update(msg).digest();
-	const off = mac[19] & 15;
-	const bin = mac.readUInt32BE(off) & 0x7fffffff;
-	return String(bin % 1000000).padStart(6, '0');
-}
-
-const stepNow = () => Math.floor(Date.now() / 1000 / 30);
-
-// The server computes its own step: stay clear of a step boundary so that
-// both sides agree on "now" during the next few requests.
-async function awayFromBoundary(marginS = 4) {
-	const into = (Date.now() / 1000) % 30;
-	if (into > 30 - marginS) await h.sleep((30 - into) * 1000 + 300);
-}
+// ---- TOTP in the test (totp.mjs) ----
 
 // A code matching none of the steps the server accepts now.
 function wrongCode(secret) {

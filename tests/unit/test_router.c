@@ -136,4 +136,43 @@ TEST(duplicate_shapes_are_refused)
 	CHECK(sw_router_new(empty_param, 1, NULL) == NULL);
 }
 
+/* The dashboard's deep links: a last segment "*" matches the prefix and
+ * anything below it, and only that; "*" anywhere else is refused. */
+TEST(a_final_star_matches_the_prefix_and_below)
+{
+	static const struct sw_route ui[] = {
+		{ SW_HTTP_GET, "/", SW_ACCESS_PUBLIC, h, 0, SW_ROUTE_DASHBOARD, { 0 } },
+		{ SW_HTTP_GET, "/app/*", SW_ACCESS_PUBLIC, h, 0, SW_ROUTE_DASHBOARD, { 0 } },
+		{ SW_HTTP_GET, "/applications/:id", SW_ACCESS_SESSION, h, 0, 0, { 0 } },
+	};
+	struct sw_router *r = sw_router_new(ui, SW_ARRAY_SIZE(ui), NULL);
+	REQUIRE(r);
+	const struct sw_route *route = NULL;
+	struct sw_route_params p;
+	CHECK_INT_EQ(sw_router_match(r, SW_HTTP_GET, SW_STR("/"), &route, &p, NULL), SW_ROUTE_FOUND);
+	CHECK(route == &ui[0]);
+	const char *deep[] = { "/app", "/app/applications", "/app/deployments/x/y/z" };
+	for (size_t i = 0; i < SW_ARRAY_SIZE(deep); i++) {
+		route = NULL;
+		CHECK_INT_EQ(sw_router_match(r, SW_HTTP_GET, sw_str_cstr(deep[i]), &route, &p, NULL), SW_ROUTE_FOUND);
+		CHECK(route == &ui[1]);
+	}
+	CHECK_INT_EQ(sw_router_match(r, SW_HTTP_GET, SW_STR("/applications/abc"), &route, &p, NULL), SW_ROUTE_FOUND);
+	CHECK(route == &ui[2]);
+	CHECK_INT_EQ(sw_router_match(r, SW_HTTP_GET, SW_STR("/applications"), &route, &p, NULL), SW_ROUTE_NOT_FOUND);
+	CHECK_INT_EQ(sw_router_match(r, SW_HTTP_GET, SW_STR("/apps"), &route, &p, NULL), SW_ROUTE_NOT_FOUND);
+	CHECK_INT_EQ(sw_router_match(r, SW_HTTP_GET, SW_STR("/app/"), &route, &p, NULL), SW_ROUTE_NOT_FOUND);
+	CHECK_INT_EQ(sw_router_match(r, SW_HTTP_POST, SW_STR("/app/x"), &route, &p, NULL),
+		     SW_ROUTE_METHOD_NOT_ALLOWED);
+	sw_router_free(r);
+	static const struct sw_route inner[] = {
+		{ SW_HTTP_GET, "/a/*/b", SW_ACCESS_PUBLIC, h, 0, 0, { 0 } },
+	};
+	CHECK(sw_router_new(inner, 1, NULL) == NULL);
+	static const struct sw_route partial[] = {
+		{ SW_HTTP_GET, "/a/b*", SW_ACCESS_PUBLIC, h, 0, 0, { 0 } },
+	};
+	CHECK(sw_router_new(partial, 1, NULL) == NULL);
+}
+
 TEST_MAIN()

@@ -38,6 +38,7 @@ struct sw_config {
 	char *caddy_admin_url;    /* CADDY_ADMIN_URL, default http://127.0.0.1:2019 */
 	char *git_ca_file;        /* GIT_CA_FILE: PEM CAs for https git servers; NULL: the system's */
 	bool runners;             /* STEWARD_RUNNERS, default on: this process runs jobs */
+	char *ui_dir;             /* STEWARD_UI_DIR: the dashboard's built files; NULL: next to the binary */
 };
 
 /* Reads the environment into *ret. On a bad value returns -EINVAL and

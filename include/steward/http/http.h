@@ -70,6 +70,7 @@ struct sw_principal {
 /* Route flags */
 #define SW_ROUTE_SIGNUP (1u << 0)   /* present only when SIGNUP_ENABLED */
 #define SW_ROUTE_DEV_ONLY (1u << 1) /* present only outside production */
+#define SW_ROUTE_DASHBOARD (1u << 2) /* the dashboard's files, not the API: not in the OpenAPI document */
 
 /* Documentation of a route for the OpenAPI document. Schemas are names of
  * components defined in src/api/openapi.c. */
@@ -161,6 +162,9 @@ struct sw_http_request {
 	bool head_only;  /* HEAD: headers as for GET, no body */
 	bool keep_alive;
 	struct sw_buf resp_headers; /* extra "Name: value\r\n" lines */
+	/* The response's Cache-Control value, a literal; NULL: "no-store"
+	 * (every API answer). The dashboard's files set their own. */
+	const char *cache_control;
 	int status;
 	void *state;     /* the handler's own */
 	struct sw_http_request *next_free;

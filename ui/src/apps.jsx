@@ -1,0 +1,317 @@
+// Projects and environments (the navigation), applications, their
+// deployments, lifecycle and variables.
+import { useState } from 'preact/hooks';
+import { api, get, post, postForm } from './api.js';
+import { Link, navigate } from './router.jsx';
+import { Badge, ErrorBox, Field, Form, Loading, Table, duration, useAction, useData, useForm, useRefresh, useTitle, when } from './ui.jsx';
+
+const IN_FLIGHT = ['QUEUED', 'BUILDING', 'DEPLOYING'];
+
+const q = (params) => {
+	const s = new URLSearchParams();
+	for (const [k, v] of Object.entries(params)) if (v) s.set(k, v);
+	const t = s.toString();
+	return t ? `?${t}` : '';
+};
+
+export function ProjectNav({ projects, current, reload }) {
+	const form = useForm({ name: '' }, async (v, setValues) => {
+		await post('/projects', v);
+		setValues({ name: '' });
+		reload();
+	});
+	return (
+		<nav class="side" aria-label="Projects">
+			<h2>Projects</h2>
+			<ul>
+				<li>
+					<Link href="/app/applications" aria-current={!current ? 'page' : undefined}>
+						All applications
+					</Link>
+				</li>
+				{(projects || []).map((p) => (
+					<li key={p.id}>
+						<Link href={`/app/applications${q({ projectId: p.id })}`} aria-current={current === p.id ? 'page' : undefined}>
+							{p.name}
+						</Link>
+						<ul>
+							{p.environments.map((e) => (
+								<li key={e.id}>
+									<Link href={`/app/applications${q({ environmentId: e.id })}`} aria-current={current === e.id ? 'page' : undefined}>
+										{e.name}
+									</Link>
+								</li>
+							))}
+						</ul>
+					</li>
+				))}
+			</ul>
+			<Form form={form} submit="Add project" class="inline">
+				<Field form={form} name="name" label="New project" placeholder="name" required />
+			</Form>
+		</nav>
+	);
+}
+
+export function Applications({ query }) {
+	const projectId = query.get('projectId') || '';
+	const environmentId = query.get('environmentId') || '';
+	const apps = useData(() => get(`/applications${q({ projectId, environmentId, limit: 200 })}`), [projectId, environmentId]);
+	useTitle('Applications');
+	return (
+		<section>
+			<div class="title-row">
+				<h1>Applications</h1>
+				<Link class="button" href={`/app/applications/new${q({ environmentId })}`}>
+					New application
+				</Link>
+			</div>
+			<ErrorBox error={apps.error} />
+			{apps.loading && !apps.data ? (
+				<Loading what="applications" />
+			) : apps.data && apps.data.length === 0 ? (
+				<p class="muted">No applications here yet.</p>
+			) : (
+				apps.data && (
+					<Table head={['Name', 'Status', 'Source', 'Created']}>
+							{apps.data.map((a) => (
+								<tr key={a.id}>
+									<td>
+										<Link href={`/app/applications/${a.id}`}>{a.name}</Link>
+									</td>
+									<td>
+										<Badge status={a.status} />
+									</td>
+									<td>{a.sourceKind}</td>
+									<td>{when(a.createdAt)}</td>
+								</tr>
+							))}
+					</Table>
+				)
+			)}
+		</section>
+	);
+}
+
+export function NewApplication({ projects, query }) {
+	useTitle('New application');
+	const envs = (projects || []).flatMap((p) => p.environments.map((e) => ({ id: e.id, label: `${p.name} / ${e.name}` })));
+	const form = useForm({ name: '', environmentId: query.get('environmentId') || '', sourceKind: 'GIT', port: '3000' }, async (v) => {
+		const body = { name: v.name, environmentId: v.environmentId || envs[0]?.id, sourceKind: v.sourceKind, port: Number(v.port) };
+		const a = await post('/applications', body);
+		navigate(`/app/applications/${a.id}`);
+	});
+	if (!projects) return <Loading what="projects" />;
+	if (envs.length === 0) return <p class="muted">Create a project first (in the list of projects).</p>;
+	return (
+		<section class="card">
+			<h1>New application</h1>
+			<Form form={form} submit="Create application">
+				<Field form={form} name="name" label="Name (lower-case letters, digits, hyphens)" required />
+				<Field form={form} name="environmentId" label="Project and environment">
+					{envs.map((e) => (
+						<option key={e.id} value={e.id}>
+							{e.label}
+						</option>
+					))}
+				</Field>
+				<Field form={form} name="sourceKind" label="Source">
+					<option value="GIT">Git repository</option>
+					<option value="UPLOAD">Uploaded archives</option>
+				</Field>
+				<Field form={form} name="port" label="Port the application listens on" type="number" min="1" max="65535" />
+			</Form>
+		</section>
+	);
+}
+
+function Lifecycle({ app, changed }) {
+	const [msg, setMsg] = useState(null);
+	const { error, act: run } = useAction();
+	const act = (verb) =>
+		run(async () => {
+			setMsg(null);
+			const job = await post(`/applications/${app.id}/${verb}`);
+			setMsg(`${verb[0].toUpperCase()}${verb.slice(1)} queued (job ${job.status.toLowerCase()}).`);
+			changed();
+		});
+	return (
+		<div class="actions">
+			<button type="button" onClick={act('start')}>
+				Start
+			</button>
+			<button type="button" onClick={act('stop')}>
+				Stop
+			</button>
+			<button type="button" onClick={act('restart')}>
+				Restart
+			</button>
+			{msg && (
+				<span class="ok" role="status">
+					{msg}
+				</span>
+			)}
+			<ErrorBox error={error} />
+		</div>
+	);
+}
+
+// Deploy: a git application from its source's branch; an upload
+// application from an archive chosen or dropped here, with the upload's
+// progress. Then the new deployment's page.
+function Deploy({ app }) {
+	const [error, setError] = useState(null);
+	const [progress, setProgress] = useState(null);
+	const [over, setOver] = useState(false);
+	const upload = app.sourceKind === 'UPLOAD';
+	const deploy = async (file) => {
+		const form = new FormData();
+		form.append('applicationId', app.id);
+		if (file) form.append('archive', file);
+		setError(null);
+		setProgress(file ? 0 : null);
+		try {
+			const d = await postForm('/deployments', form, (sent, total) => setProgress(sent / total));
+			navigate(`/app/deployments/${d.id}`);
+		} catch (e) {
+			setError(e);
+			setProgress(null);
+		}
+	};
+	if (!upload) {
+		return (
+			<div class="actions">
+				<button type="button" onClick={() => deploy(null)}>
+					Deploy
+				</button>
+				<ErrorBox error={error} />
+			</div>
+		);
+	}
+	const drop = (e) => {
+		e.preventDefault();
+		setOver(false);
+		const file = e.dataTransfer?.files?.[0];
+		if (file) deploy(file);
+	};
+	const dragOver = (e) => {
+		e.preventDefault();
+		setOver(true);
+	};
+	return (
+		<div class={over ? 'drop over' : 'drop'} onDragOver={dragOver} onDragLeave={() => setOver(false)} onDrop={drop}>
+			<label for="archive">Deploy an archive (tar, tar.gz or zip): choose it, or drop it here</label>
+			<input id="archive" type="file" accept=".tar,.tgz,.gz,.zip" onChange={(e) => e.currentTarget.files[0] && deploy(e.currentTarget.files[0])} />
+			{progress !== null && (
+				<progress max="1" value={progress} aria-label="Upload">
+					{Math.round(progress * 100)}%
+				</progress>
+			)}
+			<ErrorBox error={error} />
+		</div>
+	);
+}
+
+function Deployments({ app }) {
+	const list = useData(() => get(`/deployments${q({ applicationId: app.id, limit: 50 })}`), [app.id]);
+	// Statuses change while work is in flight: the list follows them.
+	useRefresh(!!list.data && list.data.some((d) => IN_FLIGHT.includes(d.status)), list.reload);
+	if (list.error) return <ErrorBox error={list.error} />;
+	if (!list.data) return <Loading what="deployments" />;
+	if (list.data.length === 0) return <p class="muted">No deployments yet.</p>;
+	return (
+		<Table head={['#', 'Status', 'Trigger', 'Commit', 'Started', 'Duration']}>
+				{list.data.map((d) => (
+					<tr key={d.id}>
+						<td>
+							<Link href={`/app/deployments/${d.id}`}>#{d.number}</Link>
+						</td>
+						<td>
+							<Badge status={d.status} />
+						</td>
+						<td>{d.trigger}</td>
+						<td>{d.commitSha ? `${d.commitSha.slice(0, 7)} ${d.commitMessage || ''}` : '–'}</td>
+						<td>{when(d.startedAt || d.createdAt)}</td>
+						<td>{duration(d.durationMs)}</td>
+					</tr>
+				))}
+		</Table>
+	);
+}
+
+function Variables({ app }) {
+	const list = useData(() => get(`/applications/${app.id}/variables`), [app.id]);
+	const { error, act } = useAction();
+	const form = useForm({ key: '', value: '' }, async (v, setValues) => {
+		await api('PUT', `/applications/${app.id}/variables/${encodeURIComponent(v.key)}`, { value: v.value });
+		setValues({ key: '', value: '' });
+		list.reload();
+	});
+	const unset = (key) =>
+		act(async () => {
+			await api('DELETE', `/applications/${app.id}/variables/${encodeURIComponent(key)}`);
+			list.reload();
+		});
+	return (
+		<div>
+			<p class="muted">Values are sealed on the server and never shown again; only their length is.</p>
+			<ErrorBox error={list.error || error} />
+			{list.data && list.data.length > 0 && (
+				<Table head={['Key', 'Value', 'Updated', <span class="sr-only">Actions</span>]}>
+						{list.data.map((v) => (
+							<tr key={v.key}>
+								<td>
+									<code>{v.key}</code>
+								</td>
+								<td>{v.valueLength} bytes</td>
+								<td>{when(v.updatedAt)}</td>
+								<td>
+									<button type="button" class="secondary" onClick={unset(v.key)} aria-label={`Unset ${v.key}`}>
+										Unset
+									</button>
+								</td>
+							</tr>
+						))}
+				</Table>
+			)}
+			{list.data && list.data.length === 0 && <p class="muted">No variables.</p>}
+			<Form form={form} submit="Set variable" class="row">
+				<Field form={form} name="key" label="Key" autocomplete="off" required />
+				<Field form={form} name="value" label="Value" type="password" autocomplete="off" />
+			</Form>
+		</div>
+	);
+}
+
+export function ApplicationPage({ id, tab }) {
+	const app = useData(() => get(`/applications/${id}`), [id]);
+	useTitle(app.data ? app.data.name : 'Application');
+	if (app.error) return <ErrorBox error={app.error} />;
+	if (!app.data) return <Loading what="the application" />;
+	const a = app.data;
+	return (
+		<section>
+			<div class="title-row">
+				<h1>{a.name}</h1>
+				<Badge status={a.status} />
+			</div>
+			<Lifecycle app={a} changed={app.reload} />
+			<nav class="tabs" aria-label="Application">
+				<Link href={`/app/applications/${id}`} aria-current={tab === 'deployments' ? 'page' : undefined}>
+					Deployments
+				</Link>
+				<Link href={`/app/applications/${id}/variables`} aria-current={tab === 'variables' ? 'page' : undefined}>
+					Variables
+				</Link>
+			</nav>
+			{tab === 'variables' ? (
+				<Variables app={a} />
+			) : (
+				<>
+					<Deploy app={a} />
+					<Deployments app={a} />
+				</>
+			)}
+		</section>
+	);
+}

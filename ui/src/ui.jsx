@@ -1,0 +1,154 @@
+// Small pieces every page uses: loading data, forms with the API's field
+// errors, status badges.
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { ApiError } from './api.js';
+
+// Runs load() now and whenever deps change; reload() runs it again.
+export function useData(load, deps) {
+	const [state, setState] = useState({ data: null, error: null, loading: true });
+	const run = useCallback(() => {
+		let live = true;
+		setState((s) => ({ ...s, loading: true }));
+		load().then(
+			(data) => live && setState({ data, error: null, loading: false }),
+			(error) => live && setState({ data: null, error, loading: false }),
+		);
+		return () => (live = false);
+	}, deps);
+	useEffect(run, [run]);
+	return { ...state, reload: run };
+}
+
+// A form: submit(values) is the API call; its ApiError's message shows
+// above the form and its field errors next to their fields.
+export function useForm(initial, submit) {
+	const [values, setValues] = useState(initial);
+	const [error, setError] = useState(null);
+	const [busy, setBusy] = useState(false);
+	const set = (name) => (e) => setValues((v) => ({ ...v, [name]: e.currentTarget.value }));
+	const onSubmit = async (e) => {
+		e.preventDefault();
+		setBusy(true);
+		setError(null);
+		try {
+			await submit(values, setValues);
+		} catch (err) {
+			setError(err instanceof ApiError ? err : new ApiError(0, { error: { code: 'CLIENT', message: String(err.message || err) } }));
+		} finally {
+			setBusy(false);
+		}
+	};
+	return { values, set, setValues, error, busy, onSubmit };
+}
+
+export function ErrorBox({ error }) {
+	if (!error) return null;
+	return (
+		<p class="error" role="alert">
+			{error.message}
+		</p>
+	);
+}
+
+let fieldIds = 0;
+export function Field({ form, name, label, type = 'text', children, ...rest }) {
+	const [id] = useState(() => `f${++fieldIds}`);
+	const errors = form.error?.fields?.[name];
+	const control = children ? (
+		<select id={id} name={name} value={form.values[name]} onChange={form.set(name)} aria-invalid={errors ? 'true' : undefined} aria-describedby={errors ? `${id}-e` : undefined} {...rest}>
+			{children}
+		</select>
+	) : (
+		<input id={id} name={name} type={type} value={form.values[name]} onInput={form.set(name)} aria-invalid={errors ? 'true' : undefined} aria-describedby={errors ? `${id}-e` : undefined} {...rest} />
+	);
+	return (
+		<div class="field">
+			<label for={id}>{label}</label>
+			{control}
+			{errors && (
+				<span class="field-error" id={`${id}-e`}>
+					{errors.join(' ')}
+				</span>
+			)}
+		</div>
+	);
+}
+
+export function Badge({ status }) {
+	return <span class={`badge badge-${String(status).toLowerCase()}`}>{status}</span>;
+}
+
+export function when(ts) {
+	return ts ? new Date(ts).toLocaleString() : '–';
+}
+
+export function duration(ms) {
+	if (ms === null || ms === undefined) return '–';
+	const s = Math.round(ms / 1000);
+	return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+export function Loading({ what }) {
+	return <p class="muted">Loading {what}…</p>;
+}
+
+// A table with one header row (head: the column titles; a title may be
+// markup, e.g. a visually hidden one).
+export function Table({ head, children }) {
+	return (
+		<table>
+			<thead>
+				<tr>
+					{head.map((h, i) => (
+						<th key={i}>{h}</th>
+					))}
+				</tr>
+			</thead>
+			<tbody>{children}</tbody>
+		</table>
+	);
+}
+
+// The document's title: the page's, then the product's.
+export function useTitle(title) {
+	useEffect(() => {
+		document.title = title ? `${title} · Steward` : 'Steward';
+	}, [title]);
+}
+
+// Reloads every `ms` while `active` (a list with work still in flight).
+export function useRefresh(active, reload, ms = 5000) {
+	useEffect(() => {
+		if (!active) return undefined;
+		const t = setInterval(reload, ms);
+		return () => clearInterval(t);
+	}, [active, reload, ms]);
+}
+
+// A form of useForm(): the API's error above its fields, one submit button.
+export function Form({ form, submit, secondary = false, class: cls, children }) {
+	return (
+		<form onSubmit={form.onSubmit} class={cls}>
+			<ErrorBox error={form.error} />
+			{children}
+			<button type="submit" class={secondary ? 'secondary' : undefined} disabled={form.busy}>
+				{submit}
+			</button>
+		</form>
+	);
+}
+
+// A button's call to the API: act(fn) is its click handler; the API's
+// error, if any, is kept for display until the next click.
+export function useAction() {
+	const [error, setError] = useState(null);
+	const act = (fn) => async () => {
+		setError(null);
+		try {
+			await fn();
+		} catch (e) {
+			setError(e);
+		}
+	};
+	return { error, act };
+}
