@@ -169,20 +169,14 @@ bool sw_api_found(struct sw_http_request *req, const PGresult *res, const struct
  * 404) when it is not one. */
 bool sw_api_uuid_param(struct sw_http_request *req, struct sw_str value, char out[37]);
 
-/* Writes an audit record in the background (never a secret in metadata). */
-void sw_api_audit(struct sw_http_request *req, const char *organization_id, const char *actor_user_id,
-		  const char *action, const char *target_type, const char *target_id,
-		  const char *metadata_json);
-/* sw_api_audit() for work that goes on after its request has been
- * answered: the database pool and the client's address (or NULL) given. */
-void sw_api_audit_detached(struct sw_db_pool *db, const char *ip, const char *organization_id,
-			   const char *actor_user_id, const char *action, const char *target_type,
-			   const char *target_id, const char *metadata_json);
-/* sw_api_audit() with metadata built by jansson (json_pack(); stolen, may
- * be NULL: no metadata). */
-void sw_api_audit_json(struct sw_http_request *req, const char *organization_id,
-		       const char *actor_user_id, const char *action, const char *target_type,
-		       const char *target_id, json_t *metadata);
+/* Audit records are written in the same statement as the action they
+ * record (sw_api_query_audited()). A record that goes with no write (a
+ * refused sign-in, say) is written first, and then(req, arg) runs once it
+ * is stored; if it cannot be stored the request is answered with the
+ * database error and nothing follows (ip NULL: the request's address).
+ * Never a secret in metadata. false when answered at once. */
+bool sw_api_audit_first(struct sw_http_request *req, const struct sw_db_audit_row *a,
+			void (*then)(struct sw_http_request *req, void *arg), void *arg);
 
 /* ---- writing rows ---- */
 

@@ -126,41 +126,40 @@ bool sw_api_uuid_param(struct sw_http_request *req, struct sw_str value, char ou
 
 /* ---- audit ---- */
 
-static void audit_done(void *arg, const PGresult *res, const struct sw_db_error *err)
+struct audit_first {
+	struct sw_http_request *req;
+	void (*then)(struct sw_http_request *req, void *arg);
+	void *arg;
+};
+
+static void audit_written(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
-	(void)arg;
+	struct audit_first *f = arg;
 	(void)res;
-	if (err->code)
-		sw_log_error("audit record not written (code %d, sqlstate %s)", err->code, err->sqlstate);
+	if (err->code) {
+		sw_log_error("audit record not written (code %d, sqlstate %s): nothing done",
+			     err->code, err->sqlstate);
+		sw_api_db_error(f->req, err);
+		return;
+	}
+	f->then(f->req, f->arg);
 }
 
-void sw_api_audit_detached(struct sw_db_pool *db, const char *ip, const char *organization_id,
-			   const char *actor_user_id, const char *action, const char *target_type,
-			   const char *target_id, const char *metadata_json)
+bool sw_api_audit_first(struct sw_http_request *req, const struct sw_db_audit_row *a,
+			void (*then)(struct sw_http_request *req, void *arg), void *arg)
 {
-	const char *params[7] = { organization_id && *organization_id ? organization_id : NULL,
-				  actor_user_id && *actor_user_id ? actor_user_id : NULL, action,
-				  target_type, target_id, ip, metadata_json };
-	if (sw_db_query(db, &sw_db_stmt_audit_insert, params, 7, audit_done, NULL) < 0)
-		sw_log_error("audit record not written: %s (queue full)", action);
-}
-
-void sw_api_audit(struct sw_http_request *req, const char *organization_id, const char *actor_user_id,
-		  const char *action, const char *target_type, const char *target_id,
-		  const char *metadata_json)
-{
-	sw_api_audit_detached(sw_db_pool_of(req->loop), sw_http_peer_address(req), organization_id, actor_user_id,
-			      action, target_type, target_id, metadata_json);
-}
-
-void sw_api_audit_json(struct sw_http_request *req, const char *organization_id,
-		       const char *actor_user_id, const char *action, const char *target_type,
-		       const char *target_id, json_t *metadata)
-{
-	char *m = metadata ? json_dumps(metadata, JSON_COMPACT) : NULL;
-	json_decref(metadata);
-	sw_api_audit(req, organization_id, actor_user_id, action, target_type, target_id, m);
-	free(m);
+	struct audit_first *f = sw_api_state_new(req, sizeof(*f));
+	if (!f)
+		return false;
+	f->then = then;
+	f->arg = arg;
+	const char *params[SW_DB_AUDIT_PARAMS] = {
+		a->organization_id && *a->organization_id ? a->organization_id : NULL,
+		a->actor_user_id && *a->actor_user_id ? a->actor_user_id : NULL,
+		a->action, a->target_type, a->target_id,
+		a->ip ? a->ip : sw_http_peer_address(req), a->metadata_json,
+	};
+	return sw_api_query(req, &sw_db_stmt_audit_insert, params, SW_DB_AUDIT_PARAMS, audit_written, f);
 }
 
 /* ---- writing rows ---- */

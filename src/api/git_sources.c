@@ -196,12 +196,19 @@ static struct source *source_new(struct sw_http_request *req, const char *verb, 
 	return s;
 }
 
-static void audit_source(struct source *s, const char *verb, json_t *meta)
+/* Runs a source statement, with the record "git_source.<verb>" about the
+ * application in the same statement when verb is set (NULL verb on an
+ * audited statement: its own action, e.g. created or updated by PUT). */
+static bool source_query(struct source *s, const struct sw_db_stmt *stmt, const char *const *params,
+			 int n, const char *verb, sw_db_cb cb)
 {
+	if (!stmt->audited)
+		return sw_api_query(s->req, stmt, params, n, cb, s);
 	char action[48];
-	snprintf(action, sizeof(action), "git_source.%s", verb);
-	sw_api_audit_json(s->req, s->req->principal.organization_id, s->req->principal.user_id, action,
-			  "application", s->app, meta);
+	if (verb)
+		snprintf(action, sizeof(action), "git_source.%s", verb);
+	return sw_api_query_audited(s->req, stmt, params, n, verb ? action : NULL, "application",
+				    s->app, NULL, cb, s);
 }
 
 /* A source statement's answer: the source (PUT may say it was created),
@@ -214,16 +221,12 @@ static void source_done(void *arg, const PGresult *res, const struct sw_db_error
 	} else if (PQntuples(res) != 1) {
 		sw_api_not_found(s->req);
 	} else if (s->status == 204) {
-		audit_source(s, s->verb, NULL);
 		sw_http_respond(s->req, 204, NULL, SW_STR_NULL);
 	} else {
 		bool created = PQnfields(res) > SW_DB_GIT_SOURCE_CREATED &&
 			       PQgetvalue(res, 0, SW_DB_GIT_SOURCE_CREATED)[0] == 't';
 		if (!created)
 			s->secret[0] = '\0'; /* a replacing PUT keeps the secret it has */
-		if (s->verb)
-			audit_source(s, created ? "created" : s->verb,
-				     json_pack("{s:s}", "provider", PQgetvalue(res, 0, SW_DB_GIT_SOURCE_PROVIDER)));
 		sw_api_answer_row(s->req, created ? 201 : s->status, res, 0, write_source, s);
 	}
 	OPENSSL_cleanse(s->secret, sizeof(s->secret));
@@ -235,7 +238,7 @@ static void git_source_get(struct sw_http_request *req)
 	if (!s)
 		return;
 	const char *params[3] = { req->principal.organization_id, s->app, NULL };
-	sw_api_query(req, &sw_db_stmt_git_source_get, params, 3, source_done, s);
+	source_query(s, &sw_db_stmt_git_source_get, params, 3, NULL, source_done);
 }
 
 /* A new deploy key pair for app: the public half and fingerprint into
@@ -311,7 +314,7 @@ static void git_source_put(struct sw_http_request *req)
 				   f[SOURCE_PROVIDER] ? f[SOURCE_PROVIDER] : provider_of(f[SOURCE_URL]),
 				   pub, fp, sealed_key, sealed_secret, f[SOURCE_CREDENTIAL],
 				   f[SOURCE_HOST_KEY], mask[SOURCE_HOST_KEY] == '1' ? "t" : "f" };
-	if (!sw_api_query(req, &sw_db_stmt_git_source_put, params, 13, source_done, s))
+	if (!source_query(s, &sw_db_stmt_git_source_put, params, 13, NULL, source_done))
 		OPENSSL_cleanse(s->secret, sizeof(s->secret));
 }
 
@@ -325,7 +328,7 @@ static void git_source_patch(struct sw_http_request *req)
 	const char *params[9] = { req->principal.organization_id, s->app, NULL, mask,
 				  f[SOURCE_URL], f[SOURCE_BRANCH], f[SOURCE_PROVIDER],
 				  f[SOURCE_CREDENTIAL], f[SOURCE_HOST_KEY] };
-	sw_api_query(req, &sw_db_stmt_git_source_update, params, 9, source_done, s);
+	source_query(s, &sw_db_stmt_git_source_update, params, 9, s->verb, source_done);
 }
 
 static void git_source_delete(struct sw_http_request *req)
@@ -334,7 +337,7 @@ static void git_source_delete(struct sw_http_request *req)
 	if (!s)
 		return;
 	const char *params[3] = { req->principal.organization_id, s->app, NULL };
-	sw_api_query(req, &sw_db_stmt_git_source_remove, params, 3, source_done, s);
+	source_query(s, &sw_db_stmt_git_source_remove, params, 3, s->verb, source_done);
 }
 
 /* ---- rotations ---- */
@@ -350,7 +353,6 @@ static void deploy_key_rotated(void *arg, const PGresult *res, const struct sw_d
 	static const struct sw_api_object key_object = { key_columns, SW_ARRAY_SIZE(key_columns), 0 };
 	if (!sw_api_found(s->req, res, err))
 		return;
-	audit_source(s, "deploy_key_rotated", json_pack("{s:s}", "fingerprint", PQgetvalue(res, 0, 1)));
 	sw_api_answer_row(s->req, 200, res, 0, sw_api_write_object, &key_object);
 }
 
@@ -362,7 +364,8 @@ static void deploy_key_rotate(struct sw_http_request *req)
 	if (!s || !deploy_key_new(req, s->app, pub, fp, &sealed))
 		return;
 	const char *params[5] = { req->principal.organization_id, s->app, pub, fp, sealed };
-	sw_api_query(req, &sw_db_stmt_git_source_deploy_key, params, 5, deploy_key_rotated, s);
+	source_query(s, &sw_db_stmt_git_source_deploy_key, params, 5, "deploy_key_rotated",
+		     deploy_key_rotated);
 }
 
 /* Writes the new secret and when it was made. */
@@ -381,7 +384,6 @@ static void webhook_secret_rotated(void *arg, const PGresult *res, const struct 
 {
 	struct source *s = arg;
 	if (sw_api_found(s->req, res, err)) {
-		audit_source(s, "webhook_secret_rotated", NULL);
 		sw_api_answer_row(s->req, 200, res, 0, write_secret, s);
 	}
 	OPENSSL_cleanse(s->secret, sizeof(s->secret));
@@ -397,7 +399,8 @@ static void webhook_secret_rotate(struct sw_http_request *req)
 		return;
 	}
 	const char *params[3] = { req->principal.organization_id, s->app, sealed };
-	if (!sw_api_query(req, &sw_db_stmt_git_source_webhook_secret, params, 3, webhook_secret_rotated, s))
+	if (!source_query(s, &sw_db_stmt_git_source_webhook_secret, params, 3, "webhook_secret_rotated",
+			  webhook_secret_rotated))
 		OPENSSL_cleanse(s->secret, sizeof(s->secret));
 }
 

@@ -87,8 +87,6 @@ static void invited(void *arg, const PGresult *res, const struct sw_db_error *er
 	struct sw_http_request *req = in->req;
 	if (!invitation_refused(req, err) &&
 	    sw_api_one_row(req, res, err, 500, "INTERNAL_ERROR", "The invitation was not created.")) {
-		sw_api_org_audit(req, "invitation.created", "invitation", PQgetvalue(res, 0, 0),
-		      json_pack("{s:s, s:s}", "email", PQgetvalue(res, 0, 1), "role", PQgetvalue(res, 0, 2)));
 		sw_api_answer_row(req, 201, res, 0, write_invitation, in->token);
 	}
 	/* The request's arena stays writable until this completion returns. */
@@ -124,7 +122,8 @@ static void invitation_create(struct sw_http_request *req)
 	sw_sha256_hex(in->token, strlen(in->token), hex);
 	const char *params[5] = { req->principal.organization_id, email, role, hex,
 				  req->principal.user_id };
-	if (!sw_api_query(req, &sw_db_stmt_invitation_create, params, 5, invited, in))
+	if (!sw_api_query_audited(req, &sw_db_stmt_invitation_create, params, 5, "invitation.created",
+				  "invitation", NULL, NULL, invited, in))
 		OPENSSL_cleanse(in->token, sizeof(in->token));
 }
 
@@ -141,9 +140,6 @@ static void invitation_cancelled(void *arg, const PGresult *res, const struct sw
 		sw_http_error(req, 409, "INVITATION_ACCEPTED", "The invitation has been accepted already.");
 		return;
 	}
-	if (now)
-		sw_api_org_audit(req, "invitation.cancelled", "invitation", t->id,
-		      json_pack("{s:s}", "email", PQgetvalue(res, 0, 3)));
 	sw_http_respond(req, 204, NULL, SW_STR_NULL);
 }
 
@@ -153,7 +149,8 @@ static void invitation_cancel(struct sw_http_request *req)
 	if (!t)
 		return;
 	const char *params[2] = { t->id, req->principal.organization_id };
-	sw_api_query(req, &sw_db_stmt_invitation_cancel, params, 2, invitation_cancelled, t);
+	sw_api_query_audited(req, &sw_db_stmt_invitation_cancel, params, 2, "invitation.cancelled",
+			     "invitation", t->id, NULL, invitation_cancelled, t);
 }
 
 /* ---- POST /invitations/accept ---- */
@@ -198,8 +195,6 @@ static void accepted(void *arg, const PGresult *res, const struct sw_db_error *e
 	if (!sw_api_found(req, res, err))
 		return;
 	const char *user = PQgetvalue(res, 0, 0), *org = PQgetvalue(res, 0, 1);
-	sw_api_audit_json(req, org, user, "invitation.accepted", "invitation", PQgetvalue(res, 0, 2),
-			  json_pack("{s:s}", "role", PQgetvalue(res, 0, 3)));
 	sw_api_issue_session(req, user, org, "INVITATION", 201);
 }
 
@@ -212,7 +207,10 @@ static void accept_hashed(void *arg, int herr, const char *encoded)
 		return;
 	}
 	const char *params[3] = { a->hex, a->name, encoded };
-	sw_api_query(req, &sw_db_stmt_invitation_accept, params, 3, accepted, a);
+	/* By the new member, in the organization joined: the statement's. */
+	const struct sw_db_audit_row ar = { NULL, NULL, "invitation.accepted", "invitation", NULL,
+					    NULL, NULL };
+	sw_api_query_audit_row(req, &sw_db_stmt_invitation_accept, params, 3, &ar, accepted, a);
 }
 
 static void accept_checked(void *arg, const PGresult *res, const struct sw_db_error *err)

@@ -118,8 +118,6 @@ static void role_changed(void *arg, const PGresult *res, const struct sw_db_erro
 	if (strcmp(before, after) != 0) {
 		const char *user = PQgetvalue(res, 0, 1 + SW_DB_MEMBER_USER_ID);
 		sw_auth_cache_forget_user(user);
-		sw_api_org_audit(req, "membership.role_changed", "user", user,
-		      json_pack("{s:s, s:s}", "from", before, "to", after));
 	}
 	sw_api_answer_row(req, 200, res, 0, sw_api_write_object, &changed_member_object);
 }
@@ -142,7 +140,8 @@ static void member_set_role(struct sw_http_request *req)
 		return;
 	}
 	const char *params[3] = { req->principal.organization_id, user, role };
-	sw_api_query(req, &sw_db_stmt_member_set_role, params, 3, role_changed, req);
+	sw_api_query_audited(req, &sw_db_stmt_member_set_role, params, 3, "membership.role_changed",
+			     "user", NULL, NULL, role_changed, req);
 }
 
 static void member_removed(void *arg, const PGresult *res, const struct sw_db_error *err)
@@ -152,10 +151,6 @@ static void member_removed(void *arg, const PGresult *res, const struct sw_db_er
 	if (!membership_changed(req, res, err))
 		return;
 	sw_auth_cache_forget_user(t->id);
-	sw_api_org_audit(req, "membership.removed", "user", t->id,
-	      json_pack("{s:s, s:I, s:I}", "role", PQgetvalue(res, 0, 0), "sessionsRevoked",
-			(json_int_t)strtoll(PQgetvalue(res, 0, 1), NULL, 10), "tokensRevoked",
-			(json_int_t)strtoll(PQgetvalue(res, 0, 2), NULL, 10)));
 	sw_http_respond(req, 204, NULL, SW_STR_NULL);
 }
 
@@ -165,7 +160,8 @@ static void member_remove(struct sw_http_request *req)
 	if (!t)
 		return;
 	const char *params[2] = { req->principal.organization_id, t->id };
-	sw_api_query(req, &sw_db_stmt_member_remove, params, 2, member_removed, t);
+	sw_api_query_audited(req, &sw_db_stmt_member_remove, params, 2, "membership.removed", "user",
+			     t->id, NULL, member_removed, t);
 }
 
 /* ---- a member's sessions ---- */

@@ -10,10 +10,6 @@
  * other (existing or not) answers 404. */
 bool sw_api_own_organization(struct sw_http_request *req);
 
-/* Writes an audit record of the caller's organization with metadata built
- * by jansson (meta is stolen; never a secret in it). */
-void sw_api_org_audit(struct sw_http_request *req, const char *action, const char *target_type,
-		      const char *target_id, json_t *meta);
 
 /* Reads a required "role" member (OWNER, ADMIN or MEMBER) into out. */
 void sw_api_role_field(json_t *body, char out[8], struct sw_field_errors *fe);

@@ -27,12 +27,6 @@ bool sw_api_own_organization(struct sw_http_request *req)
 	return true;
 }
 
-void sw_api_org_audit(struct sw_http_request *req, const char *action, const char *target_type,
-		      const char *target_id, json_t *meta)
-{
-	sw_api_audit_json(req, req->principal.organization_id, req->principal.user_id, action,
-			  target_type, target_id, meta);
-}
 
 static bool valid_role(struct sw_str s)
 {
@@ -76,8 +70,6 @@ static void organization_done(void *arg, const PGresult *res, const struct sw_db
 		return;
 	if (req->method == SW_HTTP_PATCH) {
 		sw_auth_cache_forget_organization(PQgetvalue(res, 0, 0)); /* others: org:<id> */
-		sw_api_org_audit(req, "organization.renamed", "organization", PQgetvalue(res, 0, 0),
-		      json_pack("{s:s, s:s}", "from", PQgetvalue(res, 0, 4), "to", PQgetvalue(res, 0, 1)));
 	}
 	sw_api_answer_row(req, 200, res, 0, sw_api_write_object, &organization_object);
 }
@@ -112,7 +104,8 @@ static void organization_rename(struct sw_http_request *req)
 		return;
 	}
 	const char *params[2] = { req->principal.organization_id, copy };
-	sw_api_query(req, &sw_db_stmt_organization_rename, params, 2, organization_done, req);
+	sw_api_query_audited(req, &sw_db_stmt_organization_rename, params, 2, "organization.renamed",
+			     "organization", NULL, NULL, organization_done, req);
 }
 
 /* ---- routes and schemas ---- */

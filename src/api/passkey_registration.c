@@ -192,19 +192,36 @@ struct confirm {
 	char name[4 * SW_NAME_MAX_LEN + 1];
 	struct sw_webauthn_response in;
 	struct sw_webauthn_credential cred;
+	char refusal[128]; /* why a registration was refused, for its answer */
 };
 
-static void registration_refused(struct confirm *c, const char *reason)
+static void registration_answer_refusal(struct sw_http_request *req, void *arg)
 {
-	struct sw_http_request *req = c->req;
-	sw_api_audit_json(req, req->principal.organization_id, req->principal.user_id,
-			  "auth.passkey.registration_failed", "user", req->principal.user_id,
-			  json_pack("{s:s}", "reason", reason));
+	struct confirm *c = arg;
 	char message[160];
-	snprintf(message, sizeof(message), "was not accepted: %s", reason);
+	snprintf(message, sizeof(message), "was not accepted: %s", c->refusal);
 	struct sw_field_errors fe = { 0 };
 	sw_field_error(&fe, "credential", message);
 	sw_http_validation_error(req, &fe);
+}
+
+/* The refusal is recorded, then answered. */
+static void registration_refused(struct confirm *c, const char *reason)
+{
+	struct sw_http_request *req = c->req;
+	snprintf(c->refusal, sizeof(c->refusal), "%s", reason);
+	json_t *m = json_pack("{s:s}", "reason", reason);
+	char *meta = m ? json_dumps(m, JSON_COMPACT) : NULL;
+	json_decref(m);
+	if (!meta) {
+		sw_api_internal_error(req);
+		return;
+	}
+	const struct sw_db_audit_row a = { req->principal.organization_id, req->principal.user_id,
+					   "auth.passkey.registration_failed", "user",
+					   req->principal.user_id, NULL, meta };
+	sw_api_audit_first(req, &a, registration_answer_refusal, c);
+	free(meta);
 }
 
 static void confirm_stored(void *arg, const PGresult *res, const struct sw_db_error *err)
@@ -224,11 +241,6 @@ static void confirm_stored(void *arg, const PGresult *res, const struct sw_db_er
 			      "This passkey is already registered with this installation.");
 		return;
 	}
-	sw_api_audit_json(req, req->principal.organization_id, req->principal.user_id,
-			  "auth.passkey.registered", "passkey", PQgetvalue(res, 0, 1 + SW_DB_PASSKEY_ID),
-			  json_pack("{s:s,s:s,s:i,s:s}", "name", c->name, "deviceType",
-				    sw_webauthn_device_type(&c->cred), "algorithm", c->cred.alg,
-				    "attestation", c->cred.fmt));
 	sw_api_answer_row(req, 201, res, 0, sw_api_passkey_write, &sw_api_passkey_record_at_1);
 }
 
@@ -252,7 +264,19 @@ static void confirm_store(struct confirm *c)
 	const char *params[11] = { req->principal.user_id, id_hex, key_hex, alg, count,
 				   sw_webauthn_device_type(cred), cred->backed_up ? "true" : "false",
 				   c->name, c->in.transports, aaguid_hex, cred->fmt };
-	sw_api_query(req, &sw_db_stmt_passkey_create, params, 11, confirm_stored, c);
+	/* Recorded with the passkey it stores (when it stores one). */
+	json_t *m = json_pack("{s:s,s:s,s:i,s:s}", "name", c->name, "deviceType",
+			      sw_webauthn_device_type(cred), "algorithm", cred->alg, "attestation",
+			      cred->fmt);
+	char *meta = m ? json_dumps(m, JSON_COMPACT) : NULL;
+	json_decref(m);
+	if (!meta) {
+		sw_api_internal_error(req);
+		return;
+	}
+	sw_api_query_audited(req, &sw_db_stmt_passkey_create, params, 11, "auth.passkey.registered",
+			     "passkey", NULL, meta, confirm_stored, c);
+	free(meta);
 }
 
 static void confirm_consumed(void *arg, const PGresult *res, const struct sw_db_error *err)

@@ -75,14 +75,33 @@ struct sign_in {
 	long long stored_count;
 	bool multi_device;
 	struct sw_webauthn_assertion result;
+	const char *refusal_code, *refusal_message; /* a refusal's answer, once recorded */
 };
 
+static void sign_in_answer_refusal(struct sw_http_request *req, void *arg)
+{
+	struct sign_in *s = arg;
+	sw_http_error(req, 401, s->refusal_code, s->refusal_message);
+}
+
+/* The refusal is recorded, then answered (code and message: constants). */
 static void sign_in_refused(struct sign_in *s, const char *code, const char *reason,
 			    const char *message)
 {
-	sw_api_audit_json(s->req, NULL, s->user_id, "auth.passkey.sign_in_failed", "passkey",
-			  s->passkey_id[0] ? s->passkey_id : NULL, json_pack("{s:s}", "reason", reason));
-	sw_http_error(s->req, 401, code, message);
+	s->refusal_code = code;
+	s->refusal_message = message;
+	json_t *m = json_pack("{s:s}", "reason", reason);
+	char *meta = m ? json_dumps(m, JSON_COMPACT) : NULL;
+	json_decref(m);
+	if (!meta) {
+		sw_api_internal_error(s->req);
+		return;
+	}
+	const struct sw_db_audit_row a = { NULL, s->user_id[0] ? s->user_id : NULL,
+					   "auth.passkey.sign_in_failed", "passkey",
+					   s->passkey_id[0] ? s->passkey_id : NULL, NULL, meta };
+	sw_api_audit_first(s->req, &a, sign_in_answer_refusal, s);
+	free(meta);
 }
 
 static void sign_in_recorded(void *arg, const PGresult *res, const struct sw_db_error *err)
@@ -98,13 +117,6 @@ static void sign_in_recorded(void *arg, const PGresult *res, const struct sw_db_
 		return;
 	}
 	sw_ratelimit_reset(&limit_account, sw_str_cstr(s->user_id));
-	/* A counter that did not grow may mean a cloned authenticator; synced
-	 * passkeys always report 0, so it is recorded, not refused. */
-	bool regressed = (s->result.sign_count || s->stored_count) &&
-			 (long long)s->result.sign_count <= s->stored_count;
-	sw_api_audit_json(req, NULL, s->user_id, "auth.passkey.signed_in", "passkey", s->passkey_id,
-			  json_pack("{s:b,s:I}", "signCountRegressed", regressed, "signCount",
-				    (json_int_t)s->result.sign_count));
 	sw_api_issue_session(req, s->user_id, NULL, "PASSKEY", 200);
 }
 
@@ -144,7 +156,16 @@ static void sign_in_check(struct sign_in *s, const char *public_key_hex)
 	char count[16];
 	snprintf(count, sizeof(count), "%u", (unsigned)s->result.sign_count);
 	const char *params[3] = { s->passkey_id, count, s->result.backed_up ? "true" : "false" };
-	sw_api_query(req, &sw_db_stmt_passkey_used, params, 3, sign_in_recorded, s);
+	/* A counter that did not grow may mean a cloned authenticator; synced
+	 * passkeys always report 0, so it is recorded, not refused: in the
+	 * record written with the passkey's use. */
+	bool regressed = (s->result.sign_count || s->stored_count) &&
+			 (long long)s->result.sign_count <= s->stored_count;
+	char meta[96];
+	snprintf(meta, sizeof(meta), "{\"signCountRegressed\":%s,\"signCount\":%u}",
+		 regressed ? "true" : "false", (unsigned)s->result.sign_count);
+	sw_api_query_audited(req, &sw_db_stmt_passkey_used, params, 3, "auth.passkey.signed_in",
+			     "passkey", s->passkey_id, meta, sign_in_recorded, s);
 }
 
 static void sign_in_found(void *arg, const PGresult *res, const struct sw_db_error *err)

@@ -209,23 +209,16 @@ static void passkeys_list(struct sw_http_request *req)
 	sw_api_query(req, &sw_db_stmt_passkeys_list, params, 1, listed, req);
 }
 
-/* After a rename or a delete, whose rows start with the id and the name:
- * false (answered 404) when the caller holds no such passkey; else the
- * change is audited as action. */
-static bool changed(struct sw_http_request *req, const PGresult *res, const struct sw_db_error *err,
-		    const char *action)
+/* After a rename or a delete (audited by its own statement): false
+ * (answered 404) when the caller holds no such passkey. */
+static bool changed(struct sw_http_request *req, const PGresult *res, const struct sw_db_error *err)
 {
-	if (!sw_api_found(req, res, err))
-		return false;
-	sw_api_audit_json(req, req->principal.organization_id, req->principal.user_id, action,
-			  "passkey", PQgetvalue(res, 0, SW_DB_PASSKEY_ID),
-			  json_pack("{s:s}", "name", PQgetvalue(res, 0, SW_DB_PASSKEY_NAME)));
-	return true;
+	return sw_api_found(req, res, err);
 }
 
 static void renamed(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
-	if (changed(arg, res, err, "auth.passkey.renamed"))
+	if (changed(arg, res, err))
 		sw_api_answer_row(arg, 200, res, 0, sw_api_passkey_write, &sw_api_passkey_record_at_0);
 }
 
@@ -250,12 +243,13 @@ static void passkeys_rename(struct sw_http_request *req)
 		return;
 	}
 	const char *params[3] = { req->principal.user_id, id, copy };
-	sw_api_query(req, &sw_db_stmt_passkey_rename, params, 3, renamed, req);
+	sw_api_query_audited(req, &sw_db_stmt_passkey_rename, params, 3, "auth.passkey.renamed",
+			     "passkey", NULL, NULL, renamed, req);
 }
 
 static void deleted(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
-	if (changed(arg, res, err, "auth.passkey.deleted"))
+	if (changed(arg, res, err))
 		sw_http_respond(arg, 204, NULL, SW_STR_NULL);
 }
 
@@ -265,7 +259,8 @@ static void passkeys_delete(struct sw_http_request *req)
 	if (!sw_api_uuid_param(req, req->params.value[0], id))
 		return;
 	const char *params[2] = { req->principal.user_id, id };
-	sw_api_query(req, &sw_db_stmt_passkey_delete, params, 2, deleted, req);
+	sw_api_query_audited(req, &sw_db_stmt_passkey_delete, params, 2, "auth.passkey.deleted",
+			     "passkey", NULL, NULL, deleted, req);
 }
 
 /* ---- routes ---- */

@@ -115,10 +115,6 @@ static void issue_created(void *arg, const PGresult *res, const struct sw_db_err
 	snprintf(is->session_id, sizeof(is->session_id), "%s", PQgetvalue(res, 0, 0));
 	snprintf(is->organization_id, sizeof(is->organization_id), "%s", PQgetvalue(res, 0, 1));
 	snprintf(is->expires_at, sizeof(is->expires_at), "%s", PQgetvalue(res, 0, 4));
-	char meta[96];
-	snprintf(meta, sizeof(meta), "{\"method\":\"%s\"}", is->method); /* a fixed word */
-	sw_api_audit(req, is->organization_id, is->user_id, "auth.session.created", "session",
-		     is->session_id, meta);
 	const char *params[2] = { is->user_id, is->organization_id };
 	sw_api_query(req, &sw_db_stmt_account, params, 2, issue_account, is);
 }
@@ -156,7 +152,12 @@ void sw_api_issue_session(struct sw_http_request *req, const char *user_id,
 	char *agent = ua ? sw_arena_strndup(&req->arena, ua->value.ptr, SW_MIN(ua->value.len, 256)) : NULL;
 	const char *params[6] = { is->user_id, hex, method, sw_http_peer_address(req), agent,
 				  organization_id };
-	sw_api_query(req, &sw_db_stmt_session_create, params, 6, issue_created, is);
+	/* Recorded with the session, in its organization (the statement's). */
+	char meta[96];
+	snprintf(meta, sizeof(meta), "{\"method\":\"%s\"}", is->method); /* a fixed word */
+	const struct sw_db_audit_row a = { NULL, is->user_id, "auth.session.created", "session", NULL,
+					   sw_http_peer_address(req), meta };
+	sw_api_query_audit_row(req, &sw_db_stmt_session_create, params, 6, &a, issue_created, is);
 }
 
 /* ---- sign-in ---- */
@@ -169,20 +170,35 @@ struct sign_in {
 	bool found;
 };
 
+static void sign_in_refused(struct sw_http_request *req, void *arg)
+{
+	(void)arg;
+	sw_http_error(req, 401, "INVALID_CREDENTIALS", "The e-mail address or the password is wrong.");
+}
+
+static void sign_in_recorded(struct sw_http_request *req, void *arg)
+{
+	struct sign_in *s = arg;
+	sw_api_sign_in_continue(req, s->user_id);
+}
+
+/* The outcome is recorded before anything follows from it: no answer, no
+ * session and no second-factor challenge without its audit record. */
 static void sign_in_verified(void *arg, bool ok)
 {
 	struct sign_in *s = arg;
 	struct sw_http_request *req = s->req;
 	if (!ok || !s->found) {
-		sw_api_audit(req, NULL, s->found ? s->user_id : NULL, "auth.sign_in.failed", "user",
-			     s->found ? s->user_id : NULL, "{\"reason\":\"invalid_credentials\"}");
-		sw_http_error(req, 401, "INVALID_CREDENTIALS", "The e-mail address or the password is wrong.");
+		const char *user = s->found ? s->user_id : NULL;
+		const struct sw_db_audit_row a = { NULL, user, "auth.sign_in.failed", "user", user, NULL,
+						   "{\"reason\":\"invalid_credentials\"}" };
+		sw_api_audit_first(req, &a, sign_in_refused, s);
 		return;
 	}
 	sw_ratelimit_reset(&sw_api_limit_sign_in_account, sw_str_cstr(s->email));
-	sw_api_audit(req, NULL, s->user_id, "auth.sign_in.succeeded", "user", s->user_id,
-		     "{\"method\":\"password\"}");
-	sw_api_sign_in_continue(req, s->user_id);
+	const struct sw_db_audit_row a = { NULL, s->user_id, "auth.sign_in.succeeded", "user",
+					   s->user_id, NULL, "{\"method\":\"password\"}" };
+	sw_api_audit_first(req, &a, sign_in_recorded, s);
 }
 
 /* After the password: the hook where a second factor is demanded. */
@@ -267,8 +283,6 @@ static void sign_out_done(void *arg, const PGresult *res, const struct sw_db_err
 		return;
 	}
 	sw_auth_cache_forget_session(req->principal.credential_id);
-	sw_api_audit(req, req->principal.organization_id, req->principal.user_id, "auth.sign_out",
-		     "session", req->principal.credential_id, NULL);
 	answer_cleared_cookie(req);
 }
 
@@ -280,7 +294,8 @@ void sw_api_sign_out(struct sw_http_request *req)
 		return;
 	}
 	const char *params[2] = { req->principal.credential_id, req->principal.user_id };
-	sw_api_query(req, &sw_db_stmt_session_revoke, params, 2, sign_out_done, req);
+	sw_api_query_audited(req, &sw_db_stmt_session_revoke, params, 2, "auth.sign_out", "session",
+			     NULL, NULL, sign_out_done, req);
 }
 
 static void answer_session(struct sw_http_request *req, const char *const *account)
@@ -365,8 +380,6 @@ static void session_revoked(void *arg, const PGresult *res, const struct sw_db_e
 	char id[37];
 	snprintf(id, sizeof(id), "%s", PQgetvalue(res, 0, 0));
 	sw_auth_cache_forget_session(id);
-	sw_api_audit(req, req->principal.organization_id, req->principal.user_id, "auth.session.revoked",
-		     "session", id, NULL);
 	sw_http_respond(req, 204, NULL, SW_STR_NULL);
 }
 
@@ -378,7 +391,8 @@ void sw_api_revoke_session_of(struct sw_http_request *req, const char *user_id, 
 	if (!sw_api_uuid_param(req, session_id, id))
 		return;
 	const char *params[2] = { id, user_id };
-	sw_api_query(req, &sw_db_stmt_session_revoke, params, 2, session_revoked, req);
+	sw_api_query_audited(req, &sw_db_stmt_session_revoke, params, 2, "auth.session.revoked",
+			     "session", NULL, NULL, session_revoked, req);
 }
 
 void sw_api_sessions_revoke(struct sw_http_request *req)
@@ -401,6 +415,15 @@ static void reauth_refused(struct reauth *r)
 	r->ra.done(r->ra.arg, false);
 }
 
+/* The refusal, once its audit record is written. */
+static void reauth_answer_refusal(struct sw_http_request *req, void *arg)
+{
+	struct reauth *r = arg;
+	struct sw_field_errors fe = { 0 };
+	sw_field_error(&fe, r->ra.field, r->ra.message);
+	sw_http_validation_error(req, &fe);
+}
+
 static void reauth_verified(void *arg, bool ok)
 {
 	struct reauth *r = arg;
@@ -410,11 +433,10 @@ static void reauth_verified(void *arg, bool ok)
 		return;
 	}
 	reauth_refused(r);
-	sw_api_audit(req, req->principal.organization_id, req->principal.user_id, r->ra.audit_action,
-		     "user", req->principal.user_id, r->ra.audit_metadata);
-	struct sw_field_errors fe = { 0 };
-	sw_field_error(&fe, r->ra.field, r->ra.message);
-	sw_http_validation_error(req, &fe);
+	const struct sw_db_audit_row a = { req->principal.organization_id, req->principal.user_id,
+					   r->ra.audit_action, "user", req->principal.user_id, NULL,
+					   r->ra.audit_metadata };
+	sw_api_audit_first(req, &a, reauth_answer_refusal, r);
 }
 
 static void reauth_hash_read(void *arg, const PGresult *res, const struct sw_db_error *err)
@@ -472,10 +494,6 @@ static void pw_changed(void *arg, const PGresult *res, const struct sw_db_error 
 	if (!sw_api_found(req, res, err))
 		return;
 	sw_auth_cache_forget_user(req->principal.user_id);
-	char meta[64];
-	snprintf(meta, sizeof(meta), "{\"sessionsRevoked\":%s}", PQgetvalue(res, 0, 0));
-	sw_api_audit(req, req->principal.organization_id, req->principal.user_id, "auth.password.changed",
-		     "user", req->principal.user_id, meta);
 	sw_http_respond(req, 204, NULL, SW_STR_NULL);
 }
 
@@ -489,7 +507,8 @@ static void pw_hashed(void *arg, int herr, const char *encoded)
 	}
 	const char *keep = req->principal.credential == SW_CRED_SESSION ? req->principal.credential_id : NULL;
 	const char *params[3] = { req->principal.user_id, encoded, keep };
-	sw_api_query(req, &sw_db_stmt_password_change, params, 3, pw_changed, p);
+	sw_api_query_audited(req, &sw_db_stmt_password_change, params, 3, "auth.password.changed", "user",
+			     req->principal.user_id, NULL, pw_changed, p);
 }
 
 static void pw_reauthed(void *arg, bool ok)

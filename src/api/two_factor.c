@@ -498,6 +498,15 @@ static void challenge_invalid(struct sw_http_request *req, const char *message)
 	sw_http_error(req, 401, "CHALLENGE_INVALID", message);
 }
 
+static void session_after_recovery(struct sw_http_request *req, void *arg)
+{
+	struct verify *v = arg;
+	sw_api_issue_session(req, v->user_id, NULL, "TWO_FACTOR", 200);
+}
+
+/* The attempt's record (verified or verify_failed) is written by the
+ * attempt's own statement; a recovery code's use is recorded before the
+ * session is issued. */
 static void attempted(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct verify *v = arg;
@@ -506,29 +515,23 @@ static void attempted(void *arg, const PGresult *res, const struct sw_db_error *
 		return;
 	const char *outcome = PQgetvalue(res, 0, SW_DB_TWO_FACTOR_ATTEMPT_OUTCOME);
 	long long remaining = strtoll(PQgetvalue(res, 0, SW_DB_TWO_FACTOR_ATTEMPT_REMAINING), NULL, 10);
-	const char *method = v->recovery ? "recovery_code" : "totp";
-	char meta[128];
 	if (strcmp(outcome, "ACCEPTED") == 0) {
 		sw_ratelimit_reset(&sw_api_limit_two_factor_account, sw_str_cstr(v->user_id));
-		snprintf(meta, sizeof(meta), "{\"method\":\"%s\"}", method);
-		sw_api_audit(req, NULL, v->user_id, "auth.two_factor.verified", "user", v->user_id, meta);
-		if (v->recovery) {
-			snprintf(meta, sizeof(meta), "{\"recoveryCodesRemaining\":%lld}", remaining);
-			sw_api_audit(req, NULL, v->user_id, "auth.two_factor.recovery_code_used", "user",
-				     v->user_id, meta);
+		if (!v->recovery) {
+			sw_api_issue_session(req, v->user_id, NULL, "TWO_FACTOR", 200);
+			return;
 		}
-		sw_api_issue_session(req, v->user_id, NULL, "TWO_FACTOR", 200);
+		char meta[64];
+		snprintf(meta, sizeof(meta), "{\"recoveryCodesRemaining\":%lld}", remaining);
+		const struct sw_db_audit_row a = { NULL, v->user_id, "auth.two_factor.recovery_code_used",
+						   "user", v->user_id, NULL, meta };
+		sw_api_audit_first(req, &a, session_after_recovery, v);
 		return;
 	}
 	if (strcmp(outcome, "REJECTED") != 0) {
 		challenge_invalid(req, CHALLENGE_UNKNOWN);
 		return;
 	}
-	const char *reason = v->recovery ? "unknown_recovery_code" :
-			     v->step_matched ? "code_already_used" : "wrong_code";
-	snprintf(meta, sizeof(meta), "{\"method\":\"%s\",\"reason\":\"%s\",\"attemptsRemaining\":%lld}",
-		 method, reason, remaining);
-	sw_api_audit(req, NULL, v->user_id, "auth.two_factor.verify_failed", "user", v->user_id, meta);
 	if (remaining <= 0)
 		challenge_invalid(req, "Too many wrong codes for this sign-in; sign in again.");
 	else
@@ -581,8 +584,15 @@ static void challenge_resolved(void *arg, const PGresult *res, const struct sw_d
 	verify_wipe(v);
 	char max[8];
 	snprintf(max, sizeof(max), "%d", MAX_FAILURES);
-	const char *params[4] = { challenge_id, max, step_param, hash_param };
-	sw_api_query(req, &sw_db_stmt_two_factor_attempt, params, 4, attempted, v);
+	/* The reason a refusal is recorded with, as seen here: the database
+	 * decides the outcome. */
+	const char *reason = v->recovery ? "unknown_recovery_code" :
+			     v->step_matched ? "code_already_used" : "wrong_code";
+	char meta[64];
+	snprintf(meta, sizeof(meta), "{\"method\":\"%s\"}", v->recovery ? "recovery_code" : "totp");
+	const char *params[5] = { challenge_id, max, step_param, hash_param, reason };
+	sw_api_query_audited(req, &sw_db_stmt_two_factor_attempt, params, 5, NULL, "user", NULL, meta,
+			     attempted, v);
 	OPENSSL_cleanse(hash, sizeof(hash));
 }
 

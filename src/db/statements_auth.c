@@ -25,6 +25,8 @@ const struct sw_db_stmt sw_db_stmt_session_create = {
 	       " SELECT s.id, s.organization_id, m.role, u.is_operator, steward_rfc3339(s.expires_at), s.method"
 	       " FROM s, m, users u WHERE u.id = $1::uuid",
 	.nparams = 6,
+	.audited = &(struct sw_db_audited){ .id_col = 0, .name_col = -1, .ncols = 2,
+					    .organization_sql = "c1::uuid" } /* id, organization */,
 };
 
 /* The account of a credential, in enum sw_db_account_col order, after the
@@ -66,6 +68,7 @@ const struct sw_db_stmt sw_db_stmt_session_revoke = {
 	       "  WHERE id = $1::uuid AND user_id = $2::uuid AND revoked_at IS NULL RETURNING id)"
 	       " SELECT r.id, pg_notify('steward_auth', 'session:' || r.id) FROM r",
 	.nparams = 2,
+	.audited = SW_DB_AUDITED(0, -1) /* the session */,
 };
 
 /* (user_id, keep_session_id or NULL) -> one row: how many were revoked.
@@ -121,6 +124,9 @@ const struct sw_db_stmt sw_db_stmt_password_change = {
 	       "  AND ($3::uuid IS NULL OR id <> $3::uuid) RETURNING id)"
 	       " SELECT (SELECT count(*) FROM r), pg_notify('steward_auth', 'user:' || $1) FROM p",
 	.nparams = 3,
+	.audited = &(struct sw_db_audited){
+		.id_col = -1, .name_col = -1, .ncols = 1,
+		.metadata_sql = "jsonb_build_object('sessionsRevoked', c0)" },
 };
 
 /* (token_hash_hex) -> id, user_id, organization_id, role, is_operator,

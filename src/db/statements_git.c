@@ -25,6 +25,10 @@ const struct sw_db_stmt sw_db_stmt_git_source_put = {
 	       "  RETURNING s.*, (s.xmax = 0) AS created)"
 	       " SELECT " GIT_SOURCE_COLUMNS ", g.created FROM g",
 	.nparams = 13,
+	.audited = &(struct sw_db_audited){
+		.id_col = -1, .name_col = -1, .ncols = SW_DB_GIT_SOURCE_CREATED + 1,
+		.action_sql = "CASE WHEN c14 THEN 'git_source.created' ELSE 'git_source.updated' END",
+		.metadata_sql = "jsonb_build_object('provider', c4)" } /* c14 created, c4 provider */,
 };
 
 const struct sw_db_stmt sw_db_stmt_git_source_get = {
@@ -45,6 +49,9 @@ const struct sw_db_stmt sw_db_stmt_git_source_update = {
 	       " AND " SW_SQL_UNUSED("$3", "uuid") " RETURNING *)"
 	       " SELECT " GIT_SOURCE_COLUMNS " FROM g",
 	.nparams = 9,
+	.audited = &(struct sw_db_audited){
+		.id_col = -1, .name_col = -1, .ncols = SW_DB_GIT_SOURCE_PROVIDER + 1,
+		.metadata_sql = "jsonb_build_object('provider', c4)" },
 };
 
 const struct sw_db_stmt sw_db_stmt_git_source_remove = {
@@ -52,6 +59,7 @@ const struct sw_db_stmt sw_db_stmt_git_source_remove = {
 	.sql = "DELETE FROM git_sources WHERE organization_id = $1::uuid AND application_id = $2::uuid"
 	       " AND " SW_SQL_UNUSED("$3", "uuid") " RETURNING id",
 	.nparams = 3,
+	.audited = SW_DB_AUDITED(-1, -1),
 };
 
 const struct sw_db_stmt sw_db_stmt_git_source_deploy_key = {
@@ -62,6 +70,9 @@ const struct sw_db_stmt sw_db_stmt_git_source_deploy_key = {
 	       " RETURNING deploy_public_key, deploy_key_fingerprint,"
 	       " " SW_SQL_TS("deploy_key_created_at"),
 	.nparams = 5,
+	.audited = &(struct sw_db_audited){
+		.id_col = -1, .name_col = -1, .ncols = 2,
+		.metadata_sql = "jsonb_build_object('fingerprint', c1)" },
 };
 
 const struct sw_db_stmt sw_db_stmt_git_source_webhook_secret = {
@@ -71,6 +82,7 @@ const struct sw_db_stmt sw_db_stmt_git_source_webhook_secret = {
 	       " WHERE organization_id = $1::uuid AND application_id = $2::uuid"
 	       " RETURNING " SW_SQL_TS("webhook_secret_created_at"),
 	.nparams = 3,
+	.audited = SW_DB_AUDITED(-1, -1),
 };
 
 #define GIT_CREDENTIAL_COLUMNS                                                                \

@@ -31,6 +31,9 @@ const struct sw_db_stmt sw_db_stmt_organization_rename = {
 	       " RETURNING o.id, o.name, steward_rfc3339(o.created_at), steward_rfc3339(o.updated_at), p.name,"
 	       " pg_notify('steward_auth', 'org:' || o.id)", /* cached accounts name it */
 	.nparams = 2,
+	.audited = &(struct sw_db_audited){
+		.id_col = 0, .name_col = -1, .ncols = 5,
+		.metadata_sql = "jsonb_build_object('from', c4, 'to', c1)" } /* old name c4 */,
 };
 
 /* (organization_id, after_us or NULL, after_user_id or NULL, limit,
@@ -57,6 +60,9 @@ const struct sw_db_stmt sw_db_stmt_member_set_role = {
 	.name = "member_set_role",
 	.sql = "SELECT * FROM steward_member_set_role($1::uuid, $2::uuid, $3)",
 	.nparams = 3,
+	.audited = &(struct sw_db_audited){
+		.id_col = 1, .name_col = -1, .ncols = 5, .when_sql = "c0 <> c4",
+		.metadata_sql = "jsonb_build_object('from', c0, 'to', c4)" } /* role before, user, role */,
 };
 
 /* (organization_id, user_id) -> role, sessions_revoked, tokens_revoked; no
@@ -65,6 +71,10 @@ const struct sw_db_stmt sw_db_stmt_member_remove = {
 	.name = "member_remove",
 	.sql = "SELECT * FROM steward_member_remove($1::uuid, $2::uuid)",
 	.nparams = 2,
+	.audited = &(struct sw_db_audited){
+		.id_col = -1, .name_col = -1, .ncols = 3,
+		.metadata_sql = "jsonb_build_object('role', c0, 'sessionsRevoked', c1::bigint,"
+				" 'tokensRevoked', c2::bigint)" },
 };
 
 /* (organization_id, user_id, session_id or NULL) -> role of the user in
@@ -112,6 +122,9 @@ const struct sw_db_stmt sw_db_stmt_invitation_create = {
 	.name = "invitation_create",
 	.sql = "SELECT * FROM steward_invite($1::uuid, $2, $3, decode($4, 'hex'), $5::uuid)",
 	.nparams = 5,
+	.audited = &(struct sw_db_audited){
+		.id_col = 0, .name_col = -1, .ncols = 3,
+		.metadata_sql = "jsonb_build_object('email', c1, 'role', c2)" },
 };
 
 /* (invitation_id, organization_id) -> accepted, cancelled by this call,
@@ -127,6 +140,9 @@ const struct sw_db_stmt sw_db_stmt_invitation_cancel = {
 	       "  RETURNING id)"
 	       " SELECT i.accepted, EXISTS (SELECT 1 FROM c), i.cancelled, i.email FROM i",
 	.nparams = 2,
+	.audited = &(struct sw_db_audited){
+		.id_col = -1, .name_col = -1, .ncols = 4, .when_sql = "c1" /* cancelled by this call */,
+		.metadata_sql = "jsonb_build_object('email', c3)" },
 };
 
 /* (token_hash_hex) -> id, email, organization_id of an open, unexpired
@@ -148,6 +164,9 @@ const struct sw_db_stmt sw_db_stmt_invitation_accept = {
 	.name = "invitation_accept",
 	.sql = "SELECT * FROM steward_accept_invitation(decode($1, 'hex'), $2, $3)",
 	.nparams = 3,
+	.audited = &(struct sw_db_audited){
+		.id_col = 2, .name_col = -1, .ncols = 4, .organization_sql = "c1::uuid",
+		.actor_sql = "c0::uuid", .metadata_sql = "jsonb_build_object('role', c3)" },
 };
 
 /* (action or action prefix, actor_user_id, organization_id, since_us,

@@ -75,6 +75,8 @@ const struct sw_db_stmt sw_db_stmt_passkey_create = {
 	       PASSKEY_COLUMNS("i")
 	       " FROM n LEFT JOIN i ON true",
 	.nparams = 11,
+	.audited = &(struct sw_db_audited){ .id_col = 1, .name_col = -1, .ncols = 2,
+					    .when_sql = "c0 = 'CREATED'" } /* outcome, the record */,
 };
 
 /* (user_id) -> the user's passkeys (record columns), oldest first. */
@@ -93,6 +95,7 @@ const struct sw_db_stmt sw_db_stmt_passkey_rename = {
 	       " WHERE p.id = $2::uuid AND p.user_id = $1::uuid"
 	       " RETURNING " PASSKEY_COLUMNS("p"),
 	.nparams = 3,
+	.audited = SW_DB_AUDITED(0, 1) /* id, name */,
 };
 
 /* (user_id, passkey_id) -> one row (id, name: the first two record
@@ -101,6 +104,7 @@ const struct sw_db_stmt sw_db_stmt_passkey_delete = {
 	.name = "passkey_delete",
 	.sql = "DELETE FROM passkeys WHERE id = $2::uuid AND user_id = $1::uuid RETURNING id, name",
 	.nparams = 2,
+	.audited = SW_DB_AUDITED(0, 1) /* id, name */,
 };
 
 /* (challenge_hash_hex, lifetime_seconds) -> expires_at (RFC 3339). Clears
@@ -138,6 +142,8 @@ const struct sw_db_stmt sw_db_stmt_passkey_used = {
 	       " last_used_at = now(), updated_at = now()"
 	       " WHERE id = $1::uuid RETURNING user_id",
 	.nparams = 3,
+	.audited = &(struct sw_db_audited){ .id_col = -1, .name_col = -1, .ncols = 1,
+					    .actor_sql = "c0::uuid" } /* by its user */,
 };
 
 static const struct sw_db_stmt *const list[] = {

@@ -102,9 +102,19 @@ const struct sw_db_stmt sw_db_stmt_two_factor_challenge_resolve = {
  * hex or NULL) -> outcome, remaining, user_id (see the function). */
 const struct sw_db_stmt sw_db_stmt_two_factor_attempt = {
 	.name = "two_factor_attempt",
-	.sql = "SELECT outcome, remaining, user_id"
+	.sql = "SELECT outcome, remaining, user_id, $5::text"
 	       " FROM steward_two_factor_attempt($1::uuid, $2::int, $3::bigint, decode($4, 'hex'))",
-	.nparams = 4,
+	.nparams = 5,
+	/* Recorded with the attempt it counts: verified, or verify_failed with
+	 * the reason the caller saw ($5, c3) and the attempts left (c1). An
+	 * invalid challenge records nothing (no attempt was made). */
+	.audited = &(struct sw_db_audited){
+		.id_col = 2, .name_col = -1, .ncols = 4, .actor_sql = "c2::uuid",
+		.action_sql = "CASE WHEN c0 = 'ACCEPTED' THEN 'auth.two_factor.verified'"
+			      " ELSE 'auth.two_factor.verify_failed' END",
+		.metadata_sql = "CASE WHEN c0 = 'REJECTED' THEN jsonb_build_object('reason', c3,"
+				" 'attemptsRemaining', c1::bigint) ELSE '{}'::jsonb END",
+		.when_sql = "c0 IN ('ACCEPTED', 'REJECTED')" },
 };
 
 static const struct sw_db_stmt *const list[] = {
