@@ -40,9 +40,16 @@ bool sw_metrics_bpf_built(void)
 	return true;
 }
 
-static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+/* libbpf's messages (the verifier's log among them) go to stderr only
+ * with STEWARD_BPF_DEBUG=1: a diagnosis aid, never on in production. */
+static int libbpf_message(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	return 0;
+	static int debug = -1;
+	if (debug < 0) {
+		const char *v = getenv("STEWARD_BPF_DEBUG");
+		debug = v && strcmp(v, "1") == 0;
+	}
+	return debug ? vfprintf(stderr, fmt, ap) : 0;
 }
 
 static int on_oom(void *ctx, void *data, size_t size)
@@ -73,7 +80,7 @@ static const char *why_errno(int err)
 
 struct sw_metrics_bpf *sw_metrics_bpf_open(const char *cgroup2_root, char *why, size_t whylen)
 {
-	libbpf_set_print(quiet);
+	libbpf_set_print(libbpf_message);
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
 		snprintf(why, whylen, "eBPF off: the kernel exposes no BTF (/sys/kernel/btf/vmlinux)");
 		return NULL;
