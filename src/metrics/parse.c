@@ -396,9 +396,14 @@ int sw_metrics_parse_net_dev(const char *buf, size_t len, struct sw_metrics_net_
 			continue; /* the two header lines */
 		struct sw_str name = sw_str_from(line.ptr, (size_t)(colon - line.ptr));
 		skip_spaces(&name);
+		/* The kernel refuses names with blanks, '/' and ':' (dev_valid_name);
+		 * anything outside printable ASCII is not a name it wrote. */
+		bool printable = true;
+		for (size_t i = 0; i < name.len; i++)
+			printable = printable && name.ptr[i] > ' ' && name.ptr[i] < 0x7f && name.ptr[i] != '/';
 		struct sw_str rest = sw_str_from(colon + 1, line.len - (size_t)(colon + 1 - line.ptr));
 		uint64_t v[10];
-		bool ok = name.len > 0 && name.len < sizeof(out->name);
+		bool ok = printable && name.len > 0 && name.len < sizeof(out->name);
 		for (size_t i = 0; ok && i < SW_ARRAY_SIZE(v); i++)
 			ok = next_u64(&rest, &v[i]);
 		if (!ok)
@@ -436,7 +441,8 @@ static bool data_fstype(struct sw_str t)
 	return false;
 }
 
-/* mountinfo escapes ' ', '\t', '\n' and '\\' as \ooo. */
+/* mountinfo escapes ' ', '\t', '\n' and '\\' as \ooo. A NUL, escaped or
+ * not, would cut the path short and name another file: refused. */
 static bool unescape(struct sw_str s, char *dst, size_t size)
 {
 	size_t o = 0;
@@ -447,7 +453,7 @@ static bool unescape(struct sw_str s, char *dst, size_t size)
 			c = (char)((s.ptr[i + 1] - '0') * 64 + (s.ptr[i + 2] - '0') * 8 + (s.ptr[i + 3] - '0'));
 			i += 3;
 		}
-		if (o + 1 >= size)
+		if (o + 1 >= size || c == '\0')
 			return false;
 		dst[o++] = c;
 	}
