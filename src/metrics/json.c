@@ -87,9 +87,11 @@ static void container(struct sw_json *j, const struct sw_metrics_container *c)
 	sw_json_object_end(j);
 }
 
-void sw_metrics_sample_write(const struct sw_metrics_sample *s, struct sw_json *j)
+void sw_metrics_sample_write(const struct sw_metrics_sample *s, const char *server_id, struct sw_json *j)
 {
 	sw_json_object_begin(j);
+	if (server_id)
+		str(j, "serverId", server_id);
 	iso8601(j, "takenAt", s->taken_at_ms);
 	u64(j, "intervalMs", s->interval_ms);
 	str(j, "scope", s->describes_container ? "CONTAINER" : "HOST");
@@ -175,6 +177,7 @@ void sw_metrics_sample_write(const struct sw_metrics_sample *s, struct sw_json *
 	u64(j, "running", s->running);
 	u64(j, "stopped", s->stopped);
 	u64(j, "unhealthy", s->unhealthy);
+	str(j, "error", s->containers_error);
 	sw_json_key(j, "items");
 	sw_json_array_begin(j);
 	for (size_t i = 0; i < s->ncontainer; i++)

@@ -51,7 +51,7 @@ int main(void)
 		struct sw_buf b = { 0 };
 		struct sw_json j;
 		sw_json_init(&j, &b);
-		sw_metrics_sample_write(&sample, &j);
+		sw_metrics_sample_write(&sample, NULL, &j);
 		if (sw_json_finish(&j) == 0)
 			printf("%.*s\n", (int)b.len, (const char *)b.data);
 		else

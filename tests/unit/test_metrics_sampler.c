@@ -356,7 +356,7 @@ TEST(a_sample_of_the_fixture_tree_has_every_group)
 	struct sw_buf out = { 0 };
 	struct sw_json j;
 	sw_json_init(&j, &out);
-	sw_metrics_sample_write(&b, &j);
+	sw_metrics_sample_write(&b, NULL, &j);
 	CHECK_INT_EQ(sw_json_finish(&j), 0);
 	json_error_t e;
 	json_t *doc = json_loadb((const char *)out.data, out.len, 0, &e);

@@ -128,6 +128,9 @@ struct sw_metrics_sample {
 	unsigned running, stopped, unhealthy;
 	size_t ncontainer;
 	struct sw_metrics_container *container;
+	/* Why containers are missing (the engine did not answer), else "";
+	 * set by the caller, who asks the engine. */
+	char containers_error[256];
 	enum sw_metrics_source container_cpu_src, container_memory_src, container_net_src, container_oom_src;
 	char bpf_status[160];      /* "loaded", or why the eBPF programs are not in use */
 };
@@ -157,7 +160,8 @@ int sw_metrics_sample(struct sw_metrics_sampler *s, const struct sw_metrics_cont
 		      unsigned settle_ms, struct sw_metrics_sample *ret);
 
 /* Writes the sample as the API's JSON object (docs: the OpenAPI schema
- * "MetricSample" in src/api/metrics.c). */
-void sw_metrics_sample_write(const struct sw_metrics_sample *s, struct sw_json *j);
+ * "MetricSample" in src/api/metrics.c), with member serverId first unless
+ * server_id is NULL. */
+void sw_metrics_sample_write(const struct sw_metrics_sample *s, const char *server_id, struct sw_json *j);
 
 #endif
