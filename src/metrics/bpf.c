@@ -190,6 +190,49 @@ int sw_metrics_bpf_oom_wait(struct sw_metrics_bpf *b, int timeout_ms,
 	return n;
 }
 
+static void prog_stats(struct bpf_program *p, uint64_t *runs, uint64_t *ns)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) == 0) {
+		*runs = info.run_cnt;
+		*ns = info.run_time_ns;
+	}
+}
+
+/* The "memlock:" line of a map's /proc/self/fdinfo entry. */
+static uint64_t map_memlock(int fd)
+{
+	char path[64], line[128];
+	uint64_t v = 0;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	FILE *f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %lu", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+int sw_metrics_bpf_stats(struct sw_metrics_bpf *b, struct sw_metrics_bpf_stats *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	prog_stats(b->net->progs.sw_net_ingress, &ret->ingress_runs, &ret->ingress_ns);
+	prog_stats(b->net->progs.sw_net_egress, &ret->egress_runs, &ret->egress_ns);
+	prog_stats(b->oom->progs.sw_oom_mark_victim, &ret->oom_runs, &ret->oom_ns);
+	ret->map_bytes = map_memlock(bpf_map__fd(b->net->maps.net_by_cgroup)) +
+			 map_memlock(bpf_map__fd(b->oom->maps.oom_events));
+	return 0;
+}
+
+int sw_metrics_bpf_enable_stats(void)
+{
+	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	return fd < 0 ? -errno : fd;
+}
+
 #else /* !SW_HAVE_BPF */
 
 struct sw_metrics_bpf {
@@ -227,6 +270,17 @@ int sw_metrics_bpf_oom_drain(struct sw_metrics_bpf *b,
 
 int sw_metrics_bpf_oom_wait(struct sw_metrics_bpf *b, int timeout_ms,
 			    void (*cb)(void *arg, const struct sw_metrics_oom_event *e), void *arg)
+{
+	return -ENOTSUP;
+}
+
+int sw_metrics_bpf_stats(struct sw_metrics_bpf *b, struct sw_metrics_bpf_stats *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	return -ENOTSUP;
+}
+
+int sw_metrics_bpf_enable_stats(void)
 {
 	return -ENOTSUP;
 }

@@ -15,6 +15,7 @@
  * containers run with host networking, so their namespace's counters are
  * the host's; without eBPF the field is null and the sample says why. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -33,16 +34,22 @@
 
 #define OOM_TABLE_MAX 1024 /* cgroups whose eBPF OOM counts are remembered */
 
+/* A container's cgroup files, opened once when it is mapped and read
+ * with pread() every tick: opening a cgroup file costs more than reading
+ * it (kernfs sets up a seq_file per open), and the path walk more again. */
+enum cg_file { CG_CPU, CG_MEM, CG_MEM_MAX, CG_OOM, CG_FILES };
+
 struct cgroup_entry {
 	char id[65];
 	pid_t pid;
 	bool seen;                 /* in the current sample's refs */
+	bool resolved;             /* mapped (successfully or not) for this pid */
 	uint64_t cgroup_id;        /* unified hierarchy */
-	char unified[512], cpuacct[512], memory[512];
+	int fd[CG_FILES];          /* -1 when absent */
+	enum sw_metrics_source cpu_src, mem_src;
 	uint64_t usage_us, usage_at_us;         /* the latest reading */
 	uint64_t prev_usage_us, prev_usage_at_us; /* the one before */
 	bool have_usage, have_prev;
-	enum sw_metrics_source usage_src;
 };
 
 struct oom_count {
@@ -78,6 +85,15 @@ struct sw_metrics_sampler {
 	size_t ncg, capcg;
 	struct sw_buf buf;
 };
+
+static void entry_close(struct cgroup_entry *e)
+{
+	for (int f = 0; f < CG_FILES; f++) {
+		if (e->fd[f] >= 0)
+			close(e->fd[f]);
+		e->fd[f] = -1;
+	}
+}
 
 static bool is_cgroup2(const char *path)
 {
@@ -138,6 +154,8 @@ void sw_metrics_sampler_free(struct sw_metrics_sampler *s)
 	if (!s)
 		return;
 	sw_metrics_bpf_close(s->bpf);
+	for (size_t i = 0; i < s->ncg; i++)
+		entry_close(&s->cg[i]);
 	free(s->cg);
 	sw_buf_release(&s->buf);
 	pthread_mutex_destroy(&s->mu);
@@ -178,17 +196,33 @@ void sw_metrics_sample_release(struct sw_metrics_sample *s)
 
 /* ---- containers ---- */
 
-static struct cgroup_entry *entry_for(struct sw_metrics_sampler *s, const struct sw_metrics_container_ref *r)
+static void entry_init(struct cgroup_entry *e, const struct sw_metrics_container_ref *r)
 {
-	for (size_t i = 0; i < s->ncg; i++)
-		if (strcmp(s->cg[i].id, r->id) == 0) {
-			if (s->cg[i].pid != r->pid) { /* restarted: a new cgroup */
-				memset(&s->cg[i], 0, sizeof(s->cg[i]));
-				snprintf(s->cg[i].id, sizeof(s->cg[i].id), "%s", r->id);
-				s->cg[i].pid = r->pid;
-			}
-			return &s->cg[i];
+	memset(e, 0, sizeof(*e));
+	snprintf(e->id, sizeof(e->id), "%s", r->id);
+	e->pid = r->pid;
+	for (int f = 0; f < CG_FILES; f++)
+		e->fd[f] = -1;
+}
+
+/* The entry of ref r, made when new; hint: where it was last tick (refs
+ * come in the same order each tick, so the search is usually one compare). */
+static struct cgroup_entry *entry_for(struct sw_metrics_sampler *s, const struct sw_metrics_container_ref *r,
+				      size_t hint)
+{
+	struct cgroup_entry *e = NULL;
+	if (hint < s->ncg && strcmp(s->cg[hint].id, r->id) == 0)
+		e = &s->cg[hint];
+	for (size_t i = 0; i < s->ncg && !e; i++)
+		if (strcmp(s->cg[i].id, r->id) == 0)
+			e = &s->cg[i];
+	if (e) {
+		if (e->pid != r->pid) { /* restarted: a new cgroup */
+			entry_close(e);
+			entry_init(e, r);
 		}
+		return e;
+	}
 	if (s->ncg == s->capcg) {
 		size_t cap = s->capcg ? s->capcg * 2 : 16;
 		struct cgroup_entry *n = realloc(s->cg, cap * sizeof(*n));
@@ -197,62 +231,82 @@ static struct cgroup_entry *entry_for(struct sw_metrics_sampler *s, const struct
 		s->cg = n;
 		s->capcg = cap;
 	}
-	struct cgroup_entry *e = &s->cg[s->ncg++];
-	memset(e, 0, sizeof(*e));
-	snprintf(e->id, sizeof(e->id), "%s", r->id);
-	e->pid = r->pid;
+	e = &s->cg[s->ncg++];
+	entry_init(e, r);
 	return e;
 }
 
-/* /proc/<pid>/cgroup once per (container, pid). */
+static int open_at(const char *root, const char *path, const char *file)
+{
+	char p[PATH_MAX];
+	if (!root[0] || !path[0] || (size_t)snprintf(p, sizeof(p), "%s%s/%s", root, path, file) >= sizeof(p))
+		return -1;
+	return open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+}
+
+/* /proc/<pid>/cgroup once per (container, pid), then its files. CPU from
+ * the unified hierarchy's cpu.stat (there even on hybrid hosts) else
+ * cpuacct; memory from the unified hierarchy when its memory controller
+ * is on there, else the v1 memory controller. */
 static void resolve(struct sw_metrics_sampler *s, struct cgroup_entry *e)
 {
-	if (e->cgroup_id || e->cpuacct[0] || e->memory[0] || e->pid <= 0)
+	if (e->resolved || e->pid <= 0)
 		return;
-	char rel[64];
+	e->resolved = true;
+	char rel[64], unified[512], cpuacct[512], memory[512];
 	snprintf(rel, sizeof(rel), "/%d/cgroup", (int)e->pid);
-	if (sw_metrics_read(s->paths.proc, rel, &s->buf, 65536) < 0)
+	if (sw_metrics_read(s->paths.proc, rel, &s->buf, 65536) < 0 ||
+	    sw_metrics_parse_proc_cgroup(s->buf.data, s->buf.len, unified, sizeof(unified), cpuacct,
+					 sizeof(cpuacct), memory, sizeof(memory)) < 0)
 		return;
-	if (sw_metrics_parse_proc_cgroup(s->buf.data, s->buf.len, e->unified, sizeof(e->unified), e->cpuacct,
-					 sizeof(e->cpuacct), e->memory, sizeof(e->memory)) < 0)
-		return;
-	if (e->unified[0] && s->unified_root[0]) {
+	if (unified[0] && s->unified_root[0]) {
 		char dir[PATH_MAX];
 		struct stat st;
 		/* The cgroup id the kernel hands BPF programs is the inode of the
 		 * cgroup's directory in the unified hierarchy. */
-		if ((size_t)snprintf(dir, sizeof(dir), "%s%s", s->unified_root, e->unified) < sizeof(dir) &&
+		if ((size_t)snprintf(dir, sizeof(dir), "%s%s", s->unified_root, unified) < sizeof(dir) &&
 		    stat(dir, &st) == 0)
 			e->cgroup_id = (uint64_t)st.st_ino;
 	}
+	if ((e->fd[CG_CPU] = open_at(s->unified_root, unified, "cpu.stat")) >= 0)
+		e->cpu_src = SW_METRICS_SRC_CGROUP_V2;
+	else if ((e->fd[CG_CPU] = open_at(s->v1_cpuacct, cpuacct, "cpuacct.usage")) >= 0)
+		e->cpu_src = SW_METRICS_SRC_CGROUP_V1;
+	if ((e->fd[CG_MEM] = open_at(s->unified_root, unified, "memory.current")) >= 0) {
+		e->mem_src = SW_METRICS_SRC_CGROUP_V2;
+		e->fd[CG_MEM_MAX] = open_at(s->unified_root, unified, "memory.max");
+		e->fd[CG_OOM] = open_at(s->unified_root, unified, "memory.events");
+	} else if ((e->fd[CG_MEM] = open_at(s->v1_memory, memory, "memory.usage_in_bytes")) >= 0) {
+		e->mem_src = SW_METRICS_SRC_CGROUP_V1;
+		e->fd[CG_MEM_MAX] = open_at(s->v1_memory, memory, "memory.limit_in_bytes");
+		e->fd[CG_OOM] = open_at(s->v1_memory, memory, "memory.oom_control");
+	}
 }
 
-static bool cg_file_u64(const char *root, const char *path, const char *file, const char *key, uint64_t *ret)
+/* Reads one of the entry's files from its start: the value of key, or
+ * the file's one number when key is NULL. */
+static bool cg_read_u64(const struct cgroup_entry *e, enum cg_file f, const char *key, uint64_t *ret)
 {
-	char rel[PATH_MAX], buf[4096];
-	if (!root[0] || (size_t)snprintf(rel, sizeof(rel), "%s/%s", path, file) >= sizeof(rel))
+	char buf[4096];
+	if (e->fd[f] < 0)
 		return false;
-	ssize_t n = sw_metrics_read_small(root, rel, buf, sizeof(buf));
+	ssize_t n = pread(e->fd[f], buf, sizeof(buf) - 1, 0);
 	if (n < 0)
-		return false;
+		return false; /* ENODEV: the cgroup is gone */
+	buf[n] = '\0';
 	return (key ? sw_metrics_parse_keyed_u64(buf, (size_t)n, key, ret) : sw_metrics_parse_u64(buf, (size_t)n, ret)) == 0;
 }
 
 /* The cumulative CPU time of a container, microseconds. */
-static bool read_usage(struct sw_metrics_sampler *s, const struct cgroup_entry *e, uint64_t *ret,
-		       enum sw_metrics_source *src)
+static bool read_usage(const struct cgroup_entry *e, uint64_t *ret)
 {
-	if (e->unified[0] && cg_file_u64(s->unified_root, e->unified, "cpu.stat", "usage_usec", ret)) {
-		*src = SW_METRICS_SRC_CGROUP_V2;
-		return true;
-	}
+	if (e->cpu_src == SW_METRICS_SRC_CGROUP_V2)
+		return cg_read_u64(e, CG_CPU, "usage_usec", ret);
 	uint64_t ns;
-	if (e->cpuacct[0] && cg_file_u64(s->v1_cpuacct, e->cpuacct, "cpuacct.usage", NULL, &ns)) {
-		*ret = ns / 1000;
-		*src = SW_METRICS_SRC_CGROUP_V1;
-		return true;
-	}
-	return false;
+	if (!cg_read_u64(e, CG_CPU, NULL, &ns))
+		return false;
+	*ret = ns / 1000;
+	return true;
 }
 
 static void read_container_usage(struct sw_metrics_sampler *s, const struct sw_metrics_container_ref *refs,
@@ -261,13 +315,12 @@ static void read_container_usage(struct sw_metrics_sampler *s, const struct sw_m
 	for (size_t i = 0; i < n; i++) {
 		if (refs[i].pid <= 0)
 			continue;
-		struct cgroup_entry *e = entry_for(s, &refs[i]);
+		struct cgroup_entry *e = entry_for(s, &refs[i], i);
 		if (!e)
 			continue;
 		resolve(s, e);
-		enum sw_metrics_source src;
 		uint64_t u;
-		if (read_usage(s, e, &u, &src)) {
+		if (read_usage(e, &u)) {
 			if (e->have_usage) {
 				e->prev_usage_us = e->usage_us;
 				e->prev_usage_at_us = e->usage_at_us;
@@ -275,7 +328,6 @@ static void read_container_usage(struct sw_metrics_sampler *s, const struct sw_m
 			}
 			e->usage_us = u;
 			e->usage_at_us = now_us;
-			e->usage_src = src;
 			e->have_usage = true;
 		}
 	}
@@ -294,45 +346,38 @@ static void count_oom(void *arg, const struct sw_metrics_oom_event *ev)
 }
 
 static void sample_container(struct sw_metrics_sampler *s, const struct sw_metrics_container_ref *r,
-			     struct sw_metrics_container *c, struct sw_metrics_sample *out)
+			     size_t hint, struct sw_metrics_container *c, struct sw_metrics_sample *out)
 {
 	c->ref = *r;
 	c->memory_limit = UINT64_MAX;
 	struct cgroup_entry *e = NULL;
-	for (size_t i = 0; i < s->ncg && r->pid > 0; i++)
-		if (strcmp(s->cg[i].id, r->id) == 0 && s->cg[i].pid == r->pid)
+	if (r->pid > 0 && hint < s->ncg && strcmp(s->cg[hint].id, r->id) == 0)
+		e = &s->cg[hint];
+	for (size_t i = 0; i < s->ncg && r->pid > 0 && !e; i++)
+		if (strcmp(s->cg[i].id, r->id) == 0)
 			e = &s->cg[i];
-	if (!e)
+	if (!e || e->pid != r->pid)
 		return;
 	e->seen = true;
 	c->cgroup_id = e->cgroup_id;
 	if (e->have_usage) {
 		c->cpu_usage_us = e->usage_us;
 		c->have_cpu = e->have_prev && e->usage_at_us > e->prev_usage_at_us;
-		if (c->have_cpu)
-			out->container_cpu_src = e->usage_src;
-		if (c->have_cpu)
+		if (c->have_cpu) {
+			out->container_cpu_src = e->cpu_src;
 			c->cpu_pct = 100.0 * (double)(e->usage_us - SW_MIN(e->usage_us, e->prev_usage_us)) /
 				     (double)(e->usage_at_us - e->prev_usage_at_us);
+		}
 	}
-	/* Memory and OOM kills: v2 when the memory controller is on there, else v1. */
 	uint64_t v;
-	if (e->unified[0] && cg_file_u64(s->unified_root, e->unified, "memory.current", NULL, &v)) {
-		c->memory_bytes = v;
-		c->have_memory = true;
-		if (cg_file_u64(s->unified_root, e->unified, "memory.max", NULL, &v))
-			c->memory_limit = v;
-		c->have_oom = cg_file_u64(s->unified_root, e->unified, "memory.events", "oom_kill", &c->oom_kills);
-		out->container_memory_src = SW_METRICS_SRC_CGROUP_V2;
-	} else if (e->memory[0] && cg_file_u64(s->v1_memory, e->memory, "memory.usage_in_bytes", NULL, &v)) {
+	if (cg_read_u64(e, CG_MEM, NULL, &v)) {
 		c->memory_bytes = v;
 		c->have_memory = true;
 		/* v1 says "no limit" with the largest page-aligned signed value. */
-		if (cg_file_u64(s->v1_memory, e->memory, "memory.limit_in_bytes", NULL, &v) &&
-		    v < (UINT64_C(1) << 62))
+		if (cg_read_u64(e, CG_MEM_MAX, NULL, &v) && (e->mem_src == SW_METRICS_SRC_CGROUP_V2 || v < (UINT64_C(1) << 62)))
 			c->memory_limit = v;
-		c->have_oom = cg_file_u64(s->v1_memory, e->memory, "memory.oom_control", "oom_kill", &c->oom_kills);
-		out->container_memory_src = SW_METRICS_SRC_CGROUP_V1;
+		c->have_oom = cg_read_u64(e, CG_OOM, "oom_kill", &c->oom_kills);
+		out->container_memory_src = e->mem_src;
 	}
 	if (c->have_oom)
 		out->container_oom_src = out->container_memory_src;
@@ -460,13 +505,16 @@ static int fill(struct sw_metrics_sampler *s, const struct sw_metrics_container_
 		if (strcmp(r->health, "unhealthy") == 0)
 			out->unhealthy++;
 		struct sw_metrics_container *c = &out->container[out->ncontainer++];
-		sample_container(s, r, c, out);
+		sample_container(s, r, i, c, out);
 	}
 	/* Entries of containers no longer listed are forgotten. */
 	size_t keep = 0;
-	for (size_t i = 0; i < s->ncg; i++)
+	for (size_t i = 0; i < s->ncg; i++) {
 		if (s->cg[i].seen)
 			s->cg[keep++] = s->cg[i];
+		else
+			entry_close(&s->cg[i]);
+	}
 	s->ncg = keep;
 	out->container_net_src = s->bpf ? SW_METRICS_SRC_EBPF : SW_METRICS_SRC_NONE;
 	snprintf(out->bpf_status, sizeof(out->bpf_status), "%s", s->bpf_status);

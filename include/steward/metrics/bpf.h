@@ -51,4 +51,17 @@ int sw_metrics_bpf_oom_drain(struct sw_metrics_bpf *b,
 int sw_metrics_bpf_oom_wait(struct sw_metrics_bpf *b, int timeout_ms,
 			    void (*cb)(void *arg, const struct sw_metrics_oom_event *e), void *arg);
 
+/* The programs' own cost, from the kernel's BPF run-time statistics
+ * (counted only while someone holds BPF_ENABLE_STATS: see
+ * sw_metrics_bpf_enable_stats()), and the memory their maps hold. */
+struct sw_metrics_bpf_stats {
+	uint64_t ingress_runs, ingress_ns, egress_runs, egress_ns, oom_runs, oom_ns;
+	uint64_t map_bytes; /* the kernel's "memlock" of every map */
+};
+int sw_metrics_bpf_stats(struct sw_metrics_bpf *b, struct sw_metrics_bpf_stats *ret);
+/* Turns the kernel's run-time statistics on for as long as the returned
+ * descriptor stays open (a benchmark's, never the daemon's): the fd or
+ * -errno. */
+int sw_metrics_bpf_enable_stats(void);
+
 #endif
