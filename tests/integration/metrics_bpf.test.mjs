@@ -134,35 +134,44 @@ test('bytes a container receives and sends over loopback show in its cgroup with
 	await new Promise((r) => sender.listen(0, '127.0.0.1', r));
 	await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
 	try {
-		// busybox nc quits when its stdin ends: a pipe from sleep keeps it
-		// open, so nc reads until the server closes.
-		const c = await run(
-			`sleep 1; (sleep 600 | nc 127.0.0.1 ${sender.address().port} > /dev/null) & ` +
-				`sleep 1; dd if=/dev/zero bs=1048576 count=20 2>/dev/null | nc 127.0.0.1 ${receiver.address().port}; sleep 600`,
+		// One container receives, another sends, so each direction's count
+		// holds one flow's data segments (the other direction only ACKs).
+		// busybox nc quits when its stdin ends: a pipe from sleep keeps the
+		// receiver's open, so it reads until the server closes.
+		const rxC = await run(`sleep 1; sleep 600 | nc 127.0.0.1 ${sender.address().port} > /dev/null`);
+		const txC = await run(
+			`sleep 1; dd if=/dev/zero bs=1048576 count=20 2>/dev/null | nc 127.0.0.1 ${receiver.address().port}; sleep 600`,
 		);
-		netContainer = c;
-		const before = await sample(c.id, c.pid, appId); // maps the container to its cgroup
-		assert.equal(before.applicationId, appId);
+		netContainer = rxC;
+		const rxBefore = await sample(rxC.id, rxC.pid, appId); // maps the containers to their cgroups
+		const txBefore = await sample(txC.id, txC.pid, appId);
+		assert.equal(rxBefore.applicationId, appId);
 		await Promise.race([sendFinished, sleep(60000).then(() => assert.fail('the transfer to the container did not end'))]);
 		await Promise.race([recvFinished, sleep(60000).then(() => assert.fail('the transfer from the container did not end'))]);
 		assert.equal(got, sent, 'the server received what the container sent');
 		// The counters settle once the last segments and FINs are through.
-		let s = await sample(c.id, c.pid, appId);
-		for (let i = 0; i < 50; i++) {
-			await sleep(100);
-			const again = await sample(c.id, c.pid, appId);
-			const still = again.network.rxBytes === s.network.rxBytes && again.network.txBytes === s.network.txBytes;
-			s = again;
-			if (still) break;
-		}
-		const rx = s.network.rxBytes - before.network.rxBytes;
-		const tx = s.network.txBytes - before.network.txBytes;
-		console.log(`container ${c.id.slice(0, 12)}: rx ${rx} bytes for ${received} sent to it ` +
-			`(${((100 * (rx - received)) / received).toFixed(3)}%), tx ${tx} bytes for ${sent} ` +
-			`(${((100 * (tx - sent)) / sent).toFixed(3)}%), ${s.network.rxPackets} rx packets, ${s.network.txPackets} tx packets`);
+		const settled = async (c) => {
+			let s = await sample(c.id, c.pid, appId);
+			for (let i = 0; i < 50; i++) {
+				await sleep(100);
+				const again = await sample(c.id, c.pid, appId);
+				const still = again.network.rxBytes === s.network.rxBytes && again.network.txBytes === s.network.txBytes;
+				s = again;
+				if (still) break;
+			}
+			return s;
+		};
+		const rxAfter = await settled(rxC);
+		const txAfter = await settled(txC);
+		const rx = rxAfter.network.rxBytes - rxBefore.network.rxBytes;
+		const tx = txAfter.network.txBytes - txBefore.network.txBytes;
+		console.log(`container ${rxC.id.slice(0, 12)}: rx ${rx} bytes for ${received} sent to it ` +
+			`(${((100 * (rx - received)) / received).toFixed(3)}%) in ${rxAfter.network.rxPackets} packets; ` +
+			`container ${txC.id.slice(0, 12)}: tx ${tx} bytes for ${sent} ` +
+			`(${((100 * (tx - sent)) / sent).toFixed(3)}%) in ${txAfter.network.txPackets} packets`);
 		assert.ok(Math.abs(rx - received) <= received * 0.01, `rx ${rx} within 1% of ${received}`);
 		assert.ok(Math.abs(tx - sent) <= sent * 0.01, `tx ${tx} within 1% of ${sent}`);
-		assert.equal(s.oomEvents, 0);
+		assert.equal(rxAfter.oomEvents, 0);
 	} finally {
 		sender.close();
 		receiver.close();
