@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <grp.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "steward/metrics/metrics.h"
 #include "steward/metrics/parse.h"
@@ -525,6 +527,52 @@ TEST(paths_from_the_environment)
 	CHECK(strstr(err, "HOST_ROOT_PATH") != NULL);
 	unsetenv("HOST_PROC_PATH");
 	unsetenv("HOST_ROOT_PATH");
+}
+
+/* Without privileges the eBPF programs cannot load: the sampler says why
+ * and samples from cgroup files all the same (as root, a child drops to
+ * nobody first). */
+static int unprivileged_sample(void)
+{
+	if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+			       setresuid(65534, 65534, 65534) != 0))
+		return 10;
+	struct sw_metrics_options o = { .bpf = true };
+	snprintf(o.paths.proc, sizeof(o.paths.proc), "/proc");
+	snprintf(o.paths.sys, sizeof(o.paths.sys), "/sys");
+	struct sw_metrics_sampler *s = sw_metrics_sampler_new(&o);
+	if (!s)
+		return 11;
+	const char *why = sw_metrics_sampler_bpf_status(s);
+	printf("  unprivileged: %s\n", why);
+	int rc = strncmp(why, "eBPF off", 8) == 0 || strcmp(why, "no unified cgroup hierarchy to attach to") == 0 ? 0 : 12;
+	struct sw_metrics_container_ref r = { .pid = getpid() };
+	snprintf(r.id, sizeof(r.id), "self");
+	snprintf(r.state, sizeof(r.state), "running");
+	struct sw_metrics_sample a;
+	if (rc == 0 && sw_metrics_sample(s, &r, 1, 20, &a) != 0)
+		rc = 13;
+	if (rc == 0) {
+		if (a.container_net_src != SW_METRICS_SRC_NONE || a.container[0].have_net || a.memory.total == 0)
+			rc = 14;
+		sw_metrics_sample_release(&a);
+	}
+	sw_metrics_sampler_free(s);
+	fflush(stdout); /* the child ends with _exit() */
+	return rc;
+}
+
+TEST(without_privileges_ebpf_is_off_with_a_reason_and_sampling_goes_on)
+{
+	fflush(NULL);
+	pid_t child = fork();
+	REQUIRE(child >= 0);
+	if (child == 0)
+		_exit(unprivileged_sample());
+	int status = 0;
+	REQUIRE(waitpid(child, &status, 0) == child);
+	REQUIRE(WIFEXITED(status));
+	CHECK_INT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST_MAIN()
