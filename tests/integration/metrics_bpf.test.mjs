@@ -8,13 +8,16 @@
 //   bytes it sends (20 MiB);
 // - a container limited to 32 MiB that allocates 100 MiB yields exactly
 //   one OOM event, on that container and no other, and the count matches
-//   the cgroup's own (memory.events, or memory.oom_control on v1).
+//   the cgroup's own (memory.events, or memory.oom_control on v1);
+// - the CPU % of a container spinning under a half-core quota matches the
+//   rate of its cgroup's own CPU counter (cpu.stat usage_usec, or
+//   cpuacct.usage on v1) read here around the same window, within 5%.
 //
 // Needs root (loading eBPF) and the kernel's BTF: otherwise SKIP (77) with
 // the sampler's reason.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -79,6 +82,38 @@ async function run(cmd, hostConfig = {}) {
 	return { id: Id, pid: info.State.Pid };
 }
 
+// Bytes the kernel retransmitted on the connections from local port
+// `port` (ss -ti's bytes_retrans; 0 when ss is missing or shows none). A
+// segment the receiver dropped after the cgroup program saw it (a full
+// receive queue pruned under load) arrives, and is counted, twice.
+function retransmittedFrom(port) {
+	try {
+		const out = execFileSync('ss', ['-tinH', `( sport = :${port} )`], { encoding: 'utf8' });
+		return [...out.matchAll(/bytes_retrans:(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+	} catch {
+		return 0;
+	}
+}
+
+// The cgroup's cumulative CPU time in microseconds, read here.
+function cgroupCpuUs(pid) {
+	const lines = fs.readFileSync(`/proc/${pid}/cgroup`, 'utf8').trim().split('\n');
+	const unified = lines.find((l) => l.startsWith('0::'))?.slice(3);
+	for (const root of ['/sys/fs/cgroup', '/sys/fs/cgroup/unified']) {
+		const f = unified && `${root}${unified}/cpu.stat`;
+		if (f && fs.existsSync(f)) {
+			const m = fs.readFileSync(f, 'utf8').match(/^usage_usec (\d+)$/m);
+			if (m) return Number(m[1]);
+		}
+	}
+	const v1 = lines.find((l) => /^\d+:([^:]*,)?cpuacct(,[^:]*)?:/.test(l))?.split(':')[2];
+	for (const dir of ['cpuacct', 'cpu,cpuacct']) {
+		const f = v1 && `/sys/fs/cgroup/${dir}${v1}/cpuacct.usage`;
+		if (f && fs.existsSync(f)) return Number(fs.readFileSync(f, 'utf8').trim()) / 1000;
+	}
+	return null;
+}
+
 // The cgroup's own OOM-kill count, read here from the files.
 function cgroupOomKills(pid) {
 	const lines = fs.readFileSync(`/proc/${pid}/cgroup`, 'utf8').trim().split('\n');
@@ -101,22 +136,24 @@ let netContainer = null;
 test('bytes a container receives and sends over loopback show in its cgroup within 1%', async () => {
 	const received = 50 * MiB;
 	const sent = 20 * MiB;
-	// Server 1 sends `received` bytes to whoever connects, then closes.
+	// Server 1 sends `received` bytes to whoever connects and keeps the
+	// connection open (its retransmission count is read before it ends).
 	let sendDone;
 	const sendFinished = new Promise((r) => (sendDone = r));
+	let conn = null;
 	const sender = net.createServer((c) => {
+		conn = c;
 		const chunk = Buffer.alloc(MiB, 0x5a);
 		let left = received;
 		const pump = () => {
 			while (left > 0) {
 				const n = Math.min(left, chunk.length);
 				left -= n;
-				if (!c.write(chunk.subarray(0, n))) return c.once('drain', pump);
+				const last = left === 0;
+				if (!c.write(chunk.subarray(0, n), last ? () => sendDone() : undefined) && !last) return c.once('drain', pump);
 			}
-			c.end();
 		};
 		pump();
-		c.on('finish', () => sendDone());
 		c.on('error', () => {});
 	});
 	// Server 2 counts what the container sends.
@@ -163,9 +200,10 @@ test('bytes a container receives and sends over loopback show in its cgroup with
 		};
 		const rxAfter = await settled(rxC);
 		const txAfter = await settled(txC);
-		const rx = rxAfter.network.rxBytes - rxBefore.network.rxBytes;
+		const retrans = retransmittedFrom(sender.address().port);
+		const rx = rxAfter.network.rxBytes - rxBefore.network.rxBytes - retrans;
 		const tx = txAfter.network.txBytes - txBefore.network.txBytes;
-		console.log(`container ${rxC.id.slice(0, 12)}: rx ${rx} bytes for ${received} sent to it ` +
+		console.log(`container ${rxC.id.slice(0, 12)}: rx ${rx} bytes (retransmissions of ${retrans} taken out) for ${received} sent to it ` +
 			`(${((100 * (rx - received)) / received).toFixed(3)}%) in ${rxAfter.network.rxPackets} packets; ` +
 			`container ${txC.id.slice(0, 12)}: tx ${tx} bytes for ${sent} ` +
 			`(${((100 * (tx - sent)) / sent).toFixed(3)}%) in ${txAfter.network.txPackets} packets`);
@@ -173,6 +211,7 @@ test('bytes a container receives and sends over loopback show in its cgroup with
 		assert.ok(Math.abs(tx - sent) <= sent * 0.01, `tx ${tx} within 1% of ${sent}`);
 		assert.equal(rxAfter.oomEvents, 0);
 	} finally {
+		conn?.destroy();
 		sender.close();
 		receiver.close();
 	}
@@ -202,4 +241,21 @@ test('a container limited to 32 MiB that allocates 100 MiB yields one OOM event,
 		const other = await sample(netContainer.id, netContainer.pid, appId);
 		assert.equal(other.oomEvents, 0, 'no OOM event on the other container');
 	}
+});
+
+test('the CPU % of a spinning container matches its cgroup counter within 5%', async () => {
+	const c = await run('while :; do :; done', { CpuPeriod: 100000, CpuQuota: 50000 });
+	await sleep(1000); // past the start
+	await sample(c.id, c.pid, appId); // maps it; the next sample's window starts here
+	const u0 = cgroupCpuUs(c.pid);
+	const t0 = process.hrtime.bigint();
+	await sleep(3000);
+	const s = await sample(c.id, c.pid, appId);
+	const u1 = cgroupCpuUs(c.pid);
+	const t1 = process.hrtime.bigint();
+	assert.ok(u0 !== null && u1 !== null, 'the cgroup CPU counter is readable here');
+	const own = (100 * (u1 - u0)) / (Number(t1 - t0) / 1000);
+	console.log(`container ${c.id.slice(0, 12)}: cpuPercent ${s.cpuPercent}, its cgroup counter says ${own.toFixed(2)}%`);
+	assert.ok(typeof s.cpuPercent === 'number' && s.cpuPercent > 1, 'the container is busy');
+	assert.ok(Math.abs(s.cpuPercent - own) <= own * 0.05, `${s.cpuPercent}% within 5% of ${own.toFixed(2)}%`);
 });
