@@ -246,8 +246,8 @@ bool sw_metrics_bpf_built(void)
 
 struct sw_metrics_bpf *sw_metrics_bpf_open(const char *cgroup2_root, char *why, size_t whylen)
 {
-	snprintf(why, whylen, "eBPF off: this build has no eBPF programs (bpftool, clang or libbpf "
-			      "were missing at configure time)");
+	snprintf(why, whylen, "eBPF off: this build has no eBPF programs (built with STEWARD_BPF=OFF, "
+			      "or bpftool, clang, libbpf or the kernel's BTF were missing at configure time)");
 	return NULL;
 }
 
