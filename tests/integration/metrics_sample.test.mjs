@@ -4,7 +4,9 @@
 // loopback interface's counters only grow; the organization's container
 // is there with its limit, state, restart count and application, and the
 // other organization's container is not. 404 across organizations, 401
-// without credentials.
+// without credentials. Run in a container without HOST_PROC_PATH,
+// HOST_SYS_PATH and HOST_ROOT_PATH, stewardd warns at start-up and every
+// sample says scope CONTAINER; with them, HOST and no warning.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -134,4 +136,27 @@ test('another_organizations_server_is_not_found_and_anonymous_is_refused', async
 	const theirs = await localOf(other);
 	const s = await ok(call(srv, 'GET', `/servers/${theirs.id}/sample`, other));
 	assert.equal(s.serverId, theirs.id);
+});
+
+test('the_scope_says_whether_the_host_trees_were_given_and_start_up_warns_when_not', async () => {
+	const WARNING = /metrics: running in a container without HOST_PROC_PATH, HOST_SYS_PATH and HOST_ROOT_PATH/;
+	const local = await localOf(owner);
+	const s = await ok(call(srv, 'GET', `/servers/${local.id}/sample`, owner));
+	// This process's view of being in a container is stewardd's too.
+	if (s.scope === 'CONTAINER') {
+		assert.ok(srv.logs.find(WARNING), 'the warning was logged at start-up');
+		assert.ok(['docker', 'podman', 'container'].includes(s.host.virtualization));
+	} else {
+		assert.equal(srv.logs.find(WARNING), null);
+	}
+	assert.ok(srv.logs.find(/metrics: eBPF collectors loaded|metrics: eBPF off/), 'the eBPF status was logged once');
+	// With the host's trees given (here: this machine's own), figures are the host's.
+	const hostSrv = await h.startStewardd({
+		env: { DATABASE_URL: srv.env.DATABASE_URL, STEWARD_SECRET_KEY: srv.env.STEWARD_SECRET_KEY, DOCKER_HOST: engine.host, HOST_PROC_PATH: '/proc', HOST_SYS_PATH: '/sys', HOST_ROOT_PATH: '/', METRICS_PUBLIC_IP: '203.0.113.9' },
+	});
+	const hostSample = await ok(call(hostSrv, 'GET', `/servers/${local.id}/sample`, owner));
+	assert.equal(hostSample.scope, 'HOST');
+	assert.equal(hostSample.host.publicIp, '203.0.113.9');
+	assert.equal(hostSrv.logs.find(WARNING), null);
+	hostSrv.kill();
 });
