@@ -14,12 +14,17 @@
  *   pool (503 when full). Without a recent previous reading the sampler
  *   reads twice, SW_METRICS_SETTLE_MS apart, so rates are real rates.
  * - An engine that does not answer does not fail the sample: containers
- *   come back empty with containers.error saying why. */
+ *   come back empty with containers.error saying why.
+ * - The container runtime's disk usage (the engine's /system/df walks
+ *   every layer and volume: seconds on a big host) is read at most every
+ *   METRICS_RUNTIME_DISK_INTERVAL_MS and shared by every sample;
+ *   runtimeDisk.measuredAt says how old it is. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <jansson.h>
 #include "steward/api/api.h"
 #include "steward/auth/auth.h"
@@ -32,6 +37,9 @@
 #include "api/api_internal.h"
 #include "steward/db/statements_runtime.h"
 
+/* How often the engine's disk usage is read again. */
+#define METRICS_RUNTIME_DISK_INTERVAL_MS (5 * 60 * 1000)
+
 /* Containers sampled per application, and in one sample. */
 #define METRICS_CONTAINERS_PER_APP 64
 #define METRICS_CONTAINERS_MAX 1000
@@ -43,7 +51,13 @@ static struct {
 	struct sw_metrics_sampler *sampler;
 	struct sw_driver *driver;
 	char why[256]; /* when sampler is NULL */
-} local = { .once = PTHREAD_ONCE_INIT };
+	/* The engine's disk usage, read on its slower schedule. */
+	pthread_mutex_t disk_mu;
+	bool have_disk;
+	struct sw_runtime_disk_usage disk;
+	int64_t disk_at_ms;     /* wall clock */
+	uint64_t disk_tried_ms; /* monotonic, of the last attempt */
+} local = { .once = PTHREAD_ONCE_INIT, .disk_mu = PTHREAD_MUTEX_INITIALIZER };
 
 static void local_make(void)
 {
@@ -156,6 +170,36 @@ static struct sw_metrics_container_ref *containers_read(json_t *apps, size_t *re
 	return refs;
 }
 
+/* Copies the engine's disk usage into the sample, reading it again first
+ * when the last attempt is older than its interval. One reader at a time:
+ * a second sample meanwhile waits and shares the answer. */
+static void runtime_disk(struct sw_metrics_sample *out)
+{
+	pthread_mutex_lock(&local.disk_mu);
+	uint64_t now = sw_now_ms();
+	if (local.driver && (!local.disk_tried_ms || now - local.disk_tried_ms >= METRICS_RUNTIME_DISK_INTERVAL_MS)) {
+		char err[256];
+		struct sw_runtime_disk_usage u;
+		local.disk_tried_ms = now;
+		if (sw_driver_disk_usage(local.driver, &u, err, sizeof(err)) == 0) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			local.disk = u;
+			local.disk_at_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+			local.have_disk = true;
+		}
+	}
+	if (local.have_disk) {
+		out->have_runtime_disk = true;
+		out->runtime_images = local.disk.images;
+		out->runtime_containers = local.disk.containers;
+		out->runtime_volumes = local.disk.volumes;
+		out->runtime_build_cache = local.disk.build_cache;
+		out->runtime_disk_at_ms = local.disk_at_ms;
+	}
+	pthread_mutex_unlock(&local.disk_mu);
+}
+
 static void op_run(struct sw_worker_job *job)
 {
 	struct op *o = SW_CONTAINER_OF(job, struct op, job);
@@ -172,6 +216,8 @@ static void op_run(struct sw_worker_job *job)
 		return;
 	}
 	o->rc = sw_metrics_sample(local.sampler, refs, n, 0, &o->sample);
+	if (o->rc == 0)
+		runtime_disk(&o->sample);
 	if (o->rc == 0 && err[0])
 		snprintf(o->sample.containers_error, sizeof(o->sample.containers_error),
 			 "the container engine did not answer: %s", err);
@@ -258,8 +304,10 @@ static const struct sw_route routes[] = {
 	    "runs in a container without HOST_PROC_PATH, HOST_SYS_PATH and HOST_ROOT_PATH, so the "
 	    "figures describe that container. sources says where container figures came from "
 	    "(ebpf, cgroup-v2, cgroup-v1, none) and why eBPF is off when it is. A figure that could "
-	    "not be read is null. The container runtime's disk usage and platform figures are not "
-	    "part of this sample yet. Only the local server (the control plane's host) can be sampled "
+	    "not be read is null. runtimeDisk (the engine's images, containers' writable layers, "
+	    "volumes and build cache) is read at most every 5 minutes, slow as it is: measuredAt says "
+	    "when; null until the engine has answered once. Platform figures are not part of this "
+	    "sample yet. Only the local server (the control plane's host) can be sampled "
 	    "until agents connect remote servers: 409 SERVER_NOT_CONNECTED otherwise. The worker "
 	    "pool full, or no sampler: 503." SW_API_DOC_SCOPED,
 	    "Metrics", NULL, "MetricSample", 200, err_sample } },
@@ -274,7 +322,7 @@ static const struct sw_route routes[] = {
 
 static const char schemas[] = "{"
 	"\"MetricSample\":{\"type\":\"object\",\"required\":[\"serverId\",\"takenAt\",\"intervalMs\","
-	"\"scope\",\"host\",\"cpu\",\"memory\",\"disks\",\"network\",\"containers\",\"sources\"],"
+	"\"scope\",\"host\",\"cpu\",\"memory\",\"disks\",\"runtimeDisk\",\"network\",\"containers\",\"sources\"],"
 	"\"properties\":{"
 	"\"serverId\":{\"type\":\"string\",\"format\":\"uuid\"},"
 	"\"takenAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
@@ -308,6 +356,11 @@ static const char schemas[] = "{"
 	"\"properties\":{\"mountPoint\":" STR ",\"device\":" STR_OR_NULL ",\"fsType\":" STR ","
 	"\"totalBytes\":" INT ",\"usedBytes\":" INT ",\"freeBytes\":" INT ",\"availableBytes\":" INT ","
 	"\"inodesTotal\":" INT ",\"inodesUsed\":" INT ",\"inodesFree\":" INT "}}},"
+	"\"runtimeDisk\":{\"type\":[\"object\",\"null\"],\"description\":\"The container runtime's disk "
+	"use, read at most every 5 minutes (measuredAt).\",\"required\":[\"imagesBytes\",\"containersBytes\","
+	"\"volumesBytes\",\"buildCacheBytes\",\"measuredAt\"],\"properties\":{\"imagesBytes\":" INT ","
+	"\"containersBytes\":" INT ",\"volumesBytes\":" INT ",\"buildCacheBytes\":" INT ","
+	"\"measuredAt\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
 	"\"network\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"interface\","
 	"\"rxBytes\",\"txBytes\",\"rxBytesPerSecond\",\"txBytesPerSecond\"],\"properties\":{"
 	"\"interface\":" STR ",\"rxBytes\":" INT ",\"txBytes\":" INT ",\"rxBytesPerSecond\":" PCT ","

@@ -1,5 +1,6 @@
-/* One container's state from the engine (container_state.h): the fields
- * the metrics sampler needs that the list does not carry. */
+/* What the engine says beyond its lists (container_state.h): one
+ * container's state, the fields the metrics sampler needs, and the
+ * engine's disk usage. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +13,30 @@ static void copy_json_str(char *dst, size_t size, json_t *v)
 	snprintf(dst, size, "%s", json_is_string(v) ? json_string_value(v) : "");
 }
 
+/* GET path (under the engine's API base) into *ret (a new reference) when
+ * the engine answers 200 with JSON; else -errno with a sentence naming
+ * what. */
+static int engine_get_json(struct sw_driver *d, const char *path, const char *what, json_t **ret, char *err,
+			   size_t errlen)
+{
+	char url[256];
+	snprintf(url, sizeof(url), SW_DRIVER_ENGINE_BASE "%s", path);
+	struct sw_driver_http h = { .method = "GET", .url = url, .unix_socket = d->docker_socket,
+				    .timeout_ms = SW_DRIVER_ENGINE_TIMEOUT_MS };
+	*ret = NULL;
+	int rc = sw_driver_http_run(&h, "the Docker engine", err, errlen);
+	if (rc == 0 && h.status != 200) {
+		sw_driver_answer_error(&h, what, err, errlen);
+		rc = sw_driver_status_errno(h.status);
+	}
+	if (rc == 0 && !(*ret = json_loadb(h.response.data, h.response.len, 0, NULL))) {
+		snprintf(err, errlen, "the Docker engine sent an answer that is not JSON");
+		rc = -EIO;
+	}
+	sw_buf_release(&h.response);
+	return rc;
+}
+
 int sw_driver_container_state(struct sw_driver *d, const char *id, struct sw_container_state *ret,
 			      char *err, size_t errlen)
 {
@@ -19,20 +44,12 @@ int sw_driver_container_state(struct sw_driver *d, const char *id, struct sw_con
 		snprintf(err, errlen, "invalid container id");
 		return -EINVAL;
 	}
-	char url[256];
-	snprintf(url, sizeof(url), SW_DRIVER_ENGINE_BASE "/containers/%s/json", id);
-	struct sw_driver_http h = { .method = "GET", .url = url, .unix_socket = d->docker_socket,
-				    .timeout_ms = SW_DRIVER_ENGINE_TIMEOUT_MS };
-	int rc = sw_driver_http_run(&h, "the Docker engine", err, errlen);
+	char path[128];
+	snprintf(path, sizeof(path), "/containers/%s/json", id);
 	json_t *doc = NULL;
+	int rc = engine_get_json(d, path, "the container cannot be inspected", &doc, err, errlen);
 	if (rc < 0)
-		goto out;
-	if (h.status != 200) {
-		sw_driver_answer_error(&h, "the container cannot be inspected", err, errlen);
-		rc = sw_driver_status_errno(h.status);
-		goto out;
-	}
-	doc = json_loadb(h.response.data, h.response.len, 0, NULL);
+		return rc;
 	json_t *st = json_object_get(doc, "State");
 	if (!json_is_object(st)) {
 		snprintf(err, errlen, "the Docker engine sent a container without its state");
@@ -53,6 +70,36 @@ int sw_driver_container_state(struct sw_driver *d, const char *id, struct sw_con
 	ret->oom_killed = json_is_true(json_object_get(st, "OOMKilled"));
 out:
 	json_decref(doc);
-	sw_buf_release(&h.response);
 	return rc;
+}
+
+/* The sum of member (a non-negative integer; the engine writes -1 for
+ * "not computed") over the array's objects, reached through sub when given. */
+static uint64_t sum_sizes(json_t *array, const char *sub, const char *member)
+{
+	uint64_t total = 0;
+	size_t i;
+	json_t *v;
+	json_array_foreach(array, i, v) {
+		json_t *o = sub ? json_object_get(v, sub) : v;
+		json_int_t n = json_integer_value(json_object_get(o, member));
+		if (n > 0)
+			total += (uint64_t)n;
+	}
+	return total;
+}
+
+int sw_driver_disk_usage(struct sw_driver *d, struct sw_runtime_disk_usage *ret, char *err, size_t errlen)
+{
+	json_t *doc = NULL;
+	int rc = engine_get_json(d, "/system/df", "the disk usage cannot be read", &doc, err, errlen);
+	if (rc < 0)
+		return rc;
+	json_int_t layers = json_integer_value(json_object_get(doc, "LayersSize"));
+	ret->images = layers > 0 ? (uint64_t)layers : 0;
+	ret->containers = sum_sizes(json_object_get(doc, "Containers"), NULL, "SizeRw");
+	ret->volumes = sum_sizes(json_object_get(doc, "Volumes"), "UsageData", "Size");
+	ret->build_cache = sum_sizes(json_object_get(doc, "BuildCache"), NULL, "Size");
+	json_decref(doc);
+	return 0;
 }

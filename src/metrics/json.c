@@ -158,6 +158,19 @@ void sw_metrics_sample_write(const struct sw_metrics_sample *s, const char *serv
 	}
 	sw_json_array_end(j);
 
+	sw_json_key(j, "runtimeDisk");
+	if (s->have_runtime_disk) {
+		sw_json_object_begin(j);
+		u64(j, "imagesBytes", s->runtime_images);
+		u64(j, "containersBytes", s->runtime_containers);
+		u64(j, "volumesBytes", s->runtime_volumes);
+		u64(j, "buildCacheBytes", s->runtime_build_cache);
+		iso8601(j, "measuredAt", s->runtime_disk_at_ms);
+		sw_json_object_end(j);
+	} else {
+		sw_json_null(j);
+	}
+
 	sw_json_key(j, "network");
 	sw_json_array_begin(j);
 	for (size_t i = 0; i < s->niface; i++) {

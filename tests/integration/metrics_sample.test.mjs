@@ -3,7 +3,8 @@
 // load averages equal /proc/loadavg, CPU counts and uptime match, the
 // loopback interface's counters only grow; the organization's container
 // is there with its limit, state, restart count and application, and the
-// other organization's container is not. 404 across organizations, 401
+// other organization's container is not; the runtime's disk usage is the
+// engine's /system/df, read once for both samples. 404 across organizations, 401
 // without credentials. Run in a container without HOST_PROC_PATH,
 // HOST_SYS_PATH and HOST_ROOT_PATH, stewardd warns at start-up and every
 // sample says scope CONTAINER; with them, HOST and no warning.
@@ -123,7 +124,17 @@ test('a_sample_of_the_local_server_agrees_with_the_kernel_and_the_engine', async
 		assert.equal(s.sources.containerNetwork, 'none');
 		assert.equal(c.network, null);
 	}
-	console.log(`sample: cpu ${s.cpu.totalPercent}% over ${s.intervalMs} ms, sources ${JSON.stringify(s.sources)}`);
+	// The runtime's disk usage, as the engine's own /system/df says.
+	const df = (await dockerRequest('GET', '/system/df')).json();
+	assert.ok(s.runtimeDisk, 'the engine answered: runtimeDisk is there');
+	assert.equal(s.runtimeDisk.imagesBytes, df.LayersSize);
+	assert.ok(s.runtimeDisk.imagesBytes > 0, 'the base image has layers');
+	assert.match(s.runtimeDisk.measuredAt, h.TS);
+	// Read on its slower schedule: the next sample shares the same reading.
+	const again = await ok(call(srv, 'GET', `/servers/${local.id}/sample`, owner));
+	assert.equal(again.runtimeDisk.measuredAt, s.runtimeDisk.measuredAt);
+	console.log(`sample: cpu ${s.cpu.totalPercent}% over ${s.intervalMs} ms, sources ${JSON.stringify(s.sources)}, ` +
+		`runtimeDisk ${JSON.stringify(s.runtimeDisk)}`);
 });
 
 test('another_organizations_server_is_not_found_and_anonymous_is_refused', async () => {

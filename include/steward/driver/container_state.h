@@ -1,6 +1,7 @@
-/* What the engine says of one container beyond the list: the process it
- * runs (for the sampler to find its cgroup), its restart count and health.
- * Blocking, like every driver call: run it on a worker. */
+/* What the engine says beyond its lists, for metric samples: one
+ * container's process (for the sampler to find its cgroup), restart count
+ * and health; and the engine's disk usage. Blocking, like every driver
+ * call: run them on a worker. */
 #ifndef STEWARD_DRIVER_CONTAINER_STATE_H
 #define STEWARD_DRIVER_CONTAINER_STATE_H
 
@@ -24,5 +25,13 @@ struct sw_container_state {
  * -ENOENT. An engine that does not answer: -errno with a sentence. */
 int sw_driver_container_state(struct sw_driver *d, const char *id, struct sw_container_state *ret,
 			      char *err, size_t errlen);
+
+/* The engine's disk usage (GET /system/df), bytes: image layers (each
+ * counted once), containers' writable layers, named volumes, build cache.
+ * Slow on a big host (it walks every layer and volume): call it seldom. */
+struct sw_runtime_disk_usage {
+	uint64_t images, containers, volumes, build_cache;
+};
+int sw_driver_disk_usage(struct sw_driver *d, struct sw_runtime_disk_usage *ret, char *err, size_t errlen);
 
 #endif

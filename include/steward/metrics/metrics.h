@@ -131,6 +131,11 @@ struct sw_metrics_sample {
 	/* Why containers are missing (the engine did not answer), else "";
 	 * set by the caller, who asks the engine. */
 	char containers_error[256];
+	/* The container runtime's disk usage, set by the caller from the
+	 * engine on a slower schedule (measured_at_ms says when). */
+	bool have_runtime_disk;
+	uint64_t runtime_images, runtime_containers, runtime_volumes, runtime_build_cache;
+	int64_t runtime_disk_at_ms;
 	enum sw_metrics_source container_cpu_src, container_memory_src, container_net_src, container_oom_src;
 	char bpf_status[160];      /* "loaded", or why the eBPF programs are not in use */
 };
