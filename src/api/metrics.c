@@ -9,7 +9,10 @@
  *   beyond load. Containers are only the organization's (label
  *   steward.application of one of its applications on that server).
  * - One sampler per process (sw_api_metrics_start() makes it at start-up,
- *   logging the HOST_* warning and the eBPF status once). A sample is
+ *   logging the HOST_* warning and the eBPF status once). It is made on a
+ *   thread of its own: loading the eBPF programs takes about 0.2 s (libbpf
+ *   reads the kernel's BTF for CO-RE), which the listener need not wait
+ *   for; a sample asked for meanwhile waits for it. A sample is
  *   blocking file reads plus the engine's answers: it runs on the worker
  *   pool (503 when full). Without a recent previous reading the sampler
  *   reads twice, SW_METRICS_SETTLE_MS apart, so rates are real rates.
@@ -21,6 +24,7 @@
  *   runtimeDisk.measuredAt says how old it is. */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,13 +92,31 @@ static void local_make(void)
 	local.driver = sw_driver_local_new(); /* NULL: containers.error says so */
 }
 
+static pthread_t maker;
+static bool maker_started;
+
+static void *maker_main(void *arg)
+{
+	/* Signals are for the main thread's sigwaitinfo(), never this one. */
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pthread_once(&local.once, local_make);
+	return arg;
+}
+
 void sw_api_metrics_start(void)
 {
-	pthread_once(&local.once, local_make);
+	maker_started = pthread_create(&maker, NULL, maker_main, NULL) == 0;
+	if (!maker_started)
+		pthread_once(&local.once, local_make);
 }
 
 void sw_api_metrics_stop(void)
 {
+	if (maker_started)
+		pthread_join(maker, NULL);
+	maker_started = false;
 	sw_metrics_sampler_free(local.sampler);
 	sw_driver_free(local.driver);
 	local.sampler = NULL;
