@@ -52,6 +52,7 @@ extern const struct sw_api_route_group sw_api_deployments_group;
 extern const struct sw_api_route_group sw_api_deployment_logs_group;
 extern const struct sw_api_route_group sw_api_webhooks_group;
 extern const struct sw_api_route_group sw_api_runtime_group;
+extern const struct sw_api_route_group sw_api_metrics_group;
 /* The i-th group's schemas ("{}" when none); NULL past the last group. */
 const char *sw_api_schema_group(size_t i);
 

@@ -155,6 +155,7 @@ int main(void)
 		goto out_routes;
 	}
 	shared.router = router;
+	sw_api_metrics_start(); /* logs the HOST_* warning and the eBPF status once */
 	/* The document exists only where GET /docs does (not in production),
 	 * so a production server never pays for building it. */
 	if (config.env != SW_ENV_PRODUCTION && sw_api_docs_build(router, err, sizeof(err)) < 0) {
@@ -230,6 +231,7 @@ int main(void)
 	if (code == 0)
 		sw_log_info("stopped");
 out_docs:
+	sw_api_metrics_stop();
 	sw_api_docs_free();
 out_router:
 	sw_router_free(router);

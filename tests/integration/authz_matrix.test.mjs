@@ -188,6 +188,7 @@ const TABLE = {
 	// server are remote ones, whose agents are not connected (409).
 	'GET /applications/{id}/containers':                   T(401, 404, 409, 409, 409, 409),
 	'GET /servers/{id}/containers':                        T(401, 404, 409, 409, 409, 409),
+	'GET /servers/{id}/sample':                            T(401, 404, 409, 409, 409, 409),
 	'GET /proxy':                                          T(401, 200, 200, 200, 200, 200),
 	'PATCH /servers/{id}':                                 T(401, 404, 404, 404, 404, 404),
 	'DELETE /servers/{id}':                                T(401, 404, 404, 404, 404, 404),
@@ -326,9 +327,9 @@ test('an_object_of_the_other_organization_is_not_found_by_any_role', async () =>
 			h.assertError(res, 404, 'NOT_FOUND');
 		}
 		const own = await call(srv, 'GET', path, P.other);
-		// Live container lists of a remote server answer 409 to its own
-		// organization until agents connect; never 404.
-		const live = r.path.endsWith('/containers');
+		// Live container lists and samples of a remote server answer 409
+		// to its own organization until agents connect; never 404.
+		const live = r.path.endsWith('/containers') || r.path.endsWith('/sample');
 		if (r.access === 'Session') assert.equal(own.status, live ? 409 : 200, `${r.key} of B's own object as B's OWNER: ${own.text.slice(0, 300)}`);
 	}
 });

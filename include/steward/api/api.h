@@ -16,4 +16,12 @@ void sw_api_docs_free(void);
 /* The built document (for tests). */
 struct sw_str sw_api_docs_json(void);
 
+/* The local server's metrics sampler (src/api/metrics.c): made once, on a
+ * thread of its own so start-up does not wait for the eBPF programs to
+ * load, with the warning when the host's trees are not mounted into a
+ * container and the eBPF collectors' status logged. Stop after the
+ * workers: it waits for that thread and detaches the eBPF programs. */
+void sw_api_metrics_start(void);
+void sw_api_metrics_stop(void);
+
 #endif

@@ -1,0 +1,422 @@
+/* Metric samples of a server, taken on demand: GET /servers/:id/sample.
+ *
+ * Decisions (also in the OpenAPI document):
+ * - Only the local server (the control plane's own host) is sampled until
+ *   agents connect remote servers: a remote one answers 409
+ *   SERVER_NOT_CONNECTED, as the runtime routes do.
+ * - Host figures describe the whole host: every organization of the
+ *   installation shares it and they reveal nothing of another's work
+ *   beyond load. Containers are only the organization's (label
+ *   steward.application of one of its applications on that server).
+ * - One sampler per process (sw_api_metrics_start() makes it at start-up,
+ *   logging the HOST_* warning and the eBPF status once). It is made on a
+ *   thread of its own: loading the eBPF programs takes about 0.2 s (libbpf
+ *   reads the kernel's BTF for CO-RE), which the listener need not wait
+ *   for; a sample asked for meanwhile waits for it. A sample is
+ *   blocking file reads plus the engine's answers: it runs on the worker
+ *   pool (503 when full). Without a recent previous reading the sampler
+ *   reads twice, SW_METRICS_SETTLE_MS apart, so rates are real rates.
+ * - An engine that does not answer does not fail the sample: containers
+ *   come back empty with containers.error saying why.
+ * - The container runtime's disk usage (the engine's /system/df walks
+ *   every layer and volume: seconds on a big host) is read at most every
+ *   METRICS_RUNTIME_DISK_INTERVAL_MS and shared by every sample;
+ *   runtimeDisk.measuredAt says how old it is. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <jansson.h>
+#include "steward/api/api.h"
+#include "steward/auth/auth.h"
+#include "steward/driver/container_state.h"
+#include "steward/driver/driver.h"
+#include "steward/io/io.h"
+#include "steward/base/json.h"
+#include "steward/base/log.h"
+#include "steward/metrics/metrics.h"
+#include "api/api_internal.h"
+#include "steward/db/statements_runtime.h"
+
+/* How often the engine's disk usage is read again. */
+#define METRICS_RUNTIME_DISK_INTERVAL_MS (5 * 60 * 1000)
+
+/* Containers sampled per application, and in one sample. */
+#define METRICS_CONTAINERS_PER_APP 64
+#define METRICS_CONTAINERS_MAX 1000
+
+static const int err_sample[] = { 404, 409, 503, 0 };
+
+static struct {
+	pthread_once_t once;
+	struct sw_metrics_sampler *sampler;
+	struct sw_driver *driver;
+	char why[256]; /* when sampler is NULL */
+	/* The engine's disk usage, read on its slower schedule. */
+	pthread_mutex_t disk_mu;
+	bool have_disk;
+	struct sw_runtime_disk_usage disk;
+	int64_t disk_at_ms;     /* wall clock */
+	uint64_t disk_tried_ms; /* monotonic, of the last attempt */
+} local = { .once = PTHREAD_ONCE_INIT, .disk_mu = PTHREAD_MUTEX_INITIALIZER };
+
+static void local_make(void)
+{
+	struct sw_metrics_options o = { .bpf = true };
+	const char *ebpf = getenv("METRICS_EBPF");
+	if (ebpf && (strcmp(ebpf, "0") == 0 || strcmp(ebpf, "false") == 0 || strcmp(ebpf, "off") == 0))
+		o.bpf = false;
+	const char *ip = getenv("METRICS_PUBLIC_IP");
+	o.public_ip = ip && *ip ? ip : NULL;
+	if (sw_metrics_paths_from_env(&o.paths, local.why, sizeof(local.why)) < 0) {
+		sw_log_error("metrics: %s", local.why);
+		return;
+	}
+	const char *warning = sw_metrics_paths_warning(&o.paths);
+	if (warning)
+		sw_log_warn("%s", warning);
+	local.sampler = sw_metrics_sampler_new(&o);
+	if (!local.sampler) {
+		snprintf(local.why, sizeof(local.why), "the sampler could not be made (%s)", strerror(errno));
+		sw_log_error("metrics: %s", local.why);
+		return;
+	}
+	const char *bpf = sw_metrics_sampler_bpf_status(local.sampler);
+	if (strcmp(bpf, "loaded") == 0)
+		sw_log_info("metrics: eBPF collectors loaded (container network bytes, OOM kills)");
+	else
+		sw_log_warn("metrics: %s; container network is not measured, OOM kills come from cgroup files", bpf);
+	local.driver = sw_driver_local_new(); /* NULL: containers.error says so */
+}
+
+static pthread_t maker;
+static bool maker_started;
+
+static void *maker_main(void *arg)
+{
+	/* Signals are for the main thread's sigwaitinfo(), never this one. */
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pthread_once(&local.once, local_make);
+	return arg;
+}
+
+void sw_api_metrics_start(void)
+{
+	maker_started = pthread_create(&maker, NULL, maker_main, NULL) == 0;
+	if (!maker_started)
+		pthread_once(&local.once, local_make);
+}
+
+void sw_api_metrics_stop(void)
+{
+	if (maker_started)
+		pthread_join(maker, NULL);
+	maker_started = false;
+	sw_metrics_sampler_free(local.sampler);
+	sw_driver_free(local.driver);
+	local.sampler = NULL;
+	local.driver = NULL;
+}
+
+struct op {
+	struct sw_worker_job job;
+	struct sw_http_request *req;
+	char server_id[37];
+	json_t *apps; /* the organization's application ids on the server */
+	int rc;
+	struct sw_metrics_sample sample;
+};
+
+static void op_free(struct op *o)
+{
+	json_decref(o->apps);
+	sw_metrics_sample_release(&o->sample);
+	free(o);
+}
+
+/* ---- on the worker ---- */
+
+/* The organization's containers on the local engine, with what the
+ * sampler needs of each; *ret_n set. An engine failure leaves the
+ * sentence in err and returns what was read before it. */
+static struct sw_metrics_container_ref *containers_read(json_t *apps, size_t *ret_n, char *err, size_t errlen)
+{
+	*ret_n = 0;
+	size_t napps = json_array_size(apps);
+	size_t cap = SW_MIN(napps * METRICS_CONTAINERS_PER_APP, (size_t)METRICS_CONTAINERS_MAX);
+	struct sw_metrics_container_ref *refs = calloc(cap ? cap : 1, sizeof(*refs));
+	struct sw_container_info *list = calloc(METRICS_CONTAINERS_PER_APP, sizeof(*list));
+	if (!refs || !list) {
+		snprintf(err, errlen, "out of memory");
+		free(list);
+		return refs;
+	}
+	if (!local.driver) {
+		snprintf(err, errlen, "the local server's driver is not configured");
+		free(list);
+		return refs;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < napps && n < cap && !err[0]; i++) {
+		size_t got = 0;
+		const char *app = json_string_value(json_array_get(apps, i));
+		if (sw_driver_containers_list(local.driver, app, list, SW_MIN(cap - n, (size_t)METRICS_CONTAINERS_PER_APP),
+					      &got, err, errlen) < 0)
+			break;
+		for (size_t k = 0; k < got; k++) {
+			struct sw_container_state st;
+			int rc = sw_driver_container_state(local.driver, list[k].id, &st, err, errlen);
+			if (rc == -ENOENT) { /* removed since the list: not there */
+				err[0] = '\0';
+				continue;
+			}
+			if (rc < 0)
+				break;
+			struct sw_metrics_container_ref *r = &refs[n++];
+			snprintf(r->id, sizeof(r->id), "%s", st.id);
+			snprintf(r->application_id, sizeof(r->application_id), "%s", app);
+			snprintf(r->name, sizeof(r->name), "%s", st.name);
+			snprintf(r->state, sizeof(r->state), "%s", st.state);
+			snprintf(r->health, sizeof(r->health), "%s", st.health);
+			r->restart_count = st.restart_count;
+			r->pid = st.pid;
+		}
+	}
+	free(list);
+	*ret_n = n;
+	return refs;
+}
+
+/* Copies the engine's disk usage into the sample, reading it again first
+ * when the last attempt is older than its interval. One reader at a time:
+ * a second sample meanwhile waits and shares the answer. */
+static void runtime_disk(struct sw_metrics_sample *out)
+{
+	pthread_mutex_lock(&local.disk_mu);
+	uint64_t now = sw_now_ms();
+	if (local.driver && (!local.disk_tried_ms || now - local.disk_tried_ms >= METRICS_RUNTIME_DISK_INTERVAL_MS)) {
+		char err[256];
+		struct sw_runtime_disk_usage u;
+		local.disk_tried_ms = now;
+		if (sw_driver_disk_usage(local.driver, &u, err, sizeof(err)) == 0) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			local.disk = u;
+			local.disk_at_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+			local.have_disk = true;
+		}
+	}
+	if (local.have_disk) {
+		out->have_runtime_disk = true;
+		out->runtime_images = local.disk.images;
+		out->runtime_containers = local.disk.containers;
+		out->runtime_volumes = local.disk.volumes;
+		out->runtime_build_cache = local.disk.build_cache;
+		out->runtime_disk_at_ms = local.disk_at_ms;
+	}
+	pthread_mutex_unlock(&local.disk_mu);
+}
+
+static void op_run(struct sw_worker_job *job)
+{
+	struct op *o = SW_CONTAINER_OF(job, struct op, job);
+	pthread_once(&local.once, local_make);
+	if (!local.sampler) {
+		o->rc = -EIO;
+		return;
+	}
+	char err[256] = "";
+	size_t n = 0;
+	struct sw_metrics_container_ref *refs = containers_read(o->apps, &n, err, sizeof(err));
+	if (!refs) {
+		o->rc = -ENOMEM;
+		return;
+	}
+	o->rc = sw_metrics_sample(local.sampler, refs, n, 0, &o->sample);
+	if (o->rc == 0)
+		runtime_disk(&o->sample);
+	if (o->rc == 0 && err[0])
+		snprintf(o->sample.containers_error, sizeof(o->sample.containers_error),
+			 "the container engine did not answer: %s", err);
+	free(refs);
+}
+
+/* ---- back on the loop ---- */
+
+static void op_done(struct sw_worker_job *job)
+{
+	struct op *o = SW_CONTAINER_OF(job, struct op, job);
+	struct sw_http_request *req = o->req;
+	if (o->rc == -EIO) {
+		sw_log_error("metrics: no sample: %s", local.why);
+		sw_http_error(req, 503, "SERVICE_UNAVAILABLE", "The server's metrics cannot be read now.");
+	} else if (o->rc < 0) {
+		sw_api_internal_error(req);
+	} else {
+		struct sw_buf buf = { 0 };
+		struct sw_json j;
+		sw_http_json_begin(req, &buf, &j);
+		sw_metrics_sample_write(&o->sample, o->server_id, &j);
+		sw_http_json_end(req, 200, &buf, &j);
+	}
+	op_free(o);
+}
+
+static void server_loaded(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct op *o = arg;
+	struct sw_http_request *req = o->req;
+	if (!sw_api_found(req, res, err)) {
+		op_free(o);
+		return;
+	}
+	if (strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_IS_LOCAL), "t") != 0) {
+		op_free(o);
+		sw_http_error(req, 409, "SERVER_NOT_CONNECTED",
+			      "The server's agent is not connected: only the local server can be sampled "
+			      "until agents connect remote servers.");
+		return;
+	}
+	snprintf(o->server_id, sizeof(o->server_id), "%s", PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_ID));
+	o->apps = json_loads(PQgetvalue(res, 0, SW_DB_RUNTIME_APPLICATION_IDS), 0, NULL);
+	if (!json_is_array(o->apps)) {
+		op_free(o);
+		sw_api_internal_error(req);
+		return;
+	}
+	o->job.run = op_run;
+	o->job.done = op_done;
+	if (sw_worker_submit(req->loop, &o->job) < 0) {
+		op_free(o);
+		sw_api_busy(req);
+	}
+}
+
+static void server_sample(struct sw_http_request *req)
+{
+	char id[37];
+	if (!sw_api_uuid_param(req, req->params.value[0], id))
+		return;
+	struct op *o = calloc(1, sizeof(*o));
+	if (!o) {
+		sw_api_internal_error(req);
+		return;
+	}
+	o->req = req;
+	const char *params[2] = { req->principal.organization_id, id };
+	if (!sw_api_query(req, &sw_db_stmt_runtime_server, params, 2, server_loaded, o))
+		op_free(o);
+}
+
+/* ---- route and schema ---- */
+
+static const struct sw_route routes[] = {
+	{ SW_HTTP_GET, "/servers/:id/sample", SW_ACCESS_SESSION, server_sample, 0, 0,
+	  { "Take one metric sample of a server now",
+	    "Reads the server's host and containers now (the spec's metric sample groups): host facts, "
+	    "CPU (total, per core, steal, load averages), memory, file systems, network interfaces "
+	    "with rates, and the organization's containers (CPU % of one core, memory against its "
+	    "limit, network bytes, restart count, health, OOM kills). Rates compare with the previous "
+	    "reading when it is recent, else with one taken 250 ms before. scope CONTAINER: Steward "
+	    "runs in a container without HOST_PROC_PATH, HOST_SYS_PATH and HOST_ROOT_PATH, so the "
+	    "figures describe that container. sources says where container figures came from "
+	    "(ebpf, cgroup-v2, cgroup-v1, none) and why eBPF is off when it is. A figure that could "
+	    "not be read is null. runtimeDisk (the engine's images, containers' writable layers, "
+	    "volumes and build cache) is read at most every 5 minutes, slow as it is: measuredAt says "
+	    "when; null until the engine has answered once. Platform figures are not part of this "
+	    "sample yet. Only the local server (the control plane's host) can be sampled "
+	    "until agents connect remote servers: 409 SERVER_NOT_CONNECTED otherwise. The worker "
+	    "pool full, or no sampler: 503." SW_API_DOC_SCOPED,
+	    "Metrics", NULL, "MetricSample", 200, err_sample } },
+};
+
+#define NUM "{\"type\":\"number\"}"
+#define INT "{\"type\":\"integer\",\"minimum\":0}"
+#define INT_OR_NULL "{\"type\":[\"integer\",\"null\"],\"minimum\":0}"
+#define STR "{\"type\":\"string\"}"
+#define STR_OR_NULL "{\"type\":[\"string\",\"null\"]}"
+#define PCT "{\"type\":\"number\",\"minimum\":0}"
+
+static const char schemas[] = "{"
+	"\"MetricSample\":{\"type\":\"object\",\"required\":[\"serverId\",\"takenAt\",\"intervalMs\","
+	"\"scope\",\"host\",\"cpu\",\"memory\",\"disks\",\"runtimeDisk\",\"network\",\"containers\",\"sources\"],"
+	"\"properties\":{"
+	"\"serverId\":{\"type\":\"string\",\"format\":\"uuid\"},"
+	"\"takenAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+	"\"intervalMs\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Between the two readings "
+	"rates and percentages come from.\"},"
+	"\"scope\":{\"type\":\"string\",\"enum\":[\"HOST\",\"CONTAINER\"],\"description\":\"CONTAINER: "
+	"the figures describe the container Steward runs in (the host's trees are not mounted); the "
+	"dashboard shows a banner.\"},"
+	"\"host\":{\"type\":\"object\",\"required\":[\"osName\",\"osVersion\",\"kernel\",\"architecture\","
+	"\"hostname\",\"uptimeSeconds\",\"publicIp\",\"virtualization\"],\"properties\":{"
+	"\"osName\":" STR_OR_NULL ",\"osVersion\":" STR_OR_NULL ",\"kernel\":" STR_OR_NULL ","
+	"\"architecture\":" STR_OR_NULL ",\"hostname\":" STR_OR_NULL ",\"uptimeSeconds\":" INT ","
+	"\"publicIp\":{\"type\":[\"string\",\"null\"],\"description\":\"METRICS_PUBLIC_IP; never "
+	"discovered over the network.\"},"
+	"\"virtualization\":{\"type\":[\"string\",\"null\"],\"description\":\"none, a hypervisor (kvm, "
+	"qemu, vmware, microsoft, xen, oracle, amazon, google, vm when unnamed) or a container "
+	"runtime (docker, podman, container).\"}}},"
+	"\"cpu\":{\"type\":\"object\",\"required\":[\"model\",\"physicalCores\",\"logicalCores\","
+	"\"totalPercent\",\"perCorePercent\",\"load1\",\"load5\",\"load15\",\"stealPercent\"],"
+	"\"properties\":{\"model\":" STR_OR_NULL ",\"physicalCores\":" INT ",\"logicalCores\":" INT ","
+	"\"totalPercent\":" PCT ",\"perCorePercent\":{\"type\":\"array\",\"items\":" PCT "},"
+	"\"load1\":" PCT ",\"load5\":" PCT ",\"load15\":" PCT ",\"stealPercent\":" PCT "}},"
+	"\"memory\":{\"type\":\"object\",\"description\":\"Bytes. usedBytes as free(1) shows it: total "
+	"- free - buffers - cache.\",\"required\":[\"totalBytes\",\"usedBytes\",\"freeBytes\","
+	"\"availableBytes\",\"buffersCacheBytes\",\"swapUsedBytes\",\"swapTotalBytes\"],\"properties\":{"
+	"\"totalBytes\":" INT ",\"usedBytes\":" INT ",\"freeBytes\":" INT ",\"availableBytes\":" INT ","
+	"\"buffersCacheBytes\":" INT ",\"swapUsedBytes\":" INT ",\"swapTotalBytes\":" INT "}},"
+	"\"disks\":{\"type\":\"array\",\"description\":\"File systems that store data, one per device.\","
+	"\"items\":{\"type\":\"object\",\"required\":[\"mountPoint\",\"device\",\"fsType\",\"totalBytes\","
+	"\"usedBytes\",\"freeBytes\",\"availableBytes\",\"inodesTotal\",\"inodesUsed\",\"inodesFree\"],"
+	"\"properties\":{\"mountPoint\":" STR ",\"device\":" STR_OR_NULL ",\"fsType\":" STR ","
+	"\"totalBytes\":" INT ",\"usedBytes\":" INT ",\"freeBytes\":" INT ",\"availableBytes\":" INT ","
+	"\"inodesTotal\":" INT ",\"inodesUsed\":" INT ",\"inodesFree\":" INT "}}},"
+	"\"runtimeDisk\":{\"type\":[\"object\",\"null\"],\"description\":\"The container runtime's disk "
+	"use, read at most every 5 minutes (measuredAt).\",\"required\":[\"imagesBytes\",\"containersBytes\","
+	"\"volumesBytes\",\"buildCacheBytes\",\"measuredAt\"],\"properties\":{\"imagesBytes\":" INT ","
+	"\"containersBytes\":" INT ",\"volumesBytes\":" INT ",\"buildCacheBytes\":" INT ","
+	"\"measuredAt\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
+	"\"network\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"interface\","
+	"\"rxBytes\",\"txBytes\",\"rxBytesPerSecond\",\"txBytesPerSecond\"],\"properties\":{"
+	"\"interface\":" STR ",\"rxBytes\":" INT ",\"txBytes\":" INT ",\"rxBytesPerSecond\":" PCT ","
+	"\"txBytesPerSecond\":" PCT "}}},"
+	"\"containers\":{\"type\":\"object\",\"required\":[\"running\",\"stopped\",\"unhealthy\",\"error\","
+	"\"items\"],\"properties\":{\"running\":" INT ",\"stopped\":" INT ",\"unhealthy\":" INT ","
+	"\"error\":{\"type\":[\"string\",\"null\"],\"description\":\"Why containers are missing: the "
+	"container engine did not answer.\"},"
+	"\"items\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"containerId\","
+	"\"applicationId\",\"name\",\"state\",\"health\",\"restartCount\",\"cpuPercent\",\"memoryBytes\","
+	"\"memoryLimitBytes\",\"network\",\"oomKills\",\"oomEvents\"],\"properties\":{"
+	"\"containerId\":" STR ",\"applicationId\":{\"type\":[\"string\",\"null\"],\"format\":\"uuid\"},"
+	"\"name\":" STR_OR_NULL ",\"state\":" STR_OR_NULL ","
+	"\"health\":{\"type\":[\"string\",\"null\"],\"enum\":[\"starting\",\"healthy\",\"unhealthy\",null]},"
+	"\"restartCount\":" INT ","
+	"\"cpuPercent\":{\"type\":[\"number\",\"null\"],\"minimum\":0,\"description\":\"Of one core: "
+	"200 is two cores busy.\"},"
+	"\"memoryBytes\":" INT_OR_NULL ",\"memoryLimitBytes\":{\"type\":[\"integer\",\"null\"],"
+	"\"minimum\":0,\"description\":\"null: no limit.\"},"
+	"\"network\":{\"type\":[\"object\",\"null\"],\"description\":\"Since the eBPF collectors were "
+	"loaded, IP bytes of the container's sockets (host networking included); null without eBPF.\","
+	"\"properties\":{\"rxBytes\":" INT ",\"txBytes\":" INT ",\"rxPackets\":" INT ",\"txPackets\":" INT "}},"
+	"\"oomKills\":{\"type\":[\"integer\",\"null\"],\"minimum\":0,\"description\":\"The cgroup's "
+	"own count since the container started.\"},"
+	"\"oomEvents\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"OOM kills seen by eBPF "
+	"since the sampler started.\"}}}}}},"
+	"\"sources\":{\"type\":\"object\",\"required\":[\"containerCpu\",\"containerMemory\","
+	"\"containerNetwork\",\"containerOom\",\"ebpf\"],\"properties\":{"
+	"\"containerCpu\":{\"type\":\"string\",\"enum\":[\"cgroup-v2\",\"cgroup-v1\",\"none\"]},"
+	"\"containerMemory\":{\"type\":\"string\",\"enum\":[\"cgroup-v2\",\"cgroup-v1\",\"none\"]},"
+	"\"containerNetwork\":{\"type\":\"string\",\"enum\":[\"ebpf\",\"none\"]},"
+	"\"containerOom\":{\"type\":\"string\",\"enum\":[\"cgroup-v2\",\"cgroup-v1\",\"none\"]},"
+	"\"ebpf\":{\"type\":\"string\",\"description\":\"loaded, or why the eBPF collectors are off.\"}}}"
+	"}}"
+	"}";
+
+const struct sw_api_route_group sw_api_metrics_group = { routes, SW_ARRAY_SIZE(routes), schemas };
