@@ -189,6 +189,8 @@ enum sw_api_column_kind {
 	SW_API_COL_NULLABLE, /* a string, or null for SQL NULL */
 	SW_API_COL_BOOL,     /* PostgreSQL's "t" / "f" */
 	SW_API_COL_JSON,     /* jsonb text written by PostgreSQL, never a client's text */
+	SW_API_COL_TIME,     /* microseconds since 1970 (SW_SQL_TS_US), written as RFC 3339
+				with milliseconds; null for SQL NULL */
 };
 /* One member of a written row: "key": the value of column col. */
 struct sw_api_column {

@@ -12,6 +12,7 @@
 #include "steward/http/http_auth.h"
 #include "steward/base/log.h"
 #include "steward/base/secret.h"
+#include "steward/base/timeparse.h"
 #include "steward/base/validate.h"
 #include "api/api_internal.h"
 #include "steward/db/statements.h"
@@ -191,6 +192,13 @@ void sw_api_write_values(struct sw_json *j, const char *const *values,
 			else
 				sw_json_null(j);
 			break;
+		case SW_API_COL_TIME: {
+			char text[SW_RFC3339_MS_LEN + 1] = "";
+			if (v)
+				sw_rfc3339_format_ms(strtoll(v, NULL, 10), text);
+			sw_json_cstr(j, v ? text : NULL);
+			break;
+		}
 		}
 	}
 }

@@ -337,9 +337,9 @@ static const struct sw_api_column session_columns[] = {
 	{ "method", 1, SW_API_COL_TEXT },
 	{ "ip", 2, SW_API_COL_NULLABLE },
 	{ "userAgent", 3, SW_API_COL_NULLABLE },
-	{ "createdAt", 4, SW_API_COL_TEXT },
-	{ "lastSeenAt", 5, SW_API_COL_TEXT },
-	{ "expiresAt", 6, SW_API_COL_TEXT },
+	{ "createdAt", 4, SW_API_COL_TIME },
+	{ "lastSeenAt", 5, SW_API_COL_TIME },
+	{ "expiresAt", 6, SW_API_COL_TIME },
 };
 
 /* ctx: the id of the session in use, or NULL. */

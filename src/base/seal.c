@@ -11,12 +11,20 @@
  *
  * Why the key file is linked into place: a crash while writing leaves only
  * a temporary file, never half a key; and link() does not replace a key
- * another process put there first, whose key then wins for both. */
+ * another process put there first, whose key then wins for both.
+ *
+ * Why nothing here touches OpenSSL at start: its first use loads its
+ * configuration and providers and brings about 1.9 MB of libcrypto into
+ * residence. A new key comes from getrandom(2) (the source OpenSSL seeds
+ * from), and the key id, a SHA-256, is computed at the first seal or
+ * unseal, so a server that seals nothing pays nothing. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <openssl/crypto.h>
@@ -36,26 +44,49 @@ static struct {
 	uint8_t key[KEY_LEN];
 	char id[KEY_ID_LEN + 1];
 	bool loaded;
-} master;
+	bool id_ready; /* id computed from key (key_id()) */
+	pthread_mutex_t id_lock;
+} master = { .id_lock = PTHREAD_MUTEX_INITIALIZER };
 
 void sw_seal_init_key(const uint8_t key[32])
 {
+	pthread_mutex_lock(&master.id_lock);
+	memcpy(master.key, key, KEY_LEN);
+	__atomic_store_n(&master.id_ready, false, __ATOMIC_RELEASE);
+	master.loaded = true;
+	pthread_mutex_unlock(&master.id_lock);
+}
+
+/* The loaded key's id: the first KEY_ID_LEN hex digits of
+ * SHA-256("steward-key-id" || key), computed on first use. */
+static const char *key_id(void)
+{
+	if (__atomic_load_n(&master.id_ready, __ATOMIC_ACQUIRE))
+		return master.id;
 	static const char label[] = "steward-key-id";
 	uint8_t buf[sizeof(label) - 1 + KEY_LEN];
 	char hex[65];
-	memcpy(buf, label, sizeof(label) - 1);
-	memcpy(buf + sizeof(label) - 1, key, KEY_LEN);
-	sw_sha256_hex(buf, sizeof(buf), hex);
-	OPENSSL_cleanse(buf, sizeof(buf));
-	memcpy(master.key, key, KEY_LEN);
-	memcpy(master.id, hex, KEY_ID_LEN);
-	master.id[KEY_ID_LEN] = '\0';
-	master.loaded = true;
+	pthread_mutex_lock(&master.id_lock);
+	if (!master.id_ready) {
+		memcpy(buf, label, sizeof(label) - 1);
+		memcpy(buf + sizeof(label) - 1, master.key, KEY_LEN);
+		sw_sha256_hex(buf, sizeof(buf), hex);
+		OPENSSL_cleanse(buf, sizeof(buf));
+		memcpy(master.id, hex, KEY_ID_LEN);
+		master.id[KEY_ID_LEN] = '\0';
+		__atomic_store_n(&master.id_ready, true, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&master.id_lock);
+	return master.id;
 }
 
 void sw_seal_release(void)
 {
-	OPENSSL_cleanse(&master, sizeof(master));
+	pthread_mutex_lock(&master.id_lock);
+	OPENSSL_cleanse(master.key, sizeof(master.key));
+	OPENSSL_cleanse(master.id, sizeof(master.id));
+	master.loaded = master.id_ready = false;
+	pthread_mutex_unlock(&master.id_lock);
 }
 
 /* Exactly 64 hex digits into key. */
@@ -160,7 +191,7 @@ static int create_key_file(const char *dir, const char *path, char *err, size_t 
 		snprintf(err, errlen, "the data directory path %s is too long", dir);
 		return -ENAMETOOLONG;
 	}
-	if (RAND_bytes(key, KEY_LEN) != 1) {
+	if (getrandom(key, KEY_LEN, 0) != KEY_LEN) { /* 32 bytes: never cut short */
 		snprintf(err, errlen, "cannot make a master key: the random generator failed");
 		return -EIO;
 	}
@@ -287,7 +318,7 @@ int sw_seal(const void *plain, size_t n, const char *aad, char *out, size_t cap)
 		r = gcm(true, raw, aad, plain, n, raw + NONCE_LEN, raw + NONCE_LEN + n);
 	if (r == 0) {
 		memcpy(out, "v1.", 3);
-		memcpy(out + 3, master.id, KEY_ID_LEN);
+		memcpy(out + 3, key_id(), KEY_ID_LEN);
 		out[PREFIX_LEN - 1] = '.';
 		if (sw_base64url_encode(raw, raw_len, out + PREFIX_LEN, cap - PREFIX_LEN) < 0)
 			r = -ENOBUFS;
@@ -321,7 +352,7 @@ int sw_unseal(const char *sealed, const char *aad, void *out, size_t cap, size_t
 	if (sw_base64url_decode(body, raw, raw_cap, &raw_len) < 0 || raw_len < NONCE_LEN + TAG_LEN)
 		goto out_raw;
 	r = -EKEYREJECTED;
-	if (memcmp(sealed + 3, master.id, KEY_ID_LEN) != 0)
+	if (memcmp(sealed + 3, key_id(), KEY_ID_LEN) != 0)
 		goto out_raw;
 	n = raw_len - NONCE_LEN - TAG_LEN;
 	r = -ENOBUFS;

@@ -1,8 +1,12 @@
-/* RFC 3339 date-times from clients (include/steward/base/timeparse.h).
+/* RFC 3339 date-times from clients, and the API's own form
+ * (include/steward/base/timeparse.h).
  *
  * The instant is computed with the proleptic Gregorian day count (Howard
- * Hinnant's days_from_civil) rather than timegm(): the same answer without
- * a libc time zone path, and nothing a fuzzer cannot reach. */
+ * Hinnant's days_from_civil and civil_from_days) rather than timegm() or
+ * gmtime_r(): the same answer without a libc time zone path, and nothing
+ * a fuzzer cannot reach. Writing in C is what lets a statement return a
+ * timestamp as a number instead of asking PostgreSQL's to_char() per
+ * value (sql.h, SW_SQL_TS_US). */
 #include <errno.h>
 #include "steward/base/timeparse.h"
 
@@ -77,5 +81,59 @@ int sw_rfc3339_parse_us(struct sw_str s, int64_t *ret_us)
 		return -EINVAL;
 	int64_t secs = days_from_civil(Y, M, D) * 86400 + h * 3600 + mi * 60 + sec - offset_s;
 	*ret_us = secs * 1000000 + frac_us;
+	return 0;
+}
+
+/* The date of day z since 1970-01-01 (z >= 0 here). */
+static void civil_from_days(int64_t z, int *ret_y, int *ret_m, int *ret_d)
+{
+	z += 719468;
+	int64_t era = z / 146097;
+	int doe = (int)(z - era * 146097);
+	int yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	int mp = (5 * doy + 2) / 153;
+	int d = doy - (153 * mp + 2) / 5 + 1;
+	int m = mp < 10 ? mp + 3 : mp - 9;
+	*ret_y = (int)(era * 400) + yoe + (m <= 2);
+	*ret_m = m;
+	*ret_d = d;
+}
+
+static char *put(char *p, int v, int n)
+{
+	for (int i = n - 1; i >= 0; i--) {
+		p[i] = (char)('0' + v % 10);
+		v /= 10;
+	}
+	return p + n;
+}
+
+int sw_rfc3339_format_ms(int64_t us, char out[SW_RFC3339_MS_LEN + 1])
+{
+	static const int64_t us_per_day = 86400LL * 1000000;
+	out[0] = '\0';
+	if (us < 0 || us / us_per_day >= days_from_civil(SW_RFC3339_MAX_YEAR + 1, 1, 1))
+		return -ERANGE;
+	int y, m, d;
+	civil_from_days(us / us_per_day, &y, &m, &d);
+	int64_t in_day = us % us_per_day;
+	int ms = (int)(in_day / 1000 % 1000);
+	int s = (int)(in_day / 1000000);
+	char *p = put(out, y, 4);
+	*p++ = '-';
+	p = put(p, m, 2);
+	*p++ = '-';
+	p = put(p, d, 2);
+	*p++ = 'T';
+	p = put(p, s / 3600, 2);
+	*p++ = ':';
+	p = put(p, s / 60 % 60, 2);
+	*p++ = ':';
+	p = put(p, s % 60, 2);
+	*p++ = '.';
+	p = put(p, ms, 3);
+	*p++ = 'Z';
+	*p = '\0';
 	return 0;
 }

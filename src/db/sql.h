@@ -39,4 +39,14 @@
 				  .target_type_sql = "c4",                                     \
 				  .metadata_sql = "jsonb_build_object('jobId', c0)" })
 
+/* A timestamp column as microseconds since 1970 for the server to write
+ * (the API's column kind SW_API_COL_TIME, sw_rfc3339_format_ms): on a hot
+ * read, PostgreSQL's to_char() per value costs more than the rest of the
+ * row. date_part('epoch') is a double, about ten times cheaper than
+ * steward_us()'s numeric; times a million and rounded it is the exact
+ * microsecond for every instant before 2106 (half an ulp of each step
+ * stays under half a microsecond), checked against steward_us() on a
+ * million random instants up to 2100. A cursor keeps SW_SQL_US. */
+#define SW_SQL_TS_US(col) "(date_part('epoch', " col ") * 1000000)::int8"
+
 #endif

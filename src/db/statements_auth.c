@@ -4,6 +4,7 @@
  * own statement, so the announcement commits with it. Identifiers are
  * checked to be UUIDs before they reach these statements. */
 #include "steward/db/statements.h"
+#include "db/sql.h"
 
 /* Session lifetime: 14 days after the last renewal; renewed (sliding) when
  * a request comes more than an hour after the last one. */
@@ -83,11 +84,12 @@ const struct sw_db_stmt sw_db_stmt_sessions_revoke_others = {
 };
 
 /* (user_id) -> id, method, ip, user_agent, created_at, last_seen_at,
- * expires_at (RFC 3339): the user's live sessions, most recent first. */
+ * expires_at (microseconds since 1970, SW_SQL_TS_US): the user's live
+ * sessions, most recent first. */
 const struct sw_db_stmt sw_db_stmt_sessions_list = {
 	.name = "sessions_list",
-	.sql = "SELECT id, method, ip, user_agent, steward_rfc3339(created_at),"
-	       " steward_rfc3339(last_seen_at), steward_rfc3339(expires_at)"
+	.sql = "SELECT id, method, ip, user_agent, " SW_SQL_TS_US("created_at") ","
+	       " " SW_SQL_TS_US("last_seen_at") ", " SW_SQL_TS_US("expires_at")
 	       " FROM sessions WHERE user_id = $1::uuid AND revoked_at IS NULL AND expires_at > now()"
 	       " ORDER BY last_seen_at DESC, id LIMIT 200",
 	.nparams = 1,

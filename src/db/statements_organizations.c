@@ -6,6 +6,7 @@
  * statements. Cursors are (timestamp in microseconds since the epoch, id):
  * keyset pagination, stable while rows are added. */
 #include "steward/db/statements_organizations.h"
+#include "db/sql.h"
 
 /* A microseconds-since-the-epoch parameter as a timestamptz (exact). */
 #define TS_US(p) "('epoch'::timestamptz + " p "::bigint * interval '1 microsecond')"
@@ -93,8 +94,8 @@ const struct sw_db_stmt sw_db_stmt_member_session_check = {
  * the user's live sessions in the organization, most recent first. */
 const struct sw_db_stmt sw_db_stmt_member_sessions_list = {
 	.name = "member_sessions_list",
-	.sql = "SELECT id, method, ip, user_agent, steward_rfc3339(created_at),"
-	       " steward_rfc3339(last_seen_at), steward_rfc3339(expires_at)"
+	.sql = "SELECT id, method, ip, user_agent, " SW_SQL_TS_US("created_at") ","
+	       " " SW_SQL_TS_US("last_seen_at") ", " SW_SQL_TS_US("expires_at")
 	       " FROM sessions WHERE user_id = $1::uuid AND organization_id = $2::uuid"
 	       " AND revoked_at IS NULL AND expires_at > now()"
 	       " ORDER BY last_seen_at DESC, id LIMIT 200",

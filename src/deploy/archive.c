@@ -43,8 +43,6 @@
  *
  * On failure dest may hold what was extracted before the refusal; the
  * caller removes it (it is the deployment's own scratch directory). */
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -55,6 +53,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "steward/base/base.h"
+#include "steward/base/libarchive.h"
 #include "steward/deploy/source.h"
 
 /* Components of one name we keep track of; a max_depth above it is
@@ -68,6 +67,7 @@
 #define READ_BLOCK (64 * 1024)
 
 struct unpack {
+	const struct sw_libarchive *la;
 	struct archive *a;
 	int root;                 /* dest */
 	const struct sw_archive_limits *lim;
@@ -134,7 +134,7 @@ __attribute__((format(printf, 3, 4))) static int fail(struct unpack *u, int code
 static int fail_archive(struct unpack *u, const char *what)
 {
 	char msg[SHOWN_SIZE];
-	const char *s = archive_error_string(u->a);
+	const char *s = u->la->error_string(u->a);
 	show(msg, sizeof(msg), s ? s : "unknown error");
 	if (u->shown[0])
 		return fail(u, -EINVAL, "the archive cannot be read at entry \"%s\" (%s): %s", u->shown, what, msg);
@@ -301,7 +301,7 @@ static void close_dir(struct unpack *u, int fd)
 static int copy_data(struct unpack *u, int fd)
 {
 	for (;;) {
-		la_ssize_t n = archive_read_data(u->a, u->buf, READ_BLOCK);
+		la_ssize_t n = u->la->read_data(u->a, u->buf, READ_BLOCK);
 		if (n == 0)
 			return 0;
 		if (n < 0)
@@ -349,14 +349,14 @@ static int extract_dir(struct unpack *u, const struct path *p)
 
 static int extract_file(struct unpack *u, const struct path *p, struct archive_entry *e)
 {
-	if (archive_entry_size_is_set(e) && archive_entry_size(e) >= 0 &&
-	    (uint64_t)archive_entry_size(e) > u->lim->max_bytes - u->bytes)
+	if (u->la->entry_size_is_set(e) && u->la->entry_size(e) >= 0 &&
+	    (uint64_t)u->la->entry_size(e) > u->lim->max_bytes - u->bytes)
 		return REFUSE(u, -EFBIG, "the archive unpacks to more than %llu bytes",
 			      (unsigned long long)u->lim->max_bytes);
 	int parent, r = open_dirs(u, p, p->n - 1, true, &parent);
 	if (r < 0)
 		return r;
-	mode_t mode = (archive_entry_perm(e) & 0111) ? 0755 : 0644;
+	mode_t mode = (u->la->entry_perm(e) & 0111) ? 0755 : 0644;
 	int fd = openat(parent, p->comp[p->n - 1], O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	int err = errno;
 	close_dir(u, parent);
@@ -375,9 +375,9 @@ static int extract_file(struct unpack *u, const struct path *p, struct archive_e
 
 static int extract_symlink(struct unpack *u, const struct path *p, struct archive_entry *e)
 {
-	const char *target = archive_entry_symlink(e);
+	const char *target = u->la->entry_symlink(e);
 	if (!target)
-		target = archive_entry_symlink_utf8(e);
+		target = u->la->entry_symlink_utf8(e);
 	if (!target)
 		return REFUSE(u, -EINVAL, "the symbolic link has no readable target");
 	int r = check_link_target(u, target, p->n - 1);
@@ -441,9 +441,9 @@ static int extract_hardlink(struct unpack *u, const struct path *p, const char *
 
 static int extract_entry(struct unpack *u, struct archive_entry *e, struct path *p)
 {
-	const char *name = archive_entry_pathname(e);
+	const char *name = u->la->entry_pathname(e);
 	if (!name)
-		name = archive_entry_pathname_utf8(e);
+		name = u->la->entry_pathname_utf8(e);
 	if (!name) {
 		strcpy(u->shown, "?");
 		return REFUSE(u, -EINVAL, "its name cannot be read");
@@ -455,13 +455,13 @@ static int extract_entry(struct unpack *u, struct archive_entry *e, struct path 
 	int r = parse_name(u, name, p);
 	if (r < 0)
 		return r;
-	if (archive_entry_is_encrypted(e))
+	if (u->la->entry_is_encrypted(e))
 		return REFUSE(u, -EINVAL, "encrypted entries are not supported");
 
-	const char *hardlink = archive_entry_hardlink(e);
+	const char *hardlink = u->la->entry_hardlink(e);
 	if (!hardlink)
-		hardlink = archive_entry_hardlink_utf8(e);
-	mode_t type = archive_entry_filetype(e);
+		hardlink = u->la->entry_hardlink_utf8(e);
+	mode_t type = u->la->entry_filetype(e);
 	if (p->n == 0) {
 		/* "./": the root, which exists already; only a directory may say so. */
 		if (hardlink || type != AE_IFDIR)
@@ -510,35 +510,41 @@ int sw_archive_unpack(const char *archive_path, const char *dest, const struct s
 		r = fail(&u, -errno, "cannot set the mode of the directory to unpack into: %s", strerror(errno));
 		goto close_root;
 	}
+	char why[192];
+	u.la = sw_libarchive(why, sizeof(why));
+	if (!u.la) {
+		r = fail(&u, -ENOTSUP, "cannot read archives: %s", why);
+		goto close_root;
+	}
 	u.buf = malloc(READ_BLOCK);
 	p = malloc(sizeof(*p));
-	u.a = archive_read_new();
+	u.a = u.la->read_new();
 	if (!u.buf || !p || !u.a) {
 		r = fail(&u, -ENOMEM, "out of memory");
 		goto free_all;
 	}
 	/* ARCHIVE_WARN from the gzip filter means "through an external gzip
 	 * program": refused, as is anything but exactly these readers. */
-	if (archive_read_support_filter_gzip(u.a) != ARCHIVE_OK ||
-	    archive_read_support_format_tar(u.a) != ARCHIVE_OK ||
-	    archive_read_support_format_zip(u.a) != ARCHIVE_OK) {
+	if (u.la->read_support_filter_gzip(u.a) != ARCHIVE_OK ||
+	    u.la->read_support_format_tar(u.a) != ARCHIVE_OK ||
+	    u.la->read_support_format_zip(u.a) != ARCHIVE_OK) {
 		r = fail(&u, -ENOTSUP, "this libarchive cannot read gzip, tar and zip by itself");
 		goto free_all;
 	}
-	if (archive_read_open_filename(u.a, archive_path, READ_BLOCK) != ARCHIVE_OK) {
+	if (u.la->read_open_filename(u.a, archive_path, READ_BLOCK) != ARCHIVE_OK) {
 		r = fail_archive(&u, "not a tar, tar.gz or zip archive");
 		goto free_all;
 	}
 	for (;;) {
 		struct archive_entry *e;
 		u.shown[0] = '\0';
-		int h = archive_read_next_header(u.a, &e);
+		int h = u.la->read_next_header(u.a, &e);
 		if (h == ARCHIVE_EOF)
 			break;
 		/* ARCHIVE_RETRY (a damaged header libarchive could skip) is a
 		 * refusal too: nothing in a damaged archive is trusted. */
 		if (h != ARCHIVE_OK && h != ARCHIVE_WARN) {
-			r = fail_archive(&u, archive_format(u.a) == 0 ? "not a tar, tar.gz or zip archive"
+			r = fail_archive(&u, u.la->format(u.a) == 0 ? "not a tar, tar.gz or zip archive"
 					     : u.entries ? "after its last good entry"
 							 : "at its first entry");
 			goto free_all;
@@ -550,7 +556,7 @@ int sw_archive_unpack(const char *archive_path, const char *dest, const struct s
 	r = 0;
 free_all:
 	if (u.a)
-		archive_read_free(u.a);
+		u.la->read_free(u.a);
 	free(p);
 	free(u.buf);
 close_root:

@@ -9,8 +9,8 @@
  * this same code). Before it touches anything the child closes every
  * descriptor it inherited but stdin, stdout, stderr and its report pipe,
  * puts the signal handlers back to their defaults, asks the kernel for
- * SIGKILL if the parent thread dies, and initialises libgit2 for itself
- * (the parent never calls libgit2); it uses none of the parent's state
+ * SIGKILL if the parent thread dies, and opens and initialises libgit2
+ * for itself (the parent never maps it: libgit2.h); it uses none of the parent's state
  * beyond the request. It reports progress lines, then the commit or one
  * error, as frames on the pipe. The parent polls the pipe, the cancel flag and the deadline every
  * SW_GIT_POLL_MS and ends the child with SIGKILL when either trips; a
@@ -76,7 +76,6 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
-#include <git2.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -91,6 +90,7 @@
 #include "steward/base/secret.h"
 #include "steward/deploy/source.h"
 #include "steward/base/validate.h"
+#include "libgit2.h"
 
 #define SW_GIT_FETCH_TIMEOUT_S 600u                    /* timeout_s 0 */
 #define SW_GIT_FETCH_MAX_BYTES (2ull * 1024 * 1024 * 1024) /* received pack data */
@@ -104,6 +104,9 @@
 /* Tests set it to take the key-file path although libssh2 could read the
  * key from memory (tests/unit/test_git_fetch.c includes this file). */
 static bool force_key_file;
+
+/* libgit2, in the child only (child_main opens it). */
+static const struct sw_libgit2 *lg;
 
 /* ---- text ---- */
 
@@ -351,12 +354,12 @@ static int credentials_cb(git_credential **out, const char *url, const char *use
 		if (c->token_offered)
 			return auth_fail(c, TOKEN_REFUSED);
 		c->token_offered = true;
-		return git_credential_userpass_plaintext_new(out, c->f->https_username ? c->f->https_username
+		return lg->credential_userpass_plaintext_new(out, c->f->https_username ? c->f->https_username
 										       : "git",
 							     c->f->https_token);
 	}
 	if (allowed & GIT_CREDENTIAL_USERNAME)
-		return git_credential_username_new(out, user);
+		return lg->credential_username_new(out, user);
 	if (!c->f->private_key)
 		return child_fail(c, -EACCES, "the git server at %s asks for a key and the application has "
 					      "no deploy key", c->host);
@@ -364,14 +367,14 @@ static int credentials_cb(git_credential **out, const char *url, const char *use
 		return auth_fail(c, KEY_REFUSED);
 	c->key_offered = true;
 	if ((allowed & GIT_CREDENTIAL_SSH_MEMORY) && !force_key_file &&
-	    git_credential_ssh_key_memory_new(out, user, c->f->public_key, c->f->private_key, NULL) == 0)
+	    lg->credential_ssh_key_memory_new(out, user, c->f->public_key, c->f->private_key, NULL) == 0)
 		return 0;
 	if (!(allowed & GIT_CREDENTIAL_SSH_KEY))
 		return child_fail(c, -EACCES, "the git server at %s accepts no public key", c->host);
 	char priv[PATH_MAX], pub[PATH_MAX];
 	if (write_key_files(c, priv, pub) < 0)
 		return child_fail(c, -EIO, "could not hand the deploy key to libssh2");
-	return git_credential_ssh_key_new(out, user, c->f->public_key ? pub : NULL, priv, NULL);
+	return lg->credential_ssh_key_new(out, user, c->f->public_key ? pub : NULL, priv, NULL);
 }
 
 static const char *ssh_key_type(git_cert_ssh_raw_type_t t)
@@ -510,18 +513,18 @@ static int resolve_ref(struct child *c, git_repository *repo, git_commit **ret, 
 	git_object *obj = NULL;
 	int rc;
 	if (!want) {
-		rc = git_repository_head(&r, repo);
+		rc = lg->repository_head(&r, repo);
 		if (rc == GIT_EUNBORNBRANCH || rc == GIT_ENOTFOUND)
 			return child_fail(c, -ENOENT, "the repository is empty: it has no commit to deploy");
 		if (rc < 0)
 			return rc;
-		snprintf(full, 256, "%s", git_reference_name(r));
+		snprintf(full, 256, "%s", lg->reference_name(r));
 		goto peel;
 	}
 	if (strlen(want) == 40 && strspn(want, "0123456789abcdefABCDEF") == 40) {
 		git_oid oid;
-		if (git_oid_fromstr(&oid, want) == 0 && git_commit_lookup(ret, repo, &oid) == 0) {
-			git_oid_tostr(full, 41, &oid);
+		if (lg->oid_fromstr(&oid, want) == 0 && lg->commit_lookup(ret, repo, &oid) == 0) {
+			lg->oid_tostr(full, 41, &oid);
 			return 0;
 		}
 		return child_fail(c, -ENOENT,
@@ -540,14 +543,14 @@ static int resolve_ref(struct child *c, git_repository *repo, git_commit **ret, 
 	char path[300];
 	if (branch) {
 		snprintf(path, sizeof(path), "refs/remotes/origin/%s", name);
-		if (git_reference_lookup(&r, repo, path) == 0) {
+		if (lg->reference_lookup(&r, repo, path) == 0) {
 			snprintf(full, 256, "refs/heads/%s", name);
 			goto peel;
 		}
 	}
 	if (tag) {
 		snprintf(path, sizeof(path), "refs/tags/%s", name);
-		if (git_reference_lookup(&r, repo, path) == 0) {
+		if (lg->reference_lookup(&r, repo, path) == 0) {
 			snprintf(full, 256, "refs/tags/%s", name);
 			goto peel;
 		}
@@ -555,8 +558,8 @@ static int resolve_ref(struct child *c, git_repository *repo, git_commit **ret, 
 	return child_fail(c, -ENOENT, "'%s' is not a %s of the repository", want,
 			  branch && tag ? "branch, a tag or a commit" : branch ? "branch" : "tag");
 peel:
-	rc = git_reference_peel(&obj, r, GIT_OBJECT_COMMIT);
-	git_reference_free(r);
+	rc = lg->reference_peel(&obj, r, GIT_OBJECT_COMMIT);
+	lg->reference_free(r);
 	if (rc < 0)
 		return child_fail(c, -ENOENT, "'%s' does not point at a commit", full);
 	*ret = (git_commit *)obj;
@@ -565,13 +568,13 @@ peel:
 
 static void read_commit(git_commit *commit, struct sw_commit_info *info)
 {
-	git_oid_tostr(info->sha, sizeof(info->sha), git_commit_id(commit));
-	const char *msg = git_commit_message(commit);
+	lg->oid_tostr(info->sha, sizeof(info->sha), lg->commit_id(commit));
+	const char *msg = lg->commit_message(commit);
 	size_t n = msg ? strlen(msg) : 0;
 	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r' || msg[n - 1] == ' ' || msg[n - 1] == '\t'))
 		n--;
 	clean_text(msg ? msg : "", n, info->message, sizeof(info->message), true);
-	const git_signature *a = git_commit_author(commit);
+	const git_signature *a = lg->commit_author(commit);
 	char raw[600];
 	snprintf(raw, sizeof(raw), "%s <%s>", a && a->name ? a->name : "",
 		 a && a->email ? a->email : "");
@@ -586,7 +589,7 @@ static void describe_failure(struct child *c, int rc, int *code, char *out, size
 		snprintf(out, cap, "%s", c->msg);
 		return;
 	}
-	const git_error *e = git_error_last();
+	const git_error *e = lg->error_last();
 	const char *raw = e && e->message ? e->message : "unknown error";
 	char msg[400];
 	clean_text(raw, strlen(raw), msg, sizeof(msg), false);
@@ -634,16 +637,24 @@ static void __attribute__((noreturn)) child_main(struct child *c)
 	int rc, code = 0;
 	char msg[512] = "";
 
-	git_libgit2_init();
+	/* Opened here, in the child, and initialised for it: the parent never
+	 * maps libgit2 (libgit2.h). glibc resets the loader's lock in a forked
+	 * child; should the loader's state be torn anyway, the child fails or
+	 * is killed at the deadline, as for any other fault in it. */
+	lg = sw_libgit2(msg, sizeof(msg));
+	if (!lg) {
+		code = -ENOTSUP;
+		goto report;
+	}
 	/* no system, XDG or global configuration: nothing of the host's git
 	 * setup (insteadOf, credential helpers, proxies) applies */
-	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_SYSTEM, "");
-	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_XDG, "");
-	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_GLOBAL, "");
-	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_PROGRAMDATA, "");
+	lg->libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_SYSTEM, "");
+	lg->libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_XDG, "");
+	lg->libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_GLOBAL, "");
+	lg->libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_PROGRAMDATA, "");
 	const char *ca = c->f->ca_file ? c->f->ca_file : CA_BUNDLE;
 	if (c->kind == SW_GIT_URL_HTTPS && access(ca, R_OK) == 0)
-		git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, ca, NULL);
+		lg->libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, ca, NULL);
 
 	git_clone_options co = GIT_CLONE_OPTIONS_INIT;
 	co.local = GIT_CLONE_NO_LOCAL;
@@ -654,7 +665,7 @@ static void __attribute__((noreturn)) child_main(struct child *c)
 	co.fetch_opts.callbacks.transfer_progress = transfer_cb;
 	co.fetch_opts.callbacks.sideband_progress = sideband_cb;
 	co.fetch_opts.callbacks.payload = c;
-	rc = git_clone(&repo, c->f->url, c->dest, &co);
+	rc = lg->clone(&repo, c->f->url, c->dest, &co);
 	remove_key_files(c);
 	if (rc < 0)
 		goto failed;
@@ -666,13 +677,13 @@ static void __attribute__((noreturn)) child_main(struct child *c)
 	ck.checkout_strategy = GIT_CHECKOUT_FORCE;
 	ck.progress_cb = checkout_cb;
 	ck.progress_payload = c;
-	if ((rc = git_checkout_tree(repo, (const git_object *)commit, &ck)) < 0)
+	if ((rc = lg->checkout_tree(repo, (const git_object *)commit, &ck)) < 0)
 		goto failed;
 	read_commit(commit, &info);
 	snprintf(info.ref, sizeof(info.ref), "%s", full);
-	git_commit_free(commit);
+	lg->commit_free(commit);
 	commit = NULL;
-	git_repository_free(repo);
+	lg->repository_free(repo);
 	repo = NULL;
 
 	char gitdir[PATH_MAX];
@@ -687,8 +698,9 @@ static void __attribute__((noreturn)) child_main(struct child *c)
 
 failed:
 	describe_failure(c, rc, &code, msg, sizeof(msg));
-	git_commit_free(commit);
-	git_repository_free(repo);
+	lg->commit_free(commit);
+	lg->repository_free(repo);
+report:;
 	char payload[sizeof(int32_t) + sizeof(msg)];
 	int32_t code32 = code;
 	memcpy(payload, &code32, sizeof(code32));

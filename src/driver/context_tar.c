@@ -19,8 +19,6 @@
  * each entry under it is decided on its own. The file is opened without
  * following a symbolic link (a link could point anywhere on the host, and
  * a malformed line is quoted in the error). */
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -29,11 +27,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "steward/base/libarchive.h"
 #include "driver/driver_internal.h"
 
 #define STEP_BYTES (64 * 1024)
 
 struct sw_driver_tar {
+	const struct sw_libarchive *la;
 	struct archive *disk;
 	struct archive *w;
 	struct archive_entry *in;
@@ -147,6 +147,13 @@ struct sw_driver_tar *sw_driver_tar_open(const char *dir, const char *dockerfile
 	}
 	t->fd = -1;
 	t->max_bytes = max_bytes ? max_bytes : UINT64_MAX;
+	char why[192];
+	t->la = sw_libarchive(why, sizeof(why));
+	if (!t->la) {
+		snprintf(err, errlen, "the build context cannot be written: %s", why);
+		errno = ENOTSUP;
+		goto free_t;
+	}
 	size_t n = strlen(dir);
 	while (n > 1 && dir[n - 1] == '/')
 		n--;
@@ -164,29 +171,29 @@ struct sw_driver_tar *sw_driver_tar_open(const char *dir, const char *dockerfile
 		errno = -rc;
 		return NULL;
 	}
-	t->disk = archive_read_disk_new();
-	t->w = archive_write_new();
-	t->in = archive_entry_new();
-	t->out = archive_entry_new();
+	t->disk = t->la->read_disk_new();
+	t->w = t->la->write_new();
+	t->in = t->la->entry_new();
+	t->out = t->la->entry_new();
 	if (!t->disk || !t->w || !t->in || !t->out) {
 		snprintf(err, errlen, "out of memory");
 		errno = ENOMEM;
 		goto free_archives;
 	}
-	archive_read_disk_set_symlink_physical(t->disk);
-	archive_read_disk_set_behavior(t->disk, ARCHIVE_READDISK_NO_XATTR | ARCHIVE_READDISK_NO_ACL |
+	t->la->read_disk_set_symlink_physical(t->disk);
+	t->la->read_disk_set_behavior(t->disk, ARCHIVE_READDISK_NO_XATTR | ARCHIVE_READDISK_NO_ACL |
 							ARCHIVE_READDISK_NO_FFLAGS |
 							ARCHIVE_READDISK_NO_TRAVERSE_MOUNTS);
-	if (archive_read_disk_open(t->disk, t->root) != ARCHIVE_OK) {
-		snprintf(err, errlen, "the build context cannot be read: %s", archive_error_string(t->disk));
+	if (t->la->read_disk_open(t->disk, t->root) != ARCHIVE_OK) {
+		snprintf(err, errlen, "the build context cannot be read: %s", t->la->error_string(t->disk));
 		errno = EIO;
 		goto free_archives;
 	}
-	if (archive_write_set_format_pax_restricted(t->w) != ARCHIVE_OK ||
-	    archive_write_add_filter_none(t->w) != ARCHIVE_OK ||
-	    archive_write_set_bytes_per_block(t->w, 0) != ARCHIVE_OK ||
-	    archive_write_open2(t->w, t, NULL, on_archive_write, NULL, NULL) != ARCHIVE_OK) {
-		snprintf(err, errlen, "the build context cannot be written: %s", archive_error_string(t->w));
+	if (t->la->write_set_format_pax_restricted(t->w) != ARCHIVE_OK ||
+	    t->la->write_add_filter_none(t->w) != ARCHIVE_OK ||
+	    t->la->write_set_bytes_per_block(t->w, 0) != ARCHIVE_OK ||
+	    t->la->write_open2(t->w, t, NULL, on_archive_write, NULL, NULL) != ARCHIVE_OK) {
+		snprintf(err, errlen, "the build context cannot be written: %s", t->la->error_string(t->w));
 		errno = EIO;
 		goto free_archives;
 	}
@@ -209,20 +216,20 @@ static bool is_dot_git(const char *path)
 static int next_entry(struct sw_driver_tar *t)
 {
 	for (;;) {
-		archive_entry_clear(t->in);
-		int rc = archive_read_next_header2(t->disk, t->in);
+		t->la->entry_clear(t->in);
+		int rc = t->la->read_next_header2(t->disk, t->in);
 		if (rc == ARCHIVE_EOF) {
-			if (archive_write_close(t->w) != ARCHIVE_OK)
-				return fail(t, -EIO, "the archive's end", archive_error_string(t->w));
+			if (t->la->write_close(t->w) != ARCHIVE_OK)
+				return fail(t, -EIO, "the archive's end", t->la->error_string(t->w));
 			t->done = true;
 			return 0;
 		}
 		if (rc < ARCHIVE_WARN)
-			return fail(t, -EIO, "a directory", archive_error_string(t->disk));
-		const char *path = archive_entry_pathname(t->in);
+			return fail(t, -EIO, "a directory", t->la->error_string(t->disk));
+		const char *path = t->la->entry_pathname(t->in);
 		if (!path)
 			continue;
-		const struct stat *st = archive_entry_stat(t->in);
+		const struct stat *st = t->la->entry_stat(t->in);
 		if (strncmp(path, t->root, t->root_len) != 0 ||
 		    (path[t->root_len] != '/' && path[t->root_len] != '\0'))
 			return fail(t, -EIO, "an entry outside the context", NULL);
@@ -230,7 +237,7 @@ static int next_entry(struct sw_driver_tar *t)
 		while (*rel == '/')
 			rel++;
 		if (*rel == '\0') { /* the root itself */
-			archive_read_disk_descend(t->disk);
+			t->la->read_disk_descend(t->disk);
 			continue;
 		}
 		if (is_dot_git(rel))
@@ -243,7 +250,7 @@ static int next_entry(struct sw_driver_tar *t)
 				return fail(t, -ENOMEM, "out of memory", NULL);
 			if (ex) {
 				if (S_ISDIR(st->st_mode) && sw_dockerignore_walk_into(t->ignore, rel))
-					archive_read_disk_descend(t->disk);
+					t->la->read_disk_descend(t->disk);
 				continue;
 			}
 		}
@@ -256,23 +263,23 @@ static int next_entry(struct sw_driver_tar *t)
 				return fail(t, -EIO, t->rel, strerror(errno ? errno : EIO));
 			t->file_left = (uint64_t)fst.st_size;
 		} else if (S_ISDIR(st->st_mode)) {
-			archive_read_disk_descend(t->disk);
+			t->la->read_disk_descend(t->disk);
 		}
 		struct archive_entry *o = t->out;
-		archive_entry_clear(o);
-		archive_entry_set_pathname(o, rel);
-		archive_entry_set_mode(o, fst.st_mode & (S_IFMT | 07777));
-		archive_entry_set_mtime(o, fst.st_mtime, 0);
-		archive_entry_set_uid(o, 0);
-		archive_entry_set_gid(o, 0);
+		t->la->entry_clear(o);
+		t->la->entry_set_pathname(o, rel);
+		t->la->entry_set_mode(o, fst.st_mode & (S_IFMT | 07777));
+		t->la->entry_set_mtime(o, fst.st_mtime, 0);
+		t->la->entry_set_uid(o, 0);
+		t->la->entry_set_gid(o, 0);
 		if (S_ISREG(fst.st_mode))
-			archive_entry_set_size(o, fst.st_size);
+			t->la->entry_set_size(o, fst.st_size);
 		else
-			archive_entry_set_size(o, 0);
+			t->la->entry_set_size(o, 0);
 		if (S_ISLNK(fst.st_mode))
-			archive_entry_set_symlink(o, archive_entry_symlink(t->in));
-		if (archive_write_header(t->w, o) < ARCHIVE_WARN)
-			return fail(t, -EIO, t->rel, archive_error_string(t->w));
+			t->la->entry_set_symlink(o, t->la->entry_symlink(t->in));
+		if (t->la->write_header(t->w, o) < ARCHIVE_WARN)
+			return fail(t, -EIO, t->rel, t->la->error_string(t->w));
 		if (t->fd >= 0 && t->file_left == 0) {
 			close(t->fd);
 			t->fd = -1;
@@ -290,8 +297,8 @@ static int file_step(struct sw_driver_tar *t)
 		return 0;
 	if (n < 0)
 		return fail(t, -EIO, t->rel, strerror(errno));
-	if (n > 0 && archive_write_data(t->w, t->chunk, (size_t)n) < 0)
-		return fail(t, -EIO, t->rel, archive_error_string(t->w));
+	if (n > 0 && t->la->write_data(t->w, t->chunk, (size_t)n) < 0)
+		return fail(t, -EIO, t->rel, t->la->error_string(t->w));
 	t->file_left -= (uint64_t)n;
 	/* A file that shrank while read: libarchive pads it to its header's size. */
 	if (n == 0 || t->file_left == 0) {
@@ -335,11 +342,13 @@ void sw_driver_tar_free(struct sw_driver_tar *t)
 	if (t->fd >= 0)
 		close(t->fd);
 	if (t->w)
-		archive_write_free(t->w); /* closes it when still open */
+		t->la->write_free(t->w); /* closes it when still open */
 	if (t->disk)
-		archive_read_free(t->disk);
-	archive_entry_free(t->in);
-	archive_entry_free(t->out);
+		t->la->read_free(t->disk);
+	if (t->in)
+		t->la->entry_free(t->in);
+	if (t->out)
+		t->la->entry_free(t->out);
 	sw_dockerignore_free(t->ignore);
 	sw_buf_release(&t->pending);
 	free(t);

@@ -141,4 +141,53 @@ TEST(the_length_limit_is_the_longest_form)
 	CHECK_INT_EQ(strlen("9999-12-31T23:59:59.123456789+23:59"), SW_RFC3339_MAX_LEN);
 }
 
+/* The form the API writes (sw_rfc3339_format_ms): expected texts are
+ * PostgreSQL's to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+ * of the same instants: milliseconds truncated, never rounded. */
+TEST(instants_are_written_as_the_api_writes_them)
+{
+	static const struct {
+		int64_t us;
+		const char *text;
+	} cases[] = {
+		{ 0, "1970-01-01T00:00:00.000Z" },
+		{ 1795278155123000LL, "2026-11-21T16:22:35.123Z" },
+		{ 1795278155123999LL, "2026-11-21T16:22:35.123Z" },
+		{ 1795278155999999LL, "2026-11-21T16:22:35.999Z" },
+		{ 1709164800000000LL, "2024-02-29T00:00:00.000Z" },
+		{ 951825600000000LL, "2000-02-29T12:00:00.000Z" },
+		{ 1772323199999000LL, "2026-02-28T23:59:59.999Z" },
+		{ 1798761599000001LL, "2026-12-31T23:59:59.000Z" },
+		{ 253402300799999999LL, "9999-12-31T23:59:59.999Z" },
+	};
+	for (size_t i = 0; i < SW_ARRAY_SIZE(cases); i++) {
+		char out[SW_RFC3339_MS_LEN + 1];
+		CHECK_INT_EQ(sw_rfc3339_format_ms(cases[i].us, out), 0);
+		CHECK_STR_EQ(out, cases[i].text);
+		CHECK_INT_EQ(strlen(out), SW_RFC3339_MS_LEN);
+	}
+}
+
+TEST(every_written_instant_reads_back_to_its_millisecond)
+{
+	/* Every day from 1970 to 2400 at a time that moves through the day. */
+	for (int64_t day = 0; day < 157000; day++) {
+		int64_t us = day * 86400000000LL + (day * 7919 % 86400) * 1000000 + day % 1000 * 1000;
+		char out[SW_RFC3339_MS_LEN + 1];
+		int64_t back = 0;
+		CHECK_INT_EQ(sw_rfc3339_format_ms(us, out), 0);
+		CHECK_INT_EQ(sw_rfc3339_parse_us(sw_str_cstr(out), &back), 0);
+		CHECK_INT_EQ(back, us);
+	}
+}
+
+TEST(instants_outside_the_years_are_refused_with_empty_text)
+{
+	char out[SW_RFC3339_MS_LEN + 1] = "x";
+	CHECK_INT_EQ(sw_rfc3339_format_ms(-1, out), -ERANGE);
+	CHECK_STR_EQ(out, "");
+	CHECK_INT_EQ(sw_rfc3339_format_ms(253402300800000000LL, out), -ERANGE);
+	CHECK_STR_EQ(out, "");
+}
+
 TEST_MAIN()

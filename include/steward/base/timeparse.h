@@ -1,5 +1,5 @@
 /* Date-times written by clients: RFC 3339 (section 5.6, "date-time"), as
- * in the filters ?since= and ?until=. Strict on purpose: a filter that is
+ * in the filters ?since= and ?until=, and the one form Steward writes. Strict on purpose: a filter that is
  * misread silently widens or narrows what a list shows, so anything but
  * the one grammar is refused, never guessed at. Pure functions: no
  * allocation, no time zone database, no locale. */
@@ -34,5 +34,15 @@
  * 1970-01-01T00:00:00Z (negative before it) and returns 0. Otherwise returns -EINVAL and leaves
  * *ret_us untouched. */
 int sw_rfc3339_parse_us(struct sw_str s, int64_t *ret_us);
+
+/* The form of every instant the API writes: "YYYY-MM-DDTHH:MM:SS.mmmZ",
+ * UTC, milliseconds truncated (PostgreSQL's to_char(ts AT TIME ZONE 'UTC',
+ * 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), which steward_rfc3339() is). */
+#define SW_RFC3339_MS_LEN 24
+
+/* Writes the instant us (microseconds since 1970-01-01T00:00:00Z) in that
+ * form into out, NUL-terminated, and returns 0; -ERANGE, writing "", for
+ * an instant outside the years SW_RFC3339_MIN_YEAR..SW_RFC3339_MAX_YEAR. */
+int sw_rfc3339_format_ms(int64_t us, char out[SW_RFC3339_MS_LEN + 1]);
 
 #endif

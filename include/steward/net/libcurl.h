@@ -13,23 +13,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <curl/curl.h>
+#include "steward/base/dynlib.h"
 
-/* The functions of libcurl that Steward calls. */
+/* The functions of libcurl that Steward calls, without their curl_ prefix
+ * (steward/base/dynlib.h). */
+#define SW_LIBCURL_FUNCTIONS(X)                                                              \
+	X(url_get) X(free) X(url) X(url_set) X(url_cleanup) X(global_init) X(easy_init)      \
+	X(slist_append) X(easy_setopt) X(easy_perform) X(easy_getinfo) X(easy_strerror)       \
+	X(slist_free_all) X(easy_cleanup)
+
+#define SW_LIBCURL_MEMBER(name) SW_DYNLIB_MEMBER(curl_, name)
 struct sw_libcurl {
-	CURLUcode (*url_get)(const CURLU *, CURLUPart, char **, unsigned int);
-	void (*free)(void *);
-	CURLU *(*url)(void);
-	CURLUcode (*url_set)(CURLU *, CURLUPart, const char *, unsigned int);
-	void (*url_cleanup)(CURLU *);
-	CURL *(*easy_init)(void);
-	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
-	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
-	CURLcode (*easy_perform)(CURL *);
-	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
-	const char *(*easy_strerror)(CURLcode);
-	void (*slist_free_all)(struct curl_slist *);
-	void (*easy_cleanup)(CURL *);
+	SW_LIBCURL_FUNCTIONS(SW_LIBCURL_MEMBER)
 };
+#undef SW_LIBCURL_MEMBER
 
 /* The loaded and initialised library, the same for every caller; loads it
  * on the first call (any thread; concurrent first calls wait for one
