@@ -37,7 +37,15 @@
  * uploaded archive removed, the new image removed, and the serving version
  * put back as it was (strategy.c, sw_pl_restore()). A cancel (the job's
  * stop flag with cancel_requested set) ends it CANCELLED the same way; a
- * stop for shutdown ends it FAILED saying the worker stopped.
+ * stop for shutdown undoes the same things but leaves the deployment in
+ * flight, and the job runners hand it back to the queue (QUEUED, its job
+ * QUEUED again, the uploaded archive kept): the next start or another
+ * replica runs it (migration 0019).
+ *
+ * The record's logByteCount and logTail follow the log while it runs (at
+ * each phase, and at most once per SW_PL_PROGRESS_MS while lines come).
+ * A failed or cancelled deployment keeps the phase it was in; DONE is a
+ * success's alone.
  *
  * Phases are written to the row as they start (QUEUED, CLONING or
  * UNPACKING, BUILDING, STARTING, HEALTH_GATE, SWITCHING, FINISHING, DONE),
@@ -263,6 +271,65 @@ int sw_pl_log_open(struct sw_pl *p, char *err, size_t errlen)
 	return 0;
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void sw_pl_log_progress(struct sw_pl *p, bool force)
+{
+	if (!p->log)
+		return;
+	uint64_t now = mono_ms();
+	if (!force && now - p->progress_ms < SW_PL_PROGRESS_MS)
+		return;
+	p->progress_ms = now;
+	char bytes[24], err[256], *tail = malloc(SW_DEPLOY_LOG_TAIL + 1);
+	if (!tail)
+		return;
+	sw_deploy_log_tail(p->log, tail);
+	snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)sw_deploy_log_bytes(p->log));
+	const char *params[3] = { p->job->target_id, bytes, tail };
+	PQclear(sw_pl_exec(p, &sw_db_stmt_rt_log_progress, params, err, sizeof(err)));
+	free(tail);
+}
+
+/* What the pause file holds, trimmed, into out ("" when it cannot be read). */
+static void fault_point(const char *path, char *out, size_t cap)
+{
+	out[0] = '\0';
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	if (!fgets(out, (int)cap, f))
+		out[0] = '\0';
+	fclose(f);
+	out[strcspn(out, " \t\r\n")] = '\0';
+}
+
+void sw_pl_fault_pause(struct sw_pl *p, const char *point)
+{
+	if (!p->s || !p->s->fault_pause_file)
+		return;
+	char now[64];
+	fault_point(p->s->fault_pause_file, now, sizeof(now));
+	if (strcmp(now, point) != 0)
+		return;
+	sw_pl_log(p, "Failure injection: paused at %s.", point);
+	sw_pl_log_progress(p, true);
+	sw_log_warn("job kind=%s id=%s target=%s: failure injection: paused at %s", p->job->kind,
+		    p->job->id, p->job->target_id, point);
+	while (!sw_pl_stopping(p)) {
+		struct timespec ts = { 0, 50 * 1000000L };
+		nanosleep(&ts, NULL);
+		fault_point(p->s->fault_pause_file, now, sizeof(now));
+		if (strcmp(now, point) != 0)
+			break;
+	}
+}
+
 void sw_pl_log(struct sw_pl *p, const char *fmt, ...)
 {
 	char line[2048];
@@ -275,6 +342,7 @@ void sw_pl_log(struct sw_pl *p, const char *fmt, ...)
 	size_t len = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
 	if (p->log) {
 		sw_deploy_log_line(p->log, line, len);
+		sw_pl_log_progress(p, false);
 		return;
 	}
 	sw_pl_scrub(p, line, sizeof(line));
@@ -289,6 +357,7 @@ void sw_pl_log_sink(void *arg, const char *line, size_t len)
 		p->log_full = true;
 		__atomic_store_n(p->job->stop, true, __ATOMIC_RELAXED);
 	}
+	sw_pl_log_progress(p, false);
 }
 
 /* ---- stop, sleep, lock ---- */
@@ -464,12 +533,21 @@ int sw_pl_phase(struct sw_pl *p, const char *phase, char *err, size_t errlen)
 {
 	const char *params[2] = { p->job->target_id, phase };
 	int r = sw_pl_step(p, &sw_db_stmt_rt_phase, params, err, errlen);
-	if (r)
+	/* FINISHING is past the point of no return (the new version serves):
+	 * a cancel or a stop asked now is too late, and once the row says
+	 * FINISHING a dead worker's deployment is settled SUCCEEDED (0019). */
+	bool too_late = r == -ECANCELED && strcmp(phase, "FINISHING") == 0;
+	if (r && !too_late)
 		return r;
 	char when[25];
 	now_rfc3339(when);
 	snprintf(p->phase, sizeof(p->phase), "%s", phase);
 	sw_pl_log(p, "==> %s at %s", phase, when);
+	if (too_late)
+		sw_pl_log(p, "A cancel or a stop asked now comes too late: the new version serves "
+			  "already, and the deployment finishes.");
+	sw_pl_log_progress(p, true);
+	sw_pl_fault_pause(p, phase);
 	return 0;
 }
 
@@ -543,14 +621,14 @@ int sw_pl_fail(struct sw_pl *p, int r, const char *err)
 		if (cancel)
 			return sw_pl_end(p, "CANCELLED", NULL);
 		if (sw_pl_stopping(p)) {
-			char words[16], msg[128];
-			size_t i = 0;
-			for (; p->phase[i] && i + 1 < sizeof(words); i++)
-				words[i] = p->phase[i] == '_' ? ' ' : (char)(p->phase[i] | 0x20);
-			words[i] = '\0';
-			snprintf(msg, sizeof(msg), "the worker stopped while the deployment was %s",
-				 *words ? words : "starting");
-			return sw_pl_end(p, "FAILED", msg);
+			/* The runner settles the job as stopped: the deployment
+			 * goes back to the queue, whole, for the next start or
+			 * another replica (steward_job_abandon, 0019). */
+			sw_pl_log(p, "The worker is stopping: what this attempt started is undone and the "
+				  "deployment goes back to the queue, to run again from the start of its %s.",
+				  strcmp(p->job->kind, "deployment.build") == 0 ? "build" : "deploy");
+			sw_pl_log_progress(p, true);
+			return 1;
 		}
 	}
 	return sw_pl_end(p, "FAILED", err && *err ? err : "The deployment failed for a reason not recorded.");
@@ -865,6 +943,17 @@ int sw_pl_build(struct sw_job *job, void *ctx, char *err, size_t errlen)
 		goto failed;
 	if ((r = sw_pl_phase(&p, "BUILDING", err, errlen)) != 0)
 		goto failed;
+	/* A barrier, not a hold: the runtime lock taken and released before
+	 * the engine builds. A recovery removes a failed deployment's image
+	 * under that lock, after checking that no other deployment of the
+	 * application is queued or in flight (sw_pl_restore()); this one is
+	 * BUILDING already, so a recovery either saw it and kept the image,
+	 * or held the lock first and is done before the build starts, and the
+	 * build never loses the image (or the layers) it builds on. Holding
+	 * the lock for the whole build would make lifecycle jobs wait minutes. */
+	if ((r = sw_pl_lock(&p, app_id, err, errlen)) != 0)
+		goto failed;
+	sw_pl_unlock(&p);
 	r = build_image(&p, src, tag, err, errlen);
 	if (r)
 		goto failed;
@@ -910,13 +999,14 @@ failed:
 			 "was stopped.", (unsigned long long)p.s->log_max_bytes);
 	}
 	sw_pl_rmtree(src);
-	if (archive)
-		unlink(archive);
 	if (image_built && p.driver) {
 		char e[256];
 		sw_driver_image_remove(p.driver, tag, e, sizeof(e));
 	}
-	sw_pl_fail(&p, r, err);
+	/* Handed back to the queue (1): the next attempt unpacks the archive
+	 * again. */
+	if (sw_pl_fail(&p, r, err) != 1 && archive)
+		unlink(archive);
 	sw_pl_scrub(&p, err, errlen);
 out:
 	sw_pl_release(&p);

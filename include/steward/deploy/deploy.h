@@ -191,7 +191,9 @@ void sw_hub_counters(struct sw_hub_counters *out);
  * then queues "deployment.deploy"), "deployment.deploy" (containers,
  * health gate, ingress, retention), "runtime.recover" (queued by migration
  * 0015 whenever a deployment in flight ends FAILED or CANCELLED: puts the
- * serving version back), and the lifecycle kinds: application.start, .stop,
+ * serving version back; and by 0019 for one whose worker died in
+ * FINISHING, recorded SUCCEEDED: finishes its clean-up), and the lifecycle
+ * kinds: application.start, .stop,
  * .restart, .delete, volume.delete, service.start, .stop, .restart,
  * .delete, .backup. ctx is a struct sw_deploy_settings. */
 struct sw_deploy_settings {
@@ -201,6 +203,12 @@ struct sw_deploy_settings {
 	const char *base_image;         /* DEPLOY_BASE_IMAGE: FROM of generated Dockerfiles */
 	bool allow_file_urls;           /* STEWARD_ENV is not production */
 	const char *git_ca_file;        /* GIT_CA_FILE, or NULL: the system's CA bundle */
+	/* Failure injection, STEWARD_ENV=test only (NULL otherwise): the
+	 * file STEWARD_FAULT_PAUSE_FILE names. While it holds the name of a
+	 * pause point (a phase, DONE, or RECOVER), a handler reaching that
+	 * point waits there until the file says otherwise or the job must
+	 * stop, so that a test can kill the process exactly there. */
+	const char *fault_pause_file;
 };
 /* The handlers, for sw_jobs_start(): a static array, each ctx set to s
  * (which must outlive the runners). Call once, at start-up. *ret_n is set. */
