@@ -1,5 +1,5 @@
 /* Shared by the files of the deployment pipeline's runners (pipeline.c,
- * strategy.c, health.c, lifecycle.c): one job's state, SQL on the runner's
+ * build_job.c, strategy.c, health_gate.c, lifecycle.c): one job's state, SQL on the runner's
  * own connection, the application's variables, runtime names, and the
  * putting back of the serving version.
  *
@@ -163,7 +163,7 @@ int sw_pl_volume_drop(struct sw_pl *p, const char *name, char *err, size_t errle
  * that is logged. 0, or -errno with a sentence of the first failure. */
 int sw_pl_volumes_prune(struct sw_pl *p, const char *app_id, PGresult *keep, char *err, size_t errlen);
 
-/* ---- health.c ---- */
+/* ---- health_gate.c ---- */
 /* A free TCP port on 127.0.0.1 (bound and released: another process may
  * take it before the container does, which the health gate then sees). */
 int sw_pl_free_port(unsigned *ret_port);
@@ -188,6 +188,8 @@ int sw_pl_load_deployment(struct sw_pl *p, char *err, size_t errlen);
  * with a sentence when the database failed. */
 int sw_pl_begin(struct sw_pl *p, const char *status, const char *phase, const char *allowed,
 		char *err, size_t errlen);
+/* The time now as RFC 3339 with milliseconds (UTC). */
+void sw_pl_now_rfc3339(char out[25]);
 /* Writes phase to the deployment (and a timestamped "==> PHASE" line to
  * its log). 0; -ECANCELED when a cancel was asked for or the job must
  * stop; -ESTALE when the deployment is no longer in flight (the reaper
@@ -203,7 +205,7 @@ int sw_pl_step(struct sw_pl *p, const struct sw_db_stmt *st, const char *const *
 int sw_pl_log_open(struct sw_pl *p, char *err, size_t errlen);
 
 /* ---- the handlers ---- */
-int sw_pl_build(struct sw_job *job, void *ctx, char *err, size_t errlen);    /* pipeline.c */
+int sw_pl_build(struct sw_job *job, void *ctx, char *err, size_t errlen);    /* build_job.c */
 int sw_pl_deploy(struct sw_job *job, void *ctx, char *err, size_t errlen);   /* strategy.c */
 /* lifecycle.c */
 int sw_pl_recover(struct sw_job *job, void *ctx, char *err, size_t errlen);

@@ -278,7 +278,7 @@ int sw_pl_restore(struct sw_pl *p, const char *app_id, const char *app_status, l
 		 * this image's layers (the engine's cache): it is left to the
 		 * retention of the next deployment that succeeds. The build
 		 * passes the runtime lock, which the caller holds, before it
-		 * starts (pipeline.c), so this look cannot miss one. */
+		 * starts (build_job.c), so this look cannot miss one. */
 		char failed_id[37] = "";
 		if (p->row && p->app == SW_DB_RT_DEPLOYMENT_APP)
 			snprintf(failed_id, sizeof(failed_id), "%s", sw_pl_col(p, SW_DB_RT_DEPLOYMENT_ID));

@@ -186,7 +186,7 @@ struct sw_hub_counters {
 };
 void sw_hub_counters(struct sw_hub_counters *out);
 
-/* ---- the pipeline (pipeline.c, strategy.c, health.c, lifecycle.c) ----
+/* ---- the pipeline (pipeline.c, build_job.c, strategy.c, health_gate.c, lifecycle.c) ----
  * The job handlers of deployments: "deployment.build" (source, plan, image;
  * then queues "deployment.deploy"), "deployment.deploy" (containers,
  * health gate, ingress, retention), "runtime.recover" (queued by migration
