@@ -267,37 +267,34 @@ void sw_pl_log_progress(struct sw_pl *p, bool force)
 	free(tail);
 }
 
-/* What the pause file holds, trimmed, into out ("" when it cannot be read). */
-static void fault_point(const char *path, char *out, size_t cap)
+/* Whether the pause file lists point (names separated by white space). */
+static bool fault_listed(const char *path, const char *point)
 {
-	out[0] = '\0';
+	char buf[256];
 	FILE *f = fopen(path, "re");
 	if (!f)
-		return;
-	if (!fgets(out, (int)cap, f))
-		out[0] = '\0';
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
-	out[strcspn(out, " \t\r\n")] = '\0';
+	buf[n] = '\0';
+	char *save = NULL;
+	for (char *w = strtok_r(buf, " \t\r\n", &save); w; w = strtok_r(NULL, " \t\r\n", &save))
+		if (strcmp(w, point) == 0)
+			return true;
+	return false;
 }
 
 void sw_pl_fault_pause(struct sw_pl *p, const char *point)
 {
-	if (!p->s || !p->s->fault_pause_file)
-		return;
-	char now[64];
-	fault_point(p->s->fault_pause_file, now, sizeof(now));
-	if (strcmp(now, point) != 0)
+	if (!p->s || !p->s->fault_pause_file || !fault_listed(p->s->fault_pause_file, point))
 		return;
 	sw_pl_log(p, "Failure injection: paused at %s.", point);
 	sw_pl_log_progress(p, true);
 	sw_log_warn("job kind=%s id=%s target=%s: failure injection: paused at %s", p->job->kind,
 		    p->job->id, p->job->target_id, point);
-	while (!sw_pl_stopping(p)) {
+	while (!sw_pl_stopping(p) && fault_listed(p->s->fault_pause_file, point)) {
 		struct timespec ts = { 0, 50 * 1000000L };
 		nanosleep(&ts, NULL);
-		fault_point(p->s->fault_pause_file, now, sizeof(now));
-		if (strcmp(now, point) != 0)
-			break;
 	}
 }
 

@@ -87,8 +87,9 @@ void sw_pl_log_sink(void *arg, const char *line, size_t len);
 void sw_pl_log_progress(struct sw_pl *p, bool force);
 
 /* Failure injection (STEWARD_ENV=test, settings' fault_pause_file): when
- * the file names point, logs that it pauses and waits until the file
- * names something else or the job must stop. Does nothing otherwise. */
+ * the file lists point (names separated by white space), logs that it
+ * pauses and waits until the file no longer lists it or the job must
+ * stop. Does nothing otherwise. */
 void sw_pl_fault_pause(struct sw_pl *p, const char *point);
 
 /* Takes the application's runtime lock (a session advisory lock on the

@@ -166,3 +166,41 @@ test('a rollback killed at every phase boundary: the application keeps answering
 	}
 	assert.equal(await sql1(`SELECT count(*) FROM jobs WHERE kind = 'deployment.deploy' AND queue <> 'lifecycle' AND target_id IN (SELECT id FROM deployments WHERE application_id = '${s.app.id}' AND trigger = 'ROLLBACK')`), '0', 'rollbacks run on the lifecycle queue');
 });
+
+// Recovery and the next build: the recovery of a deployment killed after
+// its image was built runs while the application's next deployment is
+// building (both held at a pause point, then let go in that order). The
+// failed deployment's image, which the next build may build on (the
+// engine's cache), is kept while that build runs; image retention removes
+// it once the next deployment has succeeded.
+test('a recovery never removes an image while another deployment of the application builds', async () => {
+	const s = await serving('kill-cache');
+	const imageOf = async (n) => (await W.dockerRequest('GET', `/images/steward/${s.app.id}:${n}/json`)).status === 200;
+	const g2 = await gitDeployment(s, 'v2');
+	fs.writeFileSync(pauseFile, 'STARTING');
+	const d2 = await g2.start();
+	try {
+		await waitPaused(d2.id, 'STARTING');
+	} finally {
+		w.srv.kill();
+		await w.srv.exited;
+	}
+	assert.ok(await imageOf(2), 'the killed deployment had built its image');
+	fs.writeFileSync(pauseFile, 'RECOVER BUILDING');
+	await w.restart();
+	await waitPaused(d2.id, 'RECOVER');
+	// The same source again: its build may use the cache of #2's image.
+	const d3 = await W.deploy(w, s.app);
+	await waitPaused(d3.id, 'BUILDING');
+	fs.writeFileSync(pauseFile, 'BUILDING'); // the recovery goes on
+	assert.equal(await W.waitRecovered(w, d2.id), 'SUCCEEDED');
+	assert.ok(await imageOf(2), 'the image is kept while #3 is in flight');
+	assert.match(fs.readFileSync(logFile(d2.id), 'utf8'), /The image steward\/[0-9a-f-]+:2 is kept for now: another deployment of the application is queued or under way/);
+	assert.equal((await W.viaCaddy(w, s.host)).text, s.body, 'v1 serves');
+	fs.writeFileSync(pauseFile, '');
+	const e3 = await W.waitDeployment(w, d3.id);
+	assert.equal(e3.status, 'SUCCEEDED', e3.errorMessage);
+	assert.equal((await W.viaCaddy(w, s.host)).text, g2.body);
+	assert.ok(!(await imageOf(2)), 'image retention removed it after #3 succeeded');
+	assert.ok(await imageOf(3));
+});

@@ -204,10 +204,11 @@ struct sw_deploy_settings {
 	bool allow_file_urls;           /* STEWARD_ENV is not production */
 	const char *git_ca_file;        /* GIT_CA_FILE, or NULL: the system's CA bundle */
 	/* Failure injection, STEWARD_ENV=test only (NULL otherwise): the
-	 * file STEWARD_FAULT_PAUSE_FILE names. While it holds the name of a
-	 * pause point (a phase, DONE, or RECOVER), a handler reaching that
-	 * point waits there until the file says otherwise or the job must
-	 * stop, so that a test can kill the process exactly there. */
+	 * file STEWARD_FAULT_PAUSE_FILE names. While it lists a pause point
+	 * (a phase, DONE, or RECOVER; names separated by white space), a
+	 * handler reaching that point waits there until the file no longer
+	 * lists it or the job must stop, so that a test can kill the process
+	 * (or let another job run) exactly there. */
 	const char *fault_pause_file;
 };
 /* The handlers, for sw_jobs_start(): a static array, each ctx set to s
