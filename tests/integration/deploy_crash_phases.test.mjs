@@ -78,6 +78,22 @@ async function waitPaused(id, point) {
 	throw new Error(`deployment ${id} did not pause at ${point}`);
 }
 
+// While it runs, the record's logByteCount and logTail follow the log
+// (written at each phase: at the pause the log has stopped growing).
+async function logCurrent(id) {
+	const deadline = Date.now() + 5000;
+	let d, log;
+	for (;;) {
+		d = await W.getDeployment(w, id);
+		log = fs.readFileSync(logFile(id), 'utf8');
+		if (d.logByteCount === Buffer.byteLength(log) || Date.now() > deadline) break;
+		await h.sleep(100);
+	}
+	assert.ok(['BUILDING', 'DEPLOYING'].includes(d.status), d.status);
+	assert.equal(d.logByteCount, Buffer.byteLength(log), `logByteCount while ${d.status}/${d.phase}`);
+	assert.ok(log.endsWith(d.logTail) && d.logTail.length > 0, 'logTail is the end of the log');
+}
+
 const words = (phase) => phase.toLowerCase().replace('_', ' ');
 
 // Starts a deployment (start()), kills stewardd where it paused at point,
@@ -88,6 +104,7 @@ async function killAt(s, point, start, next) {
 	const d = await start();
 	try {
 		await waitPaused(d.id, point);
+		await logCurrent(d.id);
 	} finally {
 		w.srv.kill();
 		await w.srv.exited;
