@@ -299,9 +299,11 @@ int sw_pl_recover(struct sw_job *job, void *ctx, char *err, size_t errlen)
 		goto out;
 	/* Its lines name containers, images and the engine's answers, never a
 	 * variable's value: the log is opened without a scrub list (no
-	 * unsealing here). */
-	if (reaped && (r = sw_pl_log_open(&p, err, errlen)) != 0)
-		goto out;
+	 * unsealing here). A log that cannot be opened (a full disk) never
+	 * stops a recovery: its lines go to the process log instead. */
+	char le[256];
+	if (reaped && sw_pl_log_open(&p, le, sizeof(le)) != 0)
+		sw_log_warn("recovery of deployment %s: %s", job->target_id, le);
 	sw_pl_fault_pause(&p, "RECOVER");
 	if ((r = sw_pl_lock(&p, app_id, err, errlen)) != 0)
 		goto out;
