@@ -36,8 +36,9 @@
  *   removes what it started and ends it CANCELLED; asking again answers 202
  *   again. An ended deployment: 409 DEPLOYMENT_FINISHED.
  * - Rollback of a SUCCEEDED deployment whose image is kept: 201 with a new
- *   deployment, trigger ROLLBACK, rollbackOf set, QUEUED for the deploy
- *   queue (no build). Anything else: 409 NOT_ROLLBACK_TARGET.
+ *   deployment, trigger ROLLBACK, rollbackOf set, QUEUED for its deploy
+ *   step on the lifecycle queue (no build), behind every deployment of the
+ *   application asked for before it. Anything else: 409 NOT_ROLLBACK_TARGET.
  * - durationMs: finishedAt - startedAt in milliseconds; null until it has
  *   both (a deployment cancelled while QUEUED never started). */
 #include <errno.h>
@@ -520,9 +521,10 @@ static void deployment_rollback(struct sw_http_request *req) { act(req, false); 
 #define ROLLBACK_DOC                                                                           \
 	"Re-applies the image of a SUCCEEDED deployment whose image is still kept "                 \
 	"(imageRetentionCount), without a rebuild: a new deployment with trigger ROLLBACK and "    \
-	"rollbackOf, queued for the deploy step; the history keeps both. It runs RECREATE (a "     \
-	"rollback never runs BLUE_GREEN). Any other deployment: 409 NOT_ROLLBACK_TARGET. Queued "  \
-	"behind a deployment in flight like any other." RESOURCE_DOC
+	"rollbackOf, queued for its deploy step on the lifecycle queue; the history keeps both. "  \
+	"It runs RECREATE (a rollback never runs BLUE_GREEN). Any other deployment: 409 "          \
+	"NOT_ROLLBACK_TARGET. Like any other deployment it runs after every deployment of the "   \
+	"application asked for before it (number order, whatever their trigger)." RESOURCE_DOC
 
 static const struct sw_route routes[] = {
 	{ SW_HTTP_GET, "/deployments", SW_ACCESS_SESSION, deployments_list, 0, 0,
@@ -551,9 +553,13 @@ static const char schemas[] = "{"
 	"\"Deployment\":{\"type\":\"object\",\"description\":\"A numbered deployment of an "
 	"application. status: QUEUED -> BUILDING -> DEPLOYING -> SUCCEEDED, or FAILED "
 	"(errorMessage) from any in-flight state, or CANCELLED. phase: where within BUILDING and "
-	"DEPLOYING it is (or was when it failed or was cancelled); DONE once it succeeded. A "
-	"deployment still in flight when its worker died becomes FAILED with errorMessage \\\"the "
-	"worker restarted while the deployment was <phase>\\\".\","
+	"DEPLOYING it is (or was when it failed or was cancelled); DONE once it succeeded, and "
+	"only then. A deployment still in flight when its worker died becomes FAILED with "
+	"errorMessage \\\"the worker restarted while the deployment was <phase>\\\", unless it was "
+	"FINISHING: it had passed its health gate and was routed, so it is SUCCEEDED and a "
+	"recovery finishes its clean-up (its log says so). One interrupted by a graceful stop of "
+	"its worker goes back to QUEUED and runs again. Deployments of one application run one "
+	"at a time in number order. logByteCount and logTail are kept current while it runs.\","
 	"\"required\":[\"id\",\"applicationId\",\"number\",\"status\",\"phase\",\"trigger\","
 	"\"requestedRef\",\"gitRef\",\"commitSha\",\"commitMessage\",\"commitAuthor\",\"imageTag\","
 	"\"strategy\",\"logByteCount\",\"logTail\",\"errorMessage\",\"rollbackOf\",\"cancelRequested\","

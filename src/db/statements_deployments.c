@@ -121,6 +121,13 @@ const struct sw_db_stmt sw_db_stmt_job_claim = {
 	.nparams = 2,
 };
 
+const struct sw_db_stmt sw_db_stmt_job_claim_continuation = {
+	.name = "job_claim_continuation",
+	.sql = "SELECT id, organization_id, queue, kind, target_type, target_id, payload::text"
+	       " FROM steward_job_claim($1, $2::uuid, true)",
+	.nparams = 2,
+};
+
 const struct sw_db_stmt sw_db_stmt_job_finish = {
 	.name = "job_finish",
 	.sql = "SELECT status FROM steward_job_finish($1::uuid, $2::boolean, $3)",

@@ -25,7 +25,8 @@
 const struct sw_db_stmt sw_db_stmt_rt_deployment = {
 	.name = "rt_deployment",
 	.sql = "SELECT d.id, d.number, d.status, d.trigger, d.requested_ref, d.archive_path,"
-	       " d.rollback_of, r.number, d.image_tag, d.cancel_requested, d.created_by," APP_COLUMNS
+	       " d.rollback_of, r.number, d.image_tag, d.cancel_requested, d.created_by,"
+	       " d.error_message, d.phase," APP_COLUMNS
 	       " FROM deployments d JOIN applications a ON a.id = d.application_id" APP_JOINS
 	       " LEFT JOIN deployments r ON r.id = d.rollback_of"
 	       " WHERE d.id = $1::uuid",
@@ -135,15 +136,28 @@ const struct sw_db_stmt sw_db_stmt_rt_started = {
 	.nparams = 4,
 };
 
+/* ($1 deployment, $2 log bytes, $3 log tail) -> no row: the record's
+ * logByteCount and logTail kept current while the deployment runs (or,
+ * after it ended, while a recovery appends to its log). */
+const struct sw_db_stmt sw_db_stmt_rt_log_progress = {
+	.name = "rt_log_progress",
+	.sql = "UPDATE deployments SET log_byte_count = $2::bigint, log_tail = $3"
+	       " WHERE id = $1::uuid AND log_byte_count <= $2::bigint",
+	.nparams = 3,
+};
+
 /* ($1 deployment, $2 SUCCEEDED, FAILED or CANCELLED, $3 error message or
  * NULL, $4 log bytes or NULL (kept), $5 log tail or NULL (kept)) -> one row
- * (the status) when the deployment was still QUEUED or in flight. The
+ * (the status) when the deployment was still QUEUED or in flight. Its
+ * phase becomes DONE on a success, and stays where it failed or was
+ * cancelled otherwise. The
  * application becomes RUNNING after a success, FAILED after the failure of
  * its first deployment (CREATED), and stays as it was otherwise (its
  * previous version serves on). */
 const struct sw_db_stmt sw_db_stmt_rt_finish = {
 	.name = "rt_finish",
-	.sql = "WITH d AS (UPDATE deployments SET status = $2, phase = 'DONE', error_message = $3,"
+	.sql = "WITH d AS (UPDATE deployments SET status = $2,"
+	       "  phase = CASE WHEN $2 = 'SUCCEEDED' THEN 'DONE' ELSE phase END, error_message = $3,"
 	       "  log_byte_count = coalesce($4::bigint, log_byte_count), log_tail = coalesce($5, log_tail),"
 	       "  finished_at = now(), updated_at = now()"
 	       "  WHERE id = $1::uuid AND status IN ('QUEUED', 'BUILDING', 'DEPLOYING')"
@@ -164,6 +178,16 @@ const struct sw_db_stmt sw_db_stmt_rt_serving = {
 	.sql = "SELECT id, number, image_tag, port, colour FROM deployments"
 	       " WHERE application_id = $1::uuid AND status = 'SUCCEEDED'"
 	       " AND id IS DISTINCT FROM $2::uuid ORDER BY finished_at DESC, number DESC LIMIT 1",
+	.nparams = 2,
+};
+
+/* ($1 application, $2 a deployment to leave out) -> one row, "t" when
+ * another deployment of the application is queued or in flight: its build
+ * may use (as cache) an image a recovery would otherwise remove. */
+const struct sw_db_stmt sw_db_stmt_rt_app_busy = {
+	.name = "rt_app_busy",
+	.sql = "SELECT EXISTS (SELECT 1 FROM deployments WHERE application_id = $1::uuid"
+	       " AND id <> $2::uuid AND status IN ('QUEUED', 'BUILDING', 'DEPLOYING'))",
 	.nparams = 2,
 };
 
@@ -265,8 +289,9 @@ static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_rt_phase,           &sw_db_stmt_rt_commit,
 	&sw_db_stmt_rt_host_key_learned, &sw_db_stmt_rt_credential_used,
 	&sw_db_stmt_rt_built,           &sw_db_stmt_rt_started,
-	&sw_db_stmt_rt_finish,
+	&sw_db_stmt_rt_finish,          &sw_db_stmt_rt_log_progress,
 	&sw_db_stmt_rt_serving,         &sw_db_stmt_rt_retained,
+	&sw_db_stmt_rt_app_busy,
 	&sw_db_stmt_rt_lock,            &sw_db_stmt_rt_unlock,
 	&sw_db_stmt_rt_application_status, &sw_db_stmt_rt_service,
 	&sw_db_stmt_rt_service_status,  &sw_db_stmt_rt_backup_fail,

@@ -1,5 +1,10 @@
 /* The lifecycle jobs of applications and services, and the recovery of a
- * deployment that did not finish ("runtime.recover", migration 0015).
+ * deployment that did not finish ("runtime.recover", migration 0015): one
+ * FAILED or CANCELLED in flight has what it started removed and the
+ * earlier version put back; one whose worker died in FINISHING (recorded
+ * SUCCEEDED by the reaper, 0019) has its clean-up finished. When its
+ * worker died, recovery says in the deployment's log what happened and
+ * what it did.
  *
  * Applications (target: the application):
  *   application.start    starts the serving deployment's containers;
@@ -260,26 +265,71 @@ int sw_pl_recover(struct sw_job *job, void *ctx, char *err, size_t errlen)
 	if (r <= 0)
 		goto out; /* its application was deleted: application.delete cleans up */
 	const char *status = sw_pl_col(&p, SW_DB_RT_DEPLOYMENT_STATUS);
-	if (strcmp(status, "FAILED") != 0 && strcmp(status, "CANCELLED") != 0)
+	/* SUCCEEDED: recorded so by the reaper, its worker having died in
+	 * FINISHING (0019): the new version serves, its clean-up is left. */
+	bool finishing = strcmp(status, "SUCCEEDED") == 0;
+	if (!finishing && strcmp(status, "FAILED") != 0 && strcmp(status, "CANCELLED") != 0)
 		goto out;
-	char app_id[37], app_status[16], image[SW_DRIVER_TAG_MAX] = "";
+	char app_id[37], app_status[16], image[SW_DRIVER_TAG_MAX] = "", why[300] = "";
 	snprintf(app_id, sizeof(app_id), "%s", sw_pl_app(&p, SW_DB_RT_APP_ID));
 	snprintf(app_status, sizeof(app_status), "%s", sw_pl_app(&p, SW_DB_RT_APP_STATUS));
 	long number = atol(sw_pl_col(&p, SW_DB_RT_DEPLOYMENT_NUMBER));
+	unsigned retention = (unsigned)atoi(sw_pl_app(&p, SW_DB_RT_APP_RETENTION));
 	bool rollback = strcmp(sw_pl_col(&p, SW_DB_RT_DEPLOYMENT_TRIGGER), "ROLLBACK") == 0;
+	const char *error = sw_pl_col(&p, SW_DB_RT_DEPLOYMENT_ERROR_MESSAGE);
+	/* A worker that died: nobody else says in the deployment's log what
+	 * happened and what recovery did, so recovery does (a deployment its
+	 * runner ended has its log closed, and that runner put things back). */
+	bool reaped = finishing || (error && strncmp(error, "the worker ", 11) == 0);
+	if (reaped)
+		snprintf(why, sizeof(why), "%s", finishing ? "" : error);
 	/* The deployment's own image: recorded, or the tag its build gives
 	 * (a build cut short may have made it without recording it). */
-	if (!rollback)
+	if (finishing && sw_pl_col(&p, SW_DB_RT_DEPLOYMENT_IMAGE_TAG))
+		snprintf(image, sizeof(image), "%s", sw_pl_col(&p, SW_DB_RT_DEPLOYMENT_IMAGE_TAG));
+	else if (!rollback)
 		sw_pl_image_tag(image, app_id, number);
 	/* What a build cut short by a crash left on disk. */
 	char src[PATH_MAX];
 	snprintf(src, sizeof(src), "%s/sources/%s", p.s->data_dir, job->target_id);
 	sw_pl_rmtree(src);
-	if (sw_pl_col(&p, SW_DB_RT_DEPLOYMENT_ARCHIVE_PATH))
+	if (!finishing && sw_pl_col(&p, SW_DB_RT_DEPLOYMENT_ARCHIVE_PATH))
 		unlink(sw_pl_col(&p, SW_DB_RT_DEPLOYMENT_ARCHIVE_PATH));
-	if ((r = sw_pl_driver(&p, err, errlen)) != 0 || (r = sw_pl_lock(&p, app_id, err, errlen)) != 0)
+	if ((r = sw_pl_driver(&p, err, errlen)) != 0)
 		goto out;
-	r = sw_pl_restore(&p, app_id, app_status, number, rollback ? NULL : image, err, errlen);
+	/* Its lines name containers, images and the engine's answers, never a
+	 * variable's value: the log is opened without a scrub list (no
+	 * unsealing here). A log that cannot be opened (a full disk) never
+	 * stops a recovery: its lines go to the process log instead. */
+	char le[256];
+	if (reaped && sw_pl_log_open(&p, le, sizeof(le)) != 0)
+		sw_log_warn("recovery of deployment %s: %s", job->target_id, le);
+	sw_pl_fault_pause(&p, "RECOVER");
+	if ((r = sw_pl_lock(&p, app_id, err, errlen)) != 0)
+		goto out;
+	if (finishing) {
+		sw_pl_log(&p, "Recovery: the worker restarted while the deployment was finishing. The new "
+			  "version had passed its health gate and Caddy routed to it, so the deployment "
+			  "is recorded SUCCEEDED; recovery finishes its clean-up.");
+		r = sw_pl_finish_cleanup(&p, app_id, app_status, number, image, retention, err, errlen);
+	} else {
+		if (reaped)
+			sw_pl_log(&p, "Recovery: %s. What the deployment started is removed and the version "
+				  "that served before is put back.", why);
+		r = sw_pl_restore(&p, app_id, app_status, number, rollback ? NULL : image, err, errlen);
+	}
+	if (reaped) {
+		if (r == 0)
+			sw_pl_log(&p, "Recovery done: the application's serving version runs and is routed.");
+		else
+			sw_pl_log(&p, "Recovery was not complete: %s", err);
+		sw_log_info("recovery of deployment %s (#%ld of application %s, %s): %s", job->target_id,
+			    number, app_id, finishing ? "finished while finishing" : "failed",
+			    r == 0 ? "done" : "not complete");
+		sw_pl_log_progress(&p, true);
+		sw_deploy_log_end(p.log, status, finishing ? NULL : error);
+		p.log = NULL;
+	}
 out:
 	sw_pl_release(&p);
 	return r;

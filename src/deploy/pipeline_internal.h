@@ -1,5 +1,5 @@
 /* Shared by the files of the deployment pipeline's runners (pipeline.c,
- * strategy.c, health.c, lifecycle.c): one job's state, SQL on the runner's
+ * build_job.c, strategy.c, health_gate.c, lifecycle.c): one job's state, SQL on the runner's
  * own connection, the application's variables, runtime names, and the
  * putting back of the serving version.
  *
@@ -22,6 +22,7 @@
 #define SW_PL_LOCK_WAIT_MS 120000 /* for the application's runtime lock */
 #define SW_PL_STOP_TIMEOUT_S 10   /* a container's graceful stop */
 #define SW_PL_NAME_MAX 128        /* container names */
+#define SW_PL_PROGRESS_MS 1000    /* between writes of the log's size and tail */
 
 /* One job's state. Zeroed by sw_pl_init(), released by sw_pl_release(). */
 struct sw_pl {
@@ -40,6 +41,7 @@ struct sw_pl {
 	bool locked;                  /* holds the application's runtime lock */
 	char phase[16];               /* the deployment's phase as last written */
 	char locked_app[37];
+	uint64_t progress_ms;         /* when logByteCount and logTail were last written */
 };
 
 void sw_pl_init(struct sw_pl *p, struct sw_job *job, const struct sw_deploy_settings *s);
@@ -78,6 +80,17 @@ void sw_pl_log(struct sw_pl *p, const char *fmt, ...) __attribute__((format(prin
  * (stop_on_full), the log reaching DEPLOY_LOG_MAX_BYTES sets log_full and
  * the job's stop flag: a runaway build is stopped, and fails saying so. */
 void sw_pl_log_sink(void *arg, const char *line, size_t len);
+
+/* Writes the log's byte count and tail to the deployment's record, at
+ * most once per SW_PL_PROGRESS_MS unless force: the record stays current
+ * while the deployment runs. Failures are ignored (the end writes them). */
+void sw_pl_log_progress(struct sw_pl *p, bool force);
+
+/* Failure injection (STEWARD_ENV=test, settings' fault_pause_file): when
+ * the file lists point (names separated by white space), logs that it
+ * pauses and waits until the file no longer lists it or the job must
+ * stop. Does nothing otherwise. */
+void sw_pl_fault_pause(struct sw_pl *p, const char *point);
 
 /* Takes the application's runtime lock (a session advisory lock on the
  * job's connection), waiting up to SW_PL_LOCK_WAIT_MS while polling the
@@ -127,6 +140,15 @@ int sw_pl_containers(struct sw_pl *p, const char *app_id, struct sw_container_in
 int sw_pl_restore(struct sw_pl *p, const char *app_id, const char *app_status, long failed,
 		  const char *image_tag, char *err, size_t errlen);
 
+/* The recovery of deployment `number` of app_id whose worker died in
+ * FINISHING (recorded SUCCEEDED by the reaper, 0019): unless a newer
+ * deployment serves already, removes every other deployment's containers,
+ * applies image retention (image: its tag), then makes sure it runs (when
+ * the application is RUNNING) and is routed. The caller holds the runtime
+ * lock. Every step is logged; 0, or -errno with a sentence. */
+int sw_pl_finish_cleanup(struct sw_pl *p, const char *app_id, const char *app_status, long number,
+			 const char *image, unsigned retention, char *err, size_t errlen);
+
 /* Removes the images of app_id other than those of its newest `keep`
  * SUCCEEDED deployments and current (the tag just deployed). Failures are
  * logged, never fatal. */
@@ -142,7 +164,7 @@ int sw_pl_volume_drop(struct sw_pl *p, const char *name, char *err, size_t errle
  * that is logged. 0, or -errno with a sentence of the first failure. */
 int sw_pl_volumes_prune(struct sw_pl *p, const char *app_id, PGresult *keep, char *err, size_t errlen);
 
-/* ---- health.c ---- */
+/* ---- health_gate.c ---- */
 /* A free TCP port on 127.0.0.1 (bound and released: another process may
  * take it before the container does, which the health gate then sees). */
 int sw_pl_free_port(unsigned *ret_port);
@@ -167,6 +189,8 @@ int sw_pl_load_deployment(struct sw_pl *p, char *err, size_t errlen);
  * with a sentence when the database failed. */
 int sw_pl_begin(struct sw_pl *p, const char *status, const char *phase, const char *allowed,
 		char *err, size_t errlen);
+/* The time now as RFC 3339 with milliseconds (UTC). */
+void sw_pl_now_rfc3339(char out[25]);
 /* Writes phase to the deployment (and a timestamped "==> PHASE" line to
  * its log). 0; -ECANCELED when a cancel was asked for or the job must
  * stop; -ESTALE when the deployment is no longer in flight (the reaper
@@ -182,7 +206,7 @@ int sw_pl_step(struct sw_pl *p, const struct sw_db_stmt *st, const char *const *
 int sw_pl_log_open(struct sw_pl *p, char *err, size_t errlen);
 
 /* ---- the handlers ---- */
-int sw_pl_build(struct sw_job *job, void *ctx, char *err, size_t errlen);    /* pipeline.c */
+int sw_pl_build(struct sw_job *job, void *ctx, char *err, size_t errlen);    /* build_job.c */
 int sw_pl_deploy(struct sw_job *job, void *ctx, char *err, size_t errlen);   /* strategy.c */
 /* lifecycle.c */
 int sw_pl_recover(struct sw_job *job, void *ctx, char *err, size_t errlen);
@@ -201,8 +225,12 @@ int sw_pl_service_backup(struct sw_job *job, void *ctx, char *err, size_t errlen
  * with that final status. 0 or -errno (the database failed). */
 int sw_pl_end(struct sw_pl *p, const char *status, const char *message);
 /* After a step failed with r (and err): CANCELLED when the deployment's
- * cancel was asked for, FAILED "the worker stopped" when the process is
- * shutting down, else FAILED with err. */
+ * cancel was asked for (0); when the worker is stopping (a graceful stop,
+ * or its lock lost) the deployment is left in flight for the job runners
+ * to hand back to the queue (0013/0019, steward_job_abandon 'stopped'),
+ * said in its log, and 1 is returned: the caller keeps what a new attempt
+ * needs (the uploaded archive); else FAILED with err (0). -errno when the
+ * database failed. */
 int sw_pl_fail(struct sw_pl *p, int r, const char *err);
 
 #endif

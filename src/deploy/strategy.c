@@ -7,7 +7,8 @@
  * containers are stopped (not removed), the new container is created and
  * started listening on the application's port, and the health gate waits
  * for it. Passed: the verified hostnames are routed to it (no verified
- * hostname: no route, said in the log) and the old containers are removed.
+ * hostname: no route, said in the log), then FINISHING removes the old
+ * containers.
  * Failed: the new container (and its image, unless a rollback's) is
  * removed and the old containers are started again: RECREATE has downtime
  * on success (the seconds between stop and healthy) and on failure (until
@@ -35,6 +36,15 @@
  * deployment succeeds (where image retention runs), the labelled volumes
  * no longer in its list are removed (a volume deleted while the running
  * version mounted it goes then), each removal in the log.
+ *
+ * FINISHING is the point of no return: it begins once the new version is
+ * healthy and routed, a cancel or a stop asked then comes too late, and a
+ * worker that dies in it leaves a deployment the reaper records SUCCEEDED
+ * (migration 0019), whose recovery finishes the clean-up
+ * (sw_pl_finish_cleanup()). Before FINISHING a dead worker's deployment is
+ * FAILED and its recovery puts the earlier version back (sw_pl_restore()):
+ * either way what serves after a crash is a version that passed its health
+ * gate, never nothing.
  *
  * The runtime lock (an advisory lock per application, pipeline.c) is held
  * from the first change to the application's containers to the end, so a
@@ -264,6 +274,23 @@ int sw_pl_restore(struct sw_pl *p, const char *app_id, const char *app_status, l
 		const char *params[2] = { app_id, "50" };
 		kept = sw_pl_exec(p, &sw_db_stmt_rt_retained, params, e, sizeof(e));
 		bool keep = !kept;
+		/* A build of the application queued or under way may build on
+		 * this image's layers (the engine's cache): it is left to the
+		 * retention of the next deployment that succeeds. The build
+		 * passes the runtime lock, which the caller holds, before it
+		 * starts (build_job.c), so this look cannot miss one. */
+		char failed_id[37] = "";
+		if (p->row && p->app == SW_DB_RT_DEPLOYMENT_APP)
+			snprintf(failed_id, sizeof(failed_id), "%s", sw_pl_col(p, SW_DB_RT_DEPLOYMENT_ID));
+		const char *bp[2] = { app_id, failed_id[0] ? failed_id : "00000000-0000-0000-0000-000000000000" };
+		PGresult *busy = sw_pl_exec(p, &sw_db_stmt_rt_app_busy, bp, e, sizeof(e));
+		if (!busy || strcmp(PQgetvalue(busy, 0, 0), "t") == 0) {
+			if (!keep && sw_driver_image_exists(p->driver, image_tag))
+				sw_pl_log(p, "The image %s is kept for now: another deployment of the application "
+					  "is queued or under way (image retention removes it later).", image_tag);
+			keep = true;
+		}
+		PQclear(busy);
 		for (int i = 0; kept && i < PQntuples(kept); i++)
 			keep = keep || strcmp(PQgetvalue(kept, i, 0), image_tag) == 0;
 		if (!keep && sw_driver_image_exists(p->driver, image_tag)) {
@@ -406,6 +433,59 @@ int sw_pl_volumes_prune(struct sw_pl *p, const char *app_id, PGresult *keep, cha
 	}
 	free(names);
 	return first;
+}
+
+/* ---- the end of a deploy ---- */
+
+/* FINISHING's work: the containers of every other deployment go (the old
+ * version, stopped gracefully), then image retention and the volumes no
+ * longer listed (volumes NULL: left for the next deployment). Each step
+ * is idempotent and logged; failures are logged, never fatal: the new
+ * version serves already. */
+static void finish_cleanup(struct sw_pl *p, const char *app_id, long number, const char *image,
+			   unsigned retention, PGresult *volumes, const struct sw_container_info *c,
+			   size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (sw_pl_container_number(c[i].name, app_id) != number)
+			container_drop(p, c[i].id, bare(c[i].name), true);
+	sw_pl_retention(p, app_id, retention, image);
+	char ve[256];
+	if (volumes && sw_pl_volumes_prune(p, app_id, volumes, ve, sizeof(ve)) != 0)
+		sw_pl_log(p, "Volume clean-up was not complete: %s", ve);
+}
+
+int sw_pl_finish_cleanup(struct sw_pl *p, const char *app_id, const char *app_status, long number,
+			 const char *image, unsigned retention, char *err, size_t errlen)
+{
+	char e[256];
+	const char *params[2] = { app_id, NULL };
+	PGresult *serving = sw_pl_exec(p, &sw_db_stmt_rt_serving, params, e, sizeof(e));
+	if (!serving) {
+		snprintf(err, errlen, "%s", e);
+		return -EIO;
+	}
+	long now = PQntuples(serving) == 1 ? atol(PQgetvalue(serving, 0, SW_DB_RT_SERVING_NUMBER)) : 0;
+	PQclear(serving);
+	if (now != number) {
+		sw_pl_log(p, "Recovery: deployment #%ld serves now, not this one: nothing of this "
+			  "deployment's clean-up is left to do.", now);
+		return 0;
+	}
+	struct sw_container_info *c = calloc(SW_PL_MAX_CONTAINERS, sizeof(*c));
+	size_t n = 0;
+	if (!c) {
+		snprintf(err, errlen, "Out of memory.");
+		return -ENOMEM;
+	}
+	int r = sw_pl_containers(p, app_id, c, &n, err, errlen);
+	if (r == 0) {
+		finish_cleanup(p, app_id, number, image, retention, NULL, c, n);
+		/* It serves: started (if the application runs) and routed. */
+		r = sw_pl_restore(p, app_id, app_status, 0, NULL, err, errlen);
+	}
+	free(c);
+	return r;
 }
 
 /* ---- the deploy ---- */
@@ -560,15 +640,13 @@ int sw_pl_deploy(struct sw_job *job, void *ctx, char *err, size_t errlen)
 		if (sw_driver_route_remove(p.driver, t.app_id, e, sizeof(e)) != 0)
 			sw_pl_log(&p, "Removing the application's earlier route failed: %s", e);
 	}
+	/* The point of no return: from here on the deployment succeeds, even
+	 * if this process dies (the reaper then records it SUCCEEDED and a
+	 * recovery finishes the clean-up: sw_pl_finish_cleanup()). */
 	if ((r = sw_pl_phase(&p, "FINISHING", err, errlen)) != 0)
 		goto failed;
-	for (size_t i = 0; i < nold; i++)
-		if (sw_pl_container_number(old[i].name, t.app_id) != t.number)
-			container_drop(&p, old[i].id, bare(old[i].name), true);
-	sw_pl_retention(&p, t.app_id, t.retention, t.image);
-	char ve[256];
-	if (sw_pl_volumes_prune(&p, t.app_id, t.volumes, ve, sizeof(ve)) != 0)
-		sw_pl_log(&p, "Volume clean-up was not complete: %s", ve);
+	finish_cleanup(&p, t.app_id, t.number, t.image, t.retention, t.volumes, old, nold);
+	sw_pl_fault_pause(&p, "DONE");
 	r = sw_pl_end(&p, "SUCCEEDED", NULL);
 	goto out;
 failed:

@@ -73,7 +73,8 @@ static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t exited_cond;
 	bool running;          /* between start and the end of stop */
-	bool stopping;         /* runners: claim nothing more */
+	bool stopping;         /* runners: claim nothing more (but continuations while draining) */
+	bool draining;         /* a graceful stop lets running work finish */
 	bool listener_exit;
 	bool registered;       /* worker_id holds this process's lock */
 	char worker_id[37];
@@ -521,8 +522,9 @@ static void run_job(struct runner *r, PGconn **conn, const PGresult *res, const 
 	r->busy = true;
 	r->deployment = strncmp(job.kind, "deployment.", 11) == 0;
 	memcpy(r->target_id, job.target_id, sizeof(r->target_id));
-	/* A stop that came between the claim and here still counts. */
-	r->interrupted = J.stopping || !J.registered;
+	/* A stop that came between the claim and here still counts (a
+	 * continuation claimed while draining runs on). */
+	r->interrupted = (J.stopping && !J.draining) || !J.registered;
 	__atomic_store_n(&r->stop, r->interrupted, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&J.lock);
 
@@ -561,6 +563,33 @@ static void run_job(struct runner *r, PGconn **conn, const PGresult *res, const 
 	pthread_mutex_unlock(&J.lock);
 }
 
+/* While a graceful stop drains, a build this worker finished in its window
+ * is deployed in it too: the runner that built takes the deploy step
+ * itself at once (any runner runs any kind), so there is no moment when
+ * the deployment waits with no runner on it. */
+static void run_continuations(struct runner *r, PGconn **conn, const char *worker)
+{
+	for (;;) {
+		pthread_mutex_lock(&J.lock);
+		bool drain = J.stopping && J.draining && J.registered;
+		pthread_mutex_unlock(&J.lock);
+		if (!drain || !*conn)
+			return;
+		const char *p[2] = { "deploy", worker };
+		char err[512] = "";
+		PGresult *res = exec(*conn, &sw_db_stmt_job_claim_continuation, p, PGRES_TUPLES_OK, err,
+				     sizeof(err));
+		if (!res || PQntuples(res) != 1) {
+			if (!res && err[0])
+				sw_log_warn("jobs: claiming a deploy step while stopping failed: %s", err);
+			PQclear(res);
+			return;
+		}
+		run_job(r, conn, res, worker);
+		PQclear(res);
+	}
+}
+
 static void *runner_main(void *arg)
 {
 	struct runner *r = arg;
@@ -594,6 +623,7 @@ static void *runner_main(void *arg)
 			backoff = BACKOFF_MIN_MS;
 			run_job(r, &conn, res, worker);
 			PQclear(res);
+			run_continuations(r, &conn, worker);
 			pthread_mutex_lock(&J.lock);
 			continue;
 		}
@@ -768,17 +798,31 @@ void sw_jobs_stop(unsigned timeout_ms)
 	if (!J.running)
 		return;
 	pthread_mutex_lock(&J.lock);
+	/* Running work first gets the window to finish (its deploy step
+	 * included: run_continuations()); what is still running when the
+	 * window's last part begins is asked to stop, cleans up, and is
+	 * handed back to the queue (steward_job_abandon 'stopped', 0019). */
 	J.stopping = true;
-	interrupt_all();
+	J.draining = true;
 	wake_all_queues();
 	pthread_cond_broadcast(&J.exited_cond);
-	uint64_t deadline = now_ms() + timeout_ms;
+	uint64_t start = now_ms(), deadline = start + timeout_ms;
+	uint64_t interrupt_at = deadline - SW_MIN(timeout_ms / 2, SW_JOBS_STOP_GRACE_MS);
+	bool interrupted = false;
 	while (J.alive > 0) {
 		uint64_t now = now_ms();
 		if (now >= deadline)
 			break;
-		cond_wait_ms(&J.exited_cond, (unsigned)SW_MIN(deadline - now, 1000));
+		if (!interrupted && now >= interrupt_at) {
+			J.draining = false;
+			interrupt_all();
+			interrupted = true;
+			sw_log_info("jobs: the work still running is stopped and handed back to the queue");
+		}
+		uint64_t until = interrupted ? deadline : interrupt_at;
+		cond_wait_ms(&J.exited_cond, (unsigned)SW_MIN(until - now, 1000));
 	}
+	J.draining = false;
 	unsigned left = J.alive;
 	J.listener_exit = true;
 	pthread_mutex_unlock(&J.lock);

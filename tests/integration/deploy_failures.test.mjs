@@ -77,7 +77,7 @@ test('a build that fails: FAILED with the engine\'s reason; no image; the previo
 	assert.match(d2.errorMessage, /^The image build failed: .*returned a non-zero code: 3/);
 	assert.match(d2.logTail, /about to fail/);
 	assert.match(d2.logTail, /Deployment failed: /);
-	assert.equal(d2.phase, 'DONE');
+	assert.equal(d2.phase, 'BUILDING', 'the phase it failed in, never DONE');
 	assert.equal(await imageExists(`steward/${s.app.id}:2`), false);
 	await stillServing(s, 'badbuild.example.com', 'badbuild v1\n');
 	assert.equal(s.c1.State.StartedAt, (await inspect(s.c1.Name.slice(1))).State.StartedAt, 'not even restarted');

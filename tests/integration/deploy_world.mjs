@@ -153,6 +153,19 @@ export async function waitPhase(w, id, phase, timeoutMs = 90000) {
 	throw new Error(`deployment ${id} did not reach phase ${phase} in ${timeoutMs} ms`);
 }
 
+// Polls until the deployment's recovery job ("runtime.recover") has run;
+// the statuses of its recovery jobs (one, SUCCEEDED, when all went well).
+export async function waitRecovered(w, id, timeoutMs = 60000) {
+	const deadline = Date.now() + timeoutMs;
+	let rec;
+	while (Date.now() < deadline) {
+		rec = (await w.sql(`SELECT string_agg(status, ',') FROM jobs WHERE kind = 'runtime.recover' AND target_id = '${id}'`)).trim();
+		if (rec === 'SUCCEEDED') break;
+		await h.sleep(100);
+	}
+	return rec;
+}
+
 export async function deployed(w, app, opts = {}, expect = 'SUCCEEDED') {
 	const d = await deploy(w, app, opts);
 	const end = await waitDeployment(w, d.id);

@@ -364,7 +364,7 @@ test('rollback_needs_a_SUCCEEDED_deployment_with_its_image', async () => {
 	assert.equal(r.number, 2);
 	assert.equal(r.status, 'QUEUED');
 	assert.equal(r.imageTag, `steward/${app.id}:1`);
-	assert.equal(await sql(`SELECT queue || ' ' || kind FROM jobs WHERE target_id = '${r.id}'`), 'deploy deployment.deploy');
+	assert.equal(await sql(`SELECT queue || ' ' || kind FROM jobs WHERE target_id = '${r.id}'`), 'lifecycle deployment.deploy');
 	// The history keeps both.
 	const list = await ok(call(srv, 'GET', `/deployments?applicationId=${app.id}`, owner));
 	assert.deepEqual(list.map((x) => x.number), [2, 1]);

@@ -602,7 +602,7 @@ TEST(a_cancel_stops_the_running_build_and_ends_it_cancelled)
 	PQfinish(c);
 }
 
-TEST(a_graceful_stop_ends_a_running_deployment_saying_the_worker_stopped)
+TEST(a_graceful_stop_hands_a_running_deployment_back_to_the_queue)
 {
 	char ci[600], org[37], d1[37], err[256];
 	bool building = endless_deployment("jobs_stop", ci, org, d1);
@@ -610,12 +610,135 @@ TEST(a_graceful_stop_ends_a_running_deployment_saying_the_worker_stopped)
 	CHECK(building);
 	/* Once only. */
 	CHECK_INT_EQ(sw_jobs_start(ci, NULL, 0, err, sizeof(err)), -EALREADY);
-	sw_jobs_stop(5000);
-	CHECK_STR_EQ(dep_field(c, d1, "status"), "FAILED");
-	CHECK_STR_EQ(dep_field(c, d1, "error_message"),
-		     "the worker stopped while the deployment was cloning");
-	CHECK_STR_EQ(onef(c, "SELECT status || ' ' || error_message FROM jobs WHERE target_id = '%s' "
-			  "AND kind LIKE 'deployment.%%'", d1), "FAILED the worker stopped");
+	sw_jobs_stop(2000);
+	CHECK_STR_EQ(dep_field(c, d1, "status || ' ' || phase"), "QUEUED QUEUED");
+	CHECK_STR_EQ(dep_field(c, d1, "error_message"), "(null)");
+	CHECK_STR_EQ(dep_field(c, d1, "worker_id"), "(null)");
+	CHECK_STR_EQ(onef(c, "SELECT status || ' ' || error_message || ' ' || attempts FROM jobs "
+			  "WHERE target_id = '%s' AND kind LIKE 'deployment.%%'", d1),
+		     "QUEUED the worker stopped; queued again 1");
+	CHECK_STR_EQ(onef(c, "SELECT count(*) FROM jobs WHERE target_id = '%s' AND kind = 'runtime.recover'",
+			  d1), "0");
+	/* The next start (or another replica) runs it from the start. */
+	const struct sw_job_kind kinds[] = { { "deployment.build", quick_build, NULL },
+					     { "deployment.deploy", count_job, NULL } };
+	REQUIRE(sw_jobs_start(ci, kinds, 2, err, sizeof(err)) == 0);
+	char sql[256];
+	snprintf(sql, sizeof(sql), "SELECT status FROM deployments WHERE id = '%s'", d1);
+	CHECK(eventually(c, sql, "SUCCEEDED"));
+	sw_jobs_stop(2000);
+	PQfinish(c);
+}
+
+/* A ROLLBACK of app to the SUCCEEDED deployment succeeded (its image set
+ * here); its id into dep. */
+static void make_rollback(PGconn *c, const char *org, const char *app, const char *succeeded,
+			  char dep[37])
+{
+	onef(c, "UPDATE deployments SET status = 'SUCCEEDED', phase = 'DONE', image_tag = 'steward/x:1', "
+	     "finished_at = now() WHERE id = '%s'", succeeded);
+	snprintf(dep, 37, "%s", onef(c, "SELECT id FROM steward_deployment_create('%s', '%s', "
+				     "'ROLLBACK', NULL, NULL, '%s', NULL)", org, app, succeeded));
+}
+
+TEST(deployments_of_an_application_are_claimed_in_number_order_whatever_their_queue)
+{
+	char ci[600], org[37], app[37], d1[37], d2[37], d3[37], d4[37], job[37], target[37], w[37];
+	database("jobs_order", ci, sizeof(ci));
+	PGconn *c = connect_to(ci);
+	register_worker(c, w);
+	make_org(c, org);
+	make_app(c, org, "web", app);
+	make_deployment(c, org, app, d1);
+	make_rollback(c, org, app, d1, d2); /* #2, a rollback to #1 */
+	make_deployment(c, org, app, d3);   /* #3, a git deployment */
+	make_rollback(c, org, app, d1, d4); /* #4, a rollback asked at once after it */
+	CHECK_STR_EQ(onef(c, "SELECT queue FROM jobs WHERE target_id = '%s'", d4), "lifecycle");
+	/* #2 first (the rollback, on the lifecycle queue); #3 waits behind it. */
+	CHECK_INT_EQ(claim(c, "build", w, NULL, NULL), 0);
+	REQUIRE(claim(c, "lifecycle", w, job, target) == 1);
+	CHECK_STR_EQ(target, d2);
+	CHECK_STR_EQ(dep_field(c, d2, "status"), "DEPLOYING");
+	CHECK_INT_EQ(claim(c, "lifecycle", w, NULL, NULL), 0);
+	CHECK_STR_EQ(finish(c, job, true, NULL), "SUCCEEDED");
+	/* #4's deploy has nothing to build and is ready first: it still waits
+	 * for #3, its build and its deploy. */
+	CHECK_INT_EQ(claim(c, "lifecycle", w, NULL, NULL), 0);
+	REQUIRE(claim(c, "build", w, job, target) == 1);
+	CHECK_STR_EQ(target, d3);
+	CHECK_INT_EQ(claim(c, "lifecycle", w, NULL, NULL), 0);
+	CHECK_STR_EQ(finish(c, job, true, NULL), "SUCCEEDED");
+	CHECK_INT_EQ(claim(c, "lifecycle", w, NULL, NULL), 0);
+	REQUIRE(claim(c, "deploy", w, job, target) == 1);
+	CHECK_STR_EQ(target, d3);
+	CHECK_STR_EQ(finish(c, job, true, NULL), "SUCCEEDED");
+	REQUIRE(claim(c, "lifecycle", w, job, target) == 1);
+	CHECK_STR_EQ(target, d4);
+	CHECK_STR_EQ(finish(c, job, true, NULL), "SUCCEEDED");
+	CHECK_STR_EQ(one(c, "SELECT string_agg(number || ':' || status, ',' ORDER BY number) FROM deployments"),
+		     "1:SUCCEEDED,2:SUCCEEDED,3:SUCCEEDED,4:SUCCEEDED");
+	/* An older deployment cancelled while queued holds nothing up. */
+	char d5[37], d6[37];
+	make_deployment(c, org, app, d5);
+	make_deployment(c, org, app, d6);
+	onef(c, "SELECT cancelled FROM steward_deployment_cancel('%s', '%s')", org, d5);
+	REQUIRE(claim(c, "build", w, job, target) == 1);
+	CHECK_STR_EQ(target, d6);
+	CHECK_STR_EQ(finish(c, job, false, "no"), "FAILED");
+	PQfinish(c);
+}
+
+/* A deployment of a new application built by a worker whose session is
+ * the returned connection (its id into dead): the build job done, the
+ * deploy job queued. c is the test's connection. */
+static PGconn *built_by_a_worker(PGconn *c, const char *ci, char org[37], char app[37],
+				 char d1[37], char dead[37])
+{
+	char job[37], target[37];
+	PGconn *d = connect_to(ci);
+	make_org(c, org);
+	make_app(c, org, "web", app);
+	make_deployment(c, org, app, d1);
+	register_worker(d, dead);
+	if (claim(c, "build", dead, job, target) != 1)
+		fprintf(stderr, "  the build was not claimed\n");
+	finish(c, job, true, NULL);
+	return d;
+}
+
+TEST(a_dead_workers_deployment_in_finishing_is_settled_succeeded_and_recovered)
+{
+	char ci[600], org[37], app[37], d1[37], dead[37], job[37], target[37];
+	database("jobs_finishing", ci, sizeof(ci));
+	PGconn *c = connect_to(ci);
+	PGconn *d = built_by_a_worker(c, ci, org, app, d1, dead);
+	REQUIRE(claim(c, "deploy", dead, job, target) == 1);
+	REQUIRE(run(c, "UPDATE deployments SET phase = 'FINISHING'"));
+	close_session(d, c);
+	CHECK_STR_EQ(one(c, "SELECT steward_deployments_reap(NULL)"), "0");
+	CHECK_STR_EQ(dep_field(c, d1, "status || ' ' || phase"), "SUCCEEDED DONE");
+	CHECK_STR_EQ(dep_field(c, d1, "error_message"), "(null)");
+	CHECK_STR_EQ(onef(c, "SELECT status FROM applications WHERE id = '%s'", app), "RUNNING");
+	CHECK_STR_EQ(onef(c, "SELECT queue || ' ' || status FROM jobs WHERE target_id = '%s' "
+			  "AND kind = 'runtime.recover'", d1), "lifecycle QUEUED");
+	CHECK_STR_EQ(onef(c, "SELECT status FROM jobs WHERE id = '%s'", job), "FAILED");
+	PQfinish(c);
+}
+
+TEST(a_deployment_between_its_build_and_its_deploy_is_left_to_its_deploy_job)
+{
+	char ci[600], org[37], app[37], d1[37], dead[37], job[37], target[37], w[37];
+	database("jobs_between", ci, sizeof(ci));
+	PGconn *c = connect_to(ci);
+	PGconn *d = built_by_a_worker(c, ci, org, app, d1, dead);
+	close_session(d, c);
+	CHECK_STR_EQ(one(c, "SELECT steward_deployments_reap(NULL)"), "0");
+	CHECK_STR_EQ(dep_field(c, d1, "status"), "BUILDING");
+	register_worker(c, w);
+	REQUIRE(claim(c, "deploy", w, job, target) == 1);
+	CHECK_STR_EQ(target, d1);
+	CHECK_STR_EQ(dep_field(c, d1, "status"), "DEPLOYING");
+	CHECK_STR_EQ(dep_field(c, d1, "worker_id"), w);
 	PQfinish(c);
 }
 

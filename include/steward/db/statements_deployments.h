@@ -91,6 +91,10 @@ enum sw_db_job_col {
 	SW_DB_JOB_TARGET_ID,
 	SW_DB_JOB_PAYLOAD, /* JSON text */
 };
+/* ($1 queue, $2 worker) -> zero or one claimed job, columns as job_claim's:
+ * only the deploy step of a deployment the worker already runs (its build
+ * done). What a worker draining for a graceful stop still takes. */
+extern const struct sw_db_stmt sw_db_stmt_job_claim_continuation;
 /* ($1 job, $2 ok 't'/'f', $3 error or NULL) -> the job's status. */
 extern const struct sw_db_stmt sw_db_stmt_job_finish;
 /* ($1 deployment) -> one row, "t" when its cancel was asked (no row: the

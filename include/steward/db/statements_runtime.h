@@ -57,6 +57,8 @@ enum sw_db_rt_deployment_col {
 	SW_DB_RT_DEPLOYMENT_IMAGE_TAG,
 	SW_DB_RT_DEPLOYMENT_CANCEL_REQUESTED,
 	SW_DB_RT_DEPLOYMENT_CREATED_BY,
+	SW_DB_RT_DEPLOYMENT_ERROR_MESSAGE, /* NULL unless it failed */
+	SW_DB_RT_DEPLOYMENT_PHASE,
 	SW_DB_RT_DEPLOYMENT_APP
 };
 
@@ -97,8 +99,10 @@ extern const struct sw_db_stmt sw_db_stmt_rt_credential_used;
 extern const struct sw_db_stmt sw_db_stmt_rt_built;
 extern const struct sw_db_stmt sw_db_stmt_rt_started;
 extern const struct sw_db_stmt sw_db_stmt_rt_finish;
+extern const struct sw_db_stmt sw_db_stmt_rt_log_progress;
 extern const struct sw_db_stmt sw_db_stmt_rt_serving;
 extern const struct sw_db_stmt sw_db_stmt_rt_retained;
+extern const struct sw_db_stmt sw_db_stmt_rt_app_busy;
 extern const struct sw_db_stmt sw_db_stmt_rt_lock;
 extern const struct sw_db_stmt sw_db_stmt_rt_unlock;
 extern const struct sw_db_stmt sw_db_stmt_rt_application_status;

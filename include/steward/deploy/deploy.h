@@ -186,12 +186,14 @@ struct sw_hub_counters {
 };
 void sw_hub_counters(struct sw_hub_counters *out);
 
-/* ---- the pipeline (pipeline.c, strategy.c, health.c, lifecycle.c) ----
+/* ---- the pipeline (pipeline.c, build_job.c, strategy.c, health_gate.c, lifecycle.c) ----
  * The job handlers of deployments: "deployment.build" (source, plan, image;
  * then queues "deployment.deploy"), "deployment.deploy" (containers,
  * health gate, ingress, retention), "runtime.recover" (queued by migration
  * 0015 whenever a deployment in flight ends FAILED or CANCELLED: puts the
- * serving version back), and the lifecycle kinds: application.start, .stop,
+ * serving version back; and by 0019 for one whose worker died in
+ * FINISHING, recorded SUCCEEDED: finishes its clean-up), and the lifecycle
+ * kinds: application.start, .stop,
  * .restart, .delete, volume.delete, service.start, .stop, .restart,
  * .delete, .backup. ctx is a struct sw_deploy_settings. */
 struct sw_deploy_settings {
@@ -201,6 +203,13 @@ struct sw_deploy_settings {
 	const char *base_image;         /* DEPLOY_BASE_IMAGE: FROM of generated Dockerfiles */
 	bool allow_file_urls;           /* STEWARD_ENV is not production */
 	const char *git_ca_file;        /* GIT_CA_FILE, or NULL: the system's CA bundle */
+	/* Failure injection, STEWARD_ENV=test only (NULL otherwise): the
+	 * file STEWARD_FAULT_PAUSE_FILE names. While it lists a pause point
+	 * (a phase, DONE, or RECOVER; names separated by white space), a
+	 * handler reaching that point waits there until the file no longer
+	 * lists it or the job must stop, so that a test can kill the process
+	 * (or let another job run) exactly there. */
+	const char *fault_pause_file;
 };
 /* The handlers, for sw_jobs_start(): a static array, each ctx set to s
  * (which must outlive the runners). Call once, at start-up. *ret_n is set. */

@@ -22,6 +22,9 @@
 
 #define SW_JOBS_POLL_MS 2000
 #define SW_JOBS_REAP_MS 10000
+/* Of a graceful stop's window, the last part (at most this) is left for
+ * the work still running to stop and hand itself back to the queue. */
+#define SW_JOBS_STOP_GRACE_MS 5000
 
 /* A claimed job, as its runner sees it. */
 struct sw_job {
@@ -63,15 +66,20 @@ struct sw_job_kind {
  * generic sentence). For deployment jobs the deployment is settled too
  * when the handler left it in flight: FAILED with err; CANCELLED when its
  * cancel was asked; after a build, the deploy job is queued (so a build
- * handler need not queue it); after a deploy, SUCCEEDED. A handler that
- * fails while its worker stops (shutdown, or the worker's lock lost) ends
- * "the worker stopped while the deployment was <phase>"; a lifecycle job
- * is then queued again once. */
+ * handler need not queue it); after a deploy, SUCCEEDED. A handler that fails while its worker
+ * stops (shutdown, or the worker's lock lost) hands its deployment back to
+ * the queue (QUEUED again, its job too); a lifecycle job is then queued
+ * again once. */
 int sw_jobs_start(const char *conninfo, const struct sw_job_kind *kinds, size_t n, char *err,
 		  size_t errlen);
-/* Stops claiming, asks running handlers to stop (job->stop), waits for them
- * up to timeout_ms, then returns. Jobs still running are left to the reaper
- * of the next start. */
+/* A graceful stop within timeout_ms: stops claiming (but the deploy step
+ * of a build this worker finished, which the runner that built runs at
+ * once), lets running handlers finish until the last part of the window
+ * (at most SW_JOBS_STOP_GRACE_MS, half of it when shorter), then asks the
+ * rest to stop (job->stop): they clean up and their deployments go back
+ * to the queue, QUEUED, for the next start or another replica. Returns at
+ * timeout_ms at the latest; jobs still running then are left to the
+ * reaper of the next start (a killed worker's: FAILED). */
 void sw_jobs_stop(unsigned timeout_ms);
 /* This process's worker id ("" before sw_jobs_start). It changes only
  * when the connection holding the worker's lock was lost and the worker
