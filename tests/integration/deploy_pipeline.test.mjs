@@ -134,7 +134,10 @@ test('a git deployment over file:// builds, starts, passes the health gate and i
 	await waitFor(async () => (await appStatus(app)) === 'STOPPED', 'STOPPED');
 	assert.notEqual((await W.viaCaddy(w, 'shop.example.com', '/', { timeoutMs: 500 })).status, 200);
 	await W.ok(w.call('POST', `/applications/${app.id}/start`), 202);
-	await waitFor(async () => (await W.viaCaddy(w, 'shop.example.com', '/', { timeoutMs: 500 })).text === 'shop v4\n', 'served again');
+	// The job records RUNNING when it ends, after the container serves: the
+	// record is read once the job has ended, not at the first answer.
+	await waitFor(async () => (await jobOf(app.id, 'application.start')) === 'SUCCEEDED', 'start done');
+	assert.equal((await W.viaCaddy(w, 'shop.example.com', '/', { timeoutMs: 500 })).text, 'shop v4\n', 'served again');
 	assert.equal(await appStatus(app), 'RUNNING');
 	await W.ok(w.call('POST', `/applications/${app.id}/restart`), 202);
 	await waitFor(async () => (await jobOf(app.id, 'application.restart')) === 'SUCCEEDED', 'restart done');
