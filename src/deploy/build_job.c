@@ -94,11 +94,9 @@ const char *sw_pl_git_username(const char *provider, const char *username)
 	return "git";
 }
 
-int sw_pl_unseal_text(const char *sealed, const char *purpose, const char *id, char *out, size_t cap)
+int sw_pl_unseal_text(const char *sealed, const char *aad, char *out, size_t cap)
 {
-	char aad[64];
 	size_t len = 0;
-	snprintf(aad, sizeof(aad), "%s:%s", purpose, id);
 	int r = sealed ? sw_unseal(sealed, aad, out, cap - 1, &len) : -ENOENT;
 	if (r < 0)
 		OPENSSL_cleanse(out, cap);
@@ -128,15 +126,18 @@ static int fetch_source(struct sw_pl *p, const char *src, char *err, size_t errl
 	const char *app_id = sw_pl_app(p, SW_DB_RT_APP_ID);
 	const char *cred_id = sw_pl_app(p, SW_DB_RT_APP_GIT_CREDENTIAL_ID);
 	char key[SW_SSH_PRIVATE_KEY_MAX + 1], token[SW_GIT_TOKEN_MAX_LEN + 1] = "";
-	int r = sw_pl_unseal_text(sw_pl_app(p, SW_DB_RT_APP_GIT_PRIVATE_KEY_SEALED), "deploy-key", app_id,
-				  key, sizeof(key));
+	char aad[SW_SEAL_AAD_MAX];
+	sw_seal_aad_deploy_key(aad, app_id);
+	int r = sw_pl_unseal_text(sw_pl_app(p, SW_DB_RT_APP_GIT_PRIVATE_KEY_SEALED), aad, key, sizeof(key));
 	if (r < 0) {
 		snprintf(err, errlen, "The application's deploy key could not be opened: generate a new "
 			 "one (POST /applications/{id}/git-source/deploy-key).");
 		return r;
 	}
+	if (cred_id)
+		sw_seal_aad_git_credential(aad, cred_id);
 	if (cred_id && (r = sw_pl_unseal_text(sw_pl_app(p, SW_DB_RT_APP_GIT_CREDENTIAL_TOKEN_SEALED),
-					      "git-credential", cred_id, token, sizeof(token))) < 0) {
+					      aad, token, sizeof(token))) < 0) {
 		OPENSSL_cleanse(key, sizeof(key));
 		snprintf(err, errlen, "The git source's credential could not be opened: give it its "
 			 "token again (PATCH /git-credentials/{id}).");

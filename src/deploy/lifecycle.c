@@ -51,6 +51,7 @@
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include "steward/base/log.h"
+#include "steward/base/seal.h"
 #include "deploy/pipeline_internal.h"
 
 #define SW_PL_ALL_CONTAINERS 1024 /* listed when looking a service's up */
@@ -407,8 +408,9 @@ static int service_create(struct sw_pl *p, const char *name, char id[SW_DRIVER_I
 	if (r)
 		return r;
 	char plain[SW_PL_CREDENTIALS_MAX];
-	r = sw_pl_unseal_text(sw_pl_col(p, SW_DB_RT_SERVICE_CREDENTIALS_SEALED), "service", sid, plain,
-			      sizeof(plain));
+	char aad[SW_SEAL_AAD_MAX];
+	sw_seal_aad_service(aad, sid);
+	r = sw_pl_unseal_text(sw_pl_col(p, SW_DB_RT_SERVICE_CREDENTIALS_SEALED), aad, plain, sizeof(plain));
 	if (r < 0) {
 		snprintf(err, errlen, "The service's credentials could not be opened.");
 		return r;

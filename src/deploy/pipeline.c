@@ -166,8 +166,8 @@ int sw_pl_variables_load(struct sw_pl *p, const char *app_id, char *err, size_t 
 	for (int i = 0; i < n; i++) {
 		const char *key = PQgetvalue(res, i, 0), *sealed = PQgetvalue(res, i, 1);
 		size_t klen = strlen(key), cap = strlen(sealed) + 1;
-		char aad[128];
-		snprintf(aad, sizeof(aad), "variable:%s:%s", app_id, key);
+		char aad[SW_SEAL_AAD_MAX];
+		sw_seal_aad_variable(aad, app_id, key);
 		char *kv = malloc(klen + 1 + cap);
 		if (!kv) {
 			r = -ENOMEM;

@@ -113,10 +113,10 @@ void sw_pl_container_name(char out[SW_PL_NAME_MAX], const char *app_id, long num
 /* The deployment number in a container name of the application (a leading
  * '/' ignored), or -1 when the name is not one of its. */
 long sw_pl_container_number(const char *name, const char *app_id);
-/* Opens sealed (NULL: missing) bound to "<purpose>:<id>" into out as a
- * NUL-terminated string of at most cap - 1 bytes; on failure out is
- * wiped and the -errno returned. */
-int sw_pl_unseal_text(const char *sealed, const char *purpose, const char *id, char *out, size_t cap);
+/* Opens sealed (NULL: missing) bound to aad (a sw_seal_aad_*() string)
+ * into out as a NUL-terminated string of at most cap - 1 bytes; on failure
+ * out is wiped and the -errno returned. */
+int sw_pl_unseal_text(const char *sealed, const char *aad, char *out, size_t cap);
 /* The user name sent with a git credential's token over https (provider
  * and username as stored; username NULL: the provider's convention). */
 const char *sw_pl_git_username(const char *provider, const char *username);
