@@ -70,12 +70,13 @@ test('connection_is_the_only_answer_with_credentials_and_each_call_is_audited', 
 	const before = (await connectionAudits(s.id)).records.length;
 	const c1 = await ok(connection(owner, s.id));
 	assert.deepEqual(Object.keys(c1).sort(), ['database', 'host', 'password', 'port', 'url', 'username']);
-	assert.equal(c1.host, 'billing-db');
-	assert.equal(c1.port, 5432);
+	assert.equal(c1.host, '127.0.0.1', 'where an application on its server reaches it');
+	assert.ok(Number.isInteger(c1.port) && c1.port >= 20000 && c1.port <= 29999, `port ${c1.port}`);
+	assert.equal((await sql(`SELECT port FROM services WHERE id = '${s.id}'`)).trim(), String(c1.port));
 	assert.equal(c1.database, 'billing_db');
 	assert.equal(c1.username, 'billing_db');
 	assert.match(c1.password, PASSWORD);
-	assert.equal(c1.url, `postgresql://billing_db:${c1.password}@billing-db:5432/billing_db`);
+	assert.equal(c1.url, `postgresql://billing_db:${c1.password}@127.0.0.1:${c1.port}/billing_db`);
 	const c2 = await ok(connection(owner, s.id));
 	assert.deepEqual(c2, c1, 'the same credentials every time');
 
@@ -120,29 +121,46 @@ test('a_sealed_value_moved_to_another_service_does_not_open', async () => {
 	await ok(call(srv, 'DELETE', `/services/${a.id}`, owner), 204);
 });
 
-test('each_kind_has_its_port_url_and_default_version', async () => {
+test('each_service_has_its_own_port_url_and_default_version', async () => {
 	const my = await ok(create(owner, { name: 'shop-mysql', kind: 'MYSQL', environmentId: env }), 201);
 	assert.equal(my.version, '8.4');
 	const mc = await ok(connection(owner, my.id));
-	assert.equal(mc.port, 3306);
 	assert.equal(mc.username, 'shop_mysql');
-	assert.equal(mc.url, `mysql://shop_mysql:${mc.password}@shop-mysql:3306/shop_mysql`);
+	assert.equal(mc.url, `mysql://shop_mysql:${mc.password}@127.0.0.1:${mc.port}/shop_mysql`);
 
 	const rd = await ok(create(owner, { name: 'cache', kind: 'REDIS', version: '6', environmentId: env }), 201);
 	assert.equal(rd.version, '6');
 	const rc = await ok(connection(owner, rd.id));
 	assert.deepEqual({ ...rc, password: 'x' }, {
-		host: 'cache', port: 6379, database: '0', username: 'default', password: 'x',
-		url: `redis://default:${rc.password}@cache:6379/0`,
+		host: '127.0.0.1', port: rc.port, database: '0', username: 'default', password: 'x',
+		url: `redis://default:${rc.password}@127.0.0.1:${rc.port}/0`,
 	});
 	assert.notEqual(rc.password, mc.password);
+	assert.notEqual(rc.port, mc.port, 'each service of a server has a port of its own');
 
 	// A long name makes a user name of at most 32 characters.
 	const long = 'a'.repeat(40) + '-db';
 	const ls = await ok(create(owner, { name: long, kind: 'MYSQL', version: '8.0', environmentId: env }), 201);
 	const lc = await ok(connection(owner, ls.id));
 	assert.equal(lc.username, 'a'.repeat(32));
-	assert.equal(lc.host, long);
+	assert.equal(lc.host, '127.0.0.1');
+	const ports = (await sql(`SELECT port FROM services WHERE server_id = '${local.id}'`)).trim().split('\n');
+	assert.equal(new Set(ports).size, ports.length, 'no two services of a server share a port');
+});
+
+test('concurrent_creations_on_one_server_never_share_a_port', async () => {
+	const made = await Promise.all([...Array(8).keys()].map((i) =>
+		ok(create(owner, { name: `race-${i}`, kind: 'REDIS', environmentId: env }), 201)));
+	const ports = (await sql(`SELECT port FROM services WHERE id IN (${made.map((m) => `'${m.id}'`).join(',')})`))
+		.trim().split('\n').map(Number);
+	assert.equal(new Set(ports).size, 8, `ports ${ports}`);
+	// The lowest free port is taken again once its service is gone.
+	const freed = Math.min(...ports);
+	const byPort = (await sql(`SELECT id FROM services WHERE port = ${freed} AND server_id = '${local.id}'`)).trim();
+	await ok(call(srv, 'DELETE', `/services/${byPort}`, owner), 204);
+	const again = await ok(create(owner, { name: 'race-again', kind: 'REDIS', environmentId: env }), 201);
+	assert.equal((await sql(`SELECT port FROM services WHERE id = '${again.id}'`)).trim(), String(freed));
+	for (const m of [...made, again]) if (m.id !== byPort) await ok(call(srv, 'DELETE', `/services/${m.id}`, owner), 204);
 });
 
 test('each_invalid_field_is_a_field_error', async () => {
@@ -263,8 +281,8 @@ test('backups_are_requested_as_queued_work_and_listed', async () => {
 	const s = await ok(create(owner, { name: 'backed-db', kind: 'POSTGRESQL', environmentId: env }), 201);
 	assert.deepEqual(await ok(call(srv, 'GET', `/services/${s.id}/backups`, owner)), []);
 	const b = await ok(call(srv, 'POST', `/services/${s.id}/backups`, owner), 202);
-	assert.deepEqual(Object.keys(b).sort(), ['createdAt', 'errorMessage', 'finishedAt', 'id', 'jobId', 'serviceId',
-		'sizeBytes', 'startedAt', 'status']);
+	assert.deepEqual(Object.keys(b).sort(), ['createdAt', 'errorMessage', 'finishedAt', 'id', 'jobId', 'scheduledFor',
+		'serviceId', 'sha256', 'sizeBytes', 'startedAt', 'status']);
 	assert.equal(b.status, 'QUEUED');
 	assert.equal(b.serviceId, s.id);
 	assert.equal(b.sizeBytes, null);
@@ -286,7 +304,7 @@ test('backups_are_requested_as_queued_work_and_listed', async () => {
 	assert.deepEqual(await ok(call(srv, 'GET', `/services/${s.id}/backups?status=SUCCEEDED`, owner)), []);
 
 	// Once the runner has taken it, a new request is a new backup.
-	await sql(`UPDATE service_backups SET status = 'SUCCEEDED', size_bytes = 1234, started_at = now(), finished_at = now() WHERE id = '${b.id}'`);
+	await sql(`UPDATE service_backups SET status = 'SUCCEEDED', size_bytes = 1234, file_path = '/nowhere/x.pgdump', sha256 = repeat('a', 64), started_at = now(), finished_at = now() WHERE id = '${b.id}'`);
 	await sql(`UPDATE jobs SET status = 'SUCCEEDED' WHERE id = '${b.jobId}'`);
 	const b2 = await ok(call(srv, 'POST', `/services/${s.id}/backups`, owner), 202);
 	assert.notEqual(b2.id, b.id);
