@@ -317,6 +317,23 @@ test('backups_are_requested_as_queued_work_and_listed', async () => {
 	assert.match(await sql(`SELECT metadata::text FROM audit_logs WHERE action = 'service.backup.requested' AND target_id = '${s.id}'`), new RegExp(b.id));
 });
 
+test('a_backup_whose_job_ends_unsettled_is_failed_with_the_jobs_reason', async () => {
+	const s = await ok(create(owner, { name: 'orphan-db', kind: 'POSTGRESQL', environmentId: env }), 201);
+	const b = await ok(call(srv, 'POST', `/services/${s.id}/backups`, owner), 202);
+	// As the queue leaves a job whose worker died twice.
+	await sql(`UPDATE service_backups SET status = 'RUNNING', started_at = now() WHERE id = '${b.id}'`);
+	await sql(`UPDATE jobs SET status = 'FAILED', finished_at = now(), error_message = 'the worker restarted' WHERE id = '${b.jobId}'`);
+	const [after] = await ok(call(srv, 'GET', `/services/${s.id}/backups`, owner));
+	assert.equal(after.status, 'FAILED');
+	assert.equal(after.errorMessage, 'the worker restarted');
+	assert.equal(after.sha256, null);
+	// SUCCEEDED only with a whole file recorded.
+	const refused = await sql(`DO $$ BEGIN UPDATE service_backups SET status = 'SUCCEEDED', size_bytes = 1 WHERE id = '${b.id}';
+		EXCEPTION WHEN check_violation THEN RAISE NOTICE 'refused'; END $$`).catch((e) => String(e));
+	assert.equal((await sql(`SELECT status FROM service_backups WHERE id = '${b.id}'`)).trim(), 'FAILED', String(refused));
+	await ok(call(srv, 'DELETE', `/services/${s.id}`, owner), 204);
+});
+
 test('the_backup_schedule_is_read_set_and_validated', async () => {
 	const s = await ok(create(owner, { name: 'sched-db', kind: 'MYSQL', environmentId: env }), 201);
 	const url = `/services/${s.id}/backups/schedule`;

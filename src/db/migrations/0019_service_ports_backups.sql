@@ -211,3 +211,23 @@ $$;
 
 -- Schedules turned on before this migration start waiting now.
 SELECT steward_service_schedule_arm(id, now()) FROM services WHERE backup_enabled;
+
+-- A backup whose job ends without the runner settling it (its worker died
+-- twice, or the job was cancelled) ends FAILED with the job's reason: no
+-- backup stays QUEUED or RUNNING for ever, and none becomes SUCCEEDED but
+-- by the runner, after its file is whole (renamed and fsynced).
+CREATE FUNCTION steward_service_backup_job_ended() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE service_backups SET status = 'FAILED',
+		error_message = left(coalesce(NEW.error_message, 'The backup''s job ended ('
+					      || lower(NEW.status) || ').'), 1000),
+		started_at = coalesce(started_at, now()), finished_at = now()
+	WHERE job_id = NEW.id AND status IN ('QUEUED', 'RUNNING');
+	RETURN NULL;
+END
+$$;
+CREATE TRIGGER jobs_service_backup_ended AFTER UPDATE OF status ON jobs
+	FOR EACH ROW WHEN (NEW.kind = 'service.backup' AND NEW.status IN ('FAILED', 'CANCELLED')
+			   AND OLD.status IS DISTINCT FROM NEW.status)
+	EXECUTE FUNCTION steward_service_backup_job_ended();
