@@ -171,9 +171,10 @@ static int service_create(struct sw_pl *p, const char *name, char id[SW_DRIVER_I
 		snprintf(e3, sizeof(e3), "MYSQL_DATABASE=%s", db);
 		snprintf(e4, sizeof(e4), "MYSQL_ROOT_PASSWORD=%s", password);
 		env[0] = e1, env[1] = e2, env[2] = e3, env[3] = e4;
-		/* The X protocol's own port (33060) would clash between two. */
+		/* The X protocol's own port (33060) would clash between two; "loose": a
+		 * server without the X plugin (MariaDB) starts all the same. */
 		cmd[0] = "mysqld", cmd[1] = "--port", cmd[2] = sport, cmd[3] = "--bind-address=127.0.0.1";
-		cmd[4] = "--mysqlx=OFF";
+		cmd[4] = "--loose-mysqlx=OFF";
 	} else {
 		cmd[0] = "redis-server", cmd[1] = "--port", cmd[2] = sport, cmd[3] = "--bind";
 		cmd[4] = "127.0.0.1", cmd[5] = "--dir", cmd[6] = k->data_dir, cmd[7] = "--requirepass";

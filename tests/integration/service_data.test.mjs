@@ -1,7 +1,8 @@
 // Managed services on a real Docker engine, with images built from Debian's
-// own packages (tests/images/build: postgres:15, redis:7): each service on a
-// port of its own on 127.0.0.1, reached with the disclosed credentials by
-// Debian's clients (psql, redis-cli); backups that are files on the server
+// own packages (tests/images/build: postgres:15, redis:7, and mysql:8.4 made
+// of MariaDB, whose client protocol and dump tool serve the MySQL kind):
+// each service on a port of its own on 127.0.0.1, reached with the disclosed
+// credentials by Debian's clients (psql, redis-cli, mysql); backups that are files on the server
 // (size and SHA-256 recorded, downloadable), restores that bring destroyed
 // rows back, a damaged or missing dump that fails the restore and leaves the
 // running data alone, a schedule's due time that gives one backup, and the
@@ -18,8 +19,8 @@ import { ok } from './identity.mjs';
 import { world } from './deploy_world.mjs';
 import { dockerRequest } from './docker.mjs';
 
-for (const tool of ['psql', 'redis-cli']) {
-	if (spawnSync(tool, ['--version']).status !== 0) h.skip(`${tool} is missing (apt-get install postgresql-client redis-tools)`);
+for (const tool of ['psql', 'redis-cli', 'mysql']) {
+	if (spawnSync(tool, ['--version']).status !== 0) h.skip(`${tool} is missing (apt-get install postgresql-client redis-tools mariadb-client)`);
 }
 const w = await world();
 const here = path.dirname(new URL(import.meta.url).pathname);
@@ -59,6 +60,12 @@ function psql(c, q) {
 	return { ok: r.status === 0, out: r.stdout.trim(), err: r.stderr.trim() };
 }
 
+function mysql(c, q) {
+	const r = spawnSync('mysql', ['--protocol=TCP', '-h', c.host, '-P', String(c.port), '-u', c.username, c.database,
+		'-N', '-B', '-e', q], { env: { ...process.env, MYSQL_PWD: c.password }, encoding: 'utf8' });
+	return { ok: r.status === 0, out: r.stdout.trim().replace(/\t/g, '|'), err: r.stderr.trim() };
+}
+
 function redis(c, ...args) {
 	const r = spawnSync('redis-cli', ['-h', c.host, '-p', String(c.port), ...args],
 		{ env: { ...process.env, REDISCLI_AUTH: c.password }, encoding: 'utf8' });
@@ -74,7 +81,7 @@ async function running(name, kind, version) {
 	const c = await ok(w.call('GET', `/services/${s.id}/connection`));
 	const deadline = Date.now() + 20000 * h.SLACK;
 	for (;;) {
-		const r = kind === 'REDIS' ? redis(c, 'PING') : psql(c, 'SELECT 1');
+		const r = kind === 'REDIS' ? redis(c, 'PING') : kind === 'MYSQL' ? mysql(c, 'SELECT 1') : psql(c, 'SELECT 1');
 		if (r.ok) break;
 		if (Date.now() > deadline) {
 			const logs = await dockerRequest('GET', `/containers/sw-svc-${s.id.slice(0, 8)}${s.id.slice(9, 13)}/logs?stdout=1&stderr=1&tail=30`);
@@ -216,6 +223,20 @@ test('a_redis_backup_brings_destroyed_keys_back_and_a_bad_rdb_changes_nothing', 
 	assert.equal(bad.end.status, 'FAILED');
 	assert.match(bad.end.error, /redis-check-rdb \(the backup is not a valid RDB file: nothing was restored\) failed/);
 	assert.equal(redis(c, 'GET', 'after').out, 'yes', 'the running data is untouched');
+});
+
+test('a_mysql_backup_brings_destroyed_rows_back', async () => {
+	const { s, c } = await running('shop', 'MYSQL', '8.4');
+	assert.ok(mysql(c, "CREATE TABLE items (id int PRIMARY KEY, name text); INSERT INTO items VALUES (1, 'pen'), (2, 'ink')").ok);
+	const b = await backup(s);
+	assert.equal(b.status, 'SUCCEEDED', b.errorMessage);
+	const file = await filePath(b);
+	assert.match(file, /\.sql$/);
+	assert.match(fs.readFileSync(file, 'utf8'), /CREATE TABLE `items`/);
+	assert.ok(mysql(c, 'DROP TABLE items').ok);
+	const r = await restore(s, b);
+	assert.deepEqual(r.end, { status: 'SUCCEEDED', error: '' });
+	assert.equal(mysql(c, 'SELECT count(*), max(name) FROM items').out, '2|pen');
 });
 
 test('a_backup_of_a_stopped_service_fails_with_a_sentence', async () => {
