@@ -538,6 +538,10 @@ static void backup_file_found(void *arg, const PGresult *res, const struct sw_db
 	snprintf(etag, sizeof(etag), "\"%s\"", PQgetvalue(res, 0, SW_DB_SERVICE_BACKUP_FILE_SHA256));
 	sw_http_add_header(req, "Content-Disposition", sw_str_cstr(disposition));
 	sw_http_add_header(req, "ETag", sw_str_cstr(etag));
+	/* A dump is all of the service's data: its disclosure is recorded. */
+	sw_api_audit_json(req, req->principal.organization_id, req->principal.user_id,
+			  "service.backup.downloaded", "service", b->service,
+			  json_pack("{s:s}", "backupId", b->backup));
 	sw_http_respond_file(req, 200, "application/octet-stream", fd, 0, (uint64_t)sb.st_size);
 }
 
@@ -719,7 +723,8 @@ static const struct sw_route routes[] = {
 	    "application/octet-stream with Content-Disposition: attachment and ETag: the SHA-256 "
 	    "(hex) recorded when it was taken; sent without copying it through the server's memory. "
 	    "409 BACKUP_NOT_READY unless the backup SUCCEEDED; 410 BACKUP_FILE_MISSING when the "
-	    "file is no longer on the server." RESOURCE_DOC,
+	    "file is no longer on the server. Each download writes the audit record "
+	    "service.backup.downloaded (a dump is all of the service's data)." RESOURCE_DOC,
 	    .tag = "Services", .success_status = 200, .error_statuses = err_download,
 	    .media_type = "application/octet-stream" } },
 	{ SW_HTTP_POST, "/services/:id/backups/:backupId/restore", SW_ACCESS_SESSION, backup_restore,

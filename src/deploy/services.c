@@ -459,7 +459,9 @@ int sw_pl_service_backup(struct sw_job *job, void *ctx, char *err, size_t errlen
 	if (PQntuples(p.row) != 1)
 		goto out; /* deleted, or finished already */
 	r = take_backup(&p, backup, err, errlen);
-	if (r) {
+	/* Stopped by a shutdown: left RUNNING for the queue, which runs the job
+	 * again (or fails it, and the backup with it: migration 0019). */
+	if (r && !(r == -ECANCELED && sw_pl_stopping(&p))) {
 		const char *fp[2] = { backup, err };
 		char e[256];
 		PQclear(sw_pl_exec(&p, &sw_db_stmt_rt_backup_fail, fp, e, sizeof(e)));

@@ -145,6 +145,7 @@ test('a_postgresql_backup_brings_destroyed_rows_back', async () => {
 	assert.equal(dl.headers.etag, `"${b.sha256}"`);
 	assert.match(dl.headers['content-disposition'], new RegExp(`attachment; filename="${b.id}.pgdump"`));
 	assert.equal(sha(dl.body), b.sha256);
+	assert.match(await w.sql(`SELECT metadata::text FROM audit_logs WHERE action = 'service.backup.downloaded' AND target_id = '${s.id}'`), new RegExp(b.id));
 
 	assert.ok(psql(c, 'DROP TABLE orders').ok);
 	const { job, end } = await restore(s, b);
@@ -256,6 +257,8 @@ test('a_due_time_gives_one_backup_and_retention_keeps_the_newest', async () => {
 		WHERE target_id = '${s.id}' AND kind = 'service.backup_due' AND status = 'QUEUED'`)).trim().split(' ');
 	assert.equal(waiting[0], sched.nextRunAt, 'a job waits for the due time');
 
+	// A second replica on the same database and data directory polls too.
+	await h.startStewardd({ db: w.pg, env: { ...w.env, DATABASE_URL: w.srv.env.DATABASE_URL, STEWARD_DATA_DIR: w.srv.env.STEWARD_DATA_DIR } });
 	// The due time comes (moved to the past rather than waited for).
 	const due = (await w.sql(`SELECT to_json(date_trunc('hour', now()) - interval '1 hour')#>>'{}'`)).trim();
 	await w.sql(`UPDATE services SET backup_next_run_at = '${due}' WHERE id = '${s.id}';
