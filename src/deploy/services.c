@@ -138,7 +138,7 @@ static int service_create(struct sw_pl *p, const char *name, char id[SW_DRIVER_I
 	snprintf(image, sizeof(image), "%s:%s", k->image, sw_pl_col(p, SW_DB_SVC_RT_VERSION));
 	if (!sw_driver_image_exists(p->driver, image)) {
 		snprintf(err, errlen, "The image %s is not present on the server and cannot be pulled "
-			 "(Steward never pulls images): load it on the server first (docker load).", image);
+			 "(Steward never pulls images): load it on the server first.", image);
 		return -ENOENT;
 	}
 	/* Its data volume, labelled, before anything secret is unsealed. */
