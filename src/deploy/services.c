@@ -1,7 +1,8 @@
 /* The jobs of managed services (target: the service).
  *
  *   service.start, .stop, .restart  one container "sw-svc-<first 12 hex of
- *        the service id>" from the kind's image at the service's version
+ *        the service id>", made anew at each start or restart (the data
+ *        stays in its volume), from the kind's image at the service's version
  *        (postgres:<v>, mysql:<v>, redis:<v>), host networking, listening
  *        on 127.0.0.1 only, on the port the database gave the service on
  *        its server (services.port, migration 0019), told through the
@@ -247,14 +248,20 @@ int sw_pl_service_lifecycle(struct sw_job *job, void *ctx, char *err, size_t err
 			goto out;
 		sw_pl_log(&p, "stopped the container %s", name);
 	}
-	if (verb != VERB_STOP) {
-		if (!id[0] && (r = service_create(&p, name, id, err, errlen)) != 0)
-			goto out;
-		if (verb == VERB_RESTART || strcmp(state, "running") != 0) {
-			if ((r = sw_driver_container_start(p.driver, id, err, errlen)) != 0)
+	/* A container that is (re)started is made anew from the service's row
+	 * (its data stays in the volume): the version, the port and the
+	 * credentials it runs with are always the recorded ones, also for a
+	 * container an older Steward made on the kind's fixed port. */
+	if (verb != VERB_STOP && (verb == VERB_RESTART || strcmp(state, "running") != 0)) {
+		if (id[0]) {
+			if ((r = sw_driver_container_remove(p.driver, id, err, errlen)) != 0)
 				goto out;
-			sw_pl_log(&p, "started the container %s", name);
+			id[0] = '\0';
 		}
+		if ((r = service_create(&p, name, id, err, errlen)) != 0 ||
+		    (r = sw_driver_container_start(p.driver, id, err, errlen)) != 0)
+			goto out;
+		sw_pl_log(&p, "started the container %s", name);
 	}
 	const char *params[2] = { job->target_id, verb == VERB_STOP ? "STOPPED" : "RUNNING" };
 	PGresult *res = sw_pl_exec(&p, &sw_db_stmt_rt_service_status, params, err, errlen);

@@ -117,10 +117,15 @@ test('two_postgresql_services_on_one_server_both_run_each_on_its_own_port', asyn
 	assert.notEqual(pgA.c.port, b.c.port);
 	assert.ok(psql(pgA.c, 'CREATE TABLE only_in_orders (x int)').ok);
 	assert.equal(psql(b.c, "SELECT count(*) FROM pg_tables WHERE tablename = 'only_in_orders'").out, '0', 'two clusters, not one');
-	// The port is the service's for good: a restart keeps it.
+	// The port is the service's for good: a restart (a container made anew)
+	// keeps it, and the data in the volume.
+	assert.ok(psql(b.c, 'CREATE TABLE kept_across_restarts (x int); INSERT INTO kept_across_restarts VALUES (7)').ok);
 	const job = await ok(w.call('POST', `/services/${b.s.id}/restart`), 202);
 	assert.equal((await waitJob(job.id)).status, 'SUCCEEDED');
 	assert.equal((await ok(w.call('GET', `/services/${b.s.id}/connection`))).port, b.c.port);
+	const deadline = Date.now() + 20000 * h.SLACK;
+	while (!psql(b.c, 'SELECT 1').ok && Date.now() < deadline) await h.sleep(300);
+	assert.equal(psql(b.c, 'SELECT x FROM kept_across_restarts').out, '7');
 	assert.equal((await w.sql(`SELECT count(DISTINCT port) FROM services WHERE server_id = '${local.id}'`)).trim(), '2');
 });
 
