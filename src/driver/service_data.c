@@ -31,7 +31,6 @@
 #include "driver/driver_internal.h"
 
 #define ENGINE "the Docker engine"
-#define EXEC_TAIL_MAX 600           /* of stderr, for the sentence of a failure */
 #define EXEC_COLLECT_MAX (64u * 1024) /* a small stdout read whole (redis-cli INFO) */
 #define REDIS_SAVE_WAIT_MS (30u * 60 * 1000)
 #define REDIS_START_WAIT_MS 60000
@@ -70,79 +69,89 @@ static bool target_ok(const struct sw_service_target *t, char *err, size_t errle
 /* ---- one exec ---- */
 
 struct exec_out {
-	unsigned char head[8];
-	size_t head_len;
-	uint32_t left;  /* bytes of the current frame still to come */
-	int stream;     /* of the current frame */
+	struct sw_driver_exec_stream st;
 	/* stdout: to sink, or collected (at most EXEC_COLLECT_MAX) */
 	int (*sink)(void *arg, const char *p, size_t n);
 	void *sink_arg;
 	struct sw_buf collected;
-	char tail[EXEC_TAIL_MAX]; /* the end of stderr */
-	size_t tail_len;
 };
 
-static void tail_add(struct exec_out *o, const char *p, size_t n)
+static int exec_stdout(void *arg, const char *p, size_t n)
 {
-	if (n >= sizeof(o->tail) - 1) {
-		p += n - (sizeof(o->tail) - 1);
-		n = sizeof(o->tail) - 1;
-	}
-	if (o->tail_len + n > sizeof(o->tail) - 1) {
-		size_t drop = o->tail_len + n - (sizeof(o->tail) - 1);
-		memmove(o->tail, o->tail + drop, o->tail_len - drop);
-		o->tail_len -= drop;
-	}
-	memcpy(o->tail + o->tail_len, p, n);
-	o->tail_len += n;
-	o->tail[o->tail_len] = '\0';
+	struct exec_out *o = arg;
+	if (o->sink)
+		return o->sink(o->sink_arg, p, n);
+	if (o->collected.len + n > EXEC_COLLECT_MAX)
+		return -EFBIG;
+	return sw_buf_append(&o->collected, p, n) < 0 ? -ENOMEM : 0;
 }
 
 static int exec_data(void *arg, const char *p, size_t n)
 {
 	struct exec_out *o = arg;
+	o->st.out = exec_stdout;
+	o->st.out_arg = o;
+	return sw_driver_exec_stream_feed(&o->st, p, n);
+}
+
+/* ---- the exec stream (driver_internal.h) ---- */
+
+static void tail_add(struct sw_driver_exec_stream *s, const char *p, size_t n)
+{
+	size_t cap = sizeof(s->tail) - 1;
+	if (n >= cap) {
+		p += n - cap;
+		n = cap;
+	}
+	if (s->tail_len + n > cap) {
+		size_t drop = s->tail_len + n - cap;
+		memmove(s->tail, s->tail + drop, s->tail_len - drop);
+		s->tail_len -= drop;
+	}
+	memcpy(s->tail + s->tail_len, p, n);
+	s->tail_len += n;
+	s->tail[s->tail_len] = '\0';
+}
+
+int sw_driver_exec_stream_feed(struct sw_driver_exec_stream *s, const char *p, size_t n)
+{
 	while (n) {
-		if (o->left == 0) {
-			size_t k = SW_MIN(n, sizeof(o->head) - o->head_len);
-			memcpy(o->head + o->head_len, p, k);
-			o->head_len += k;
+		if (s->left == 0) {
+			size_t k = SW_MIN(n, sizeof(s->head) - s->head_len);
+			memcpy(s->head + s->head_len, p, k);
+			s->head_len += k;
 			p += k;
 			n -= k;
-			if (o->head_len == sizeof(o->head)) {
-				o->stream = o->head[0];
-				o->left = (uint32_t)o->head[4] << 24 | (uint32_t)o->head[5] << 16 |
-					  (uint32_t)o->head[6] << 8 | o->head[7];
-				o->head_len = 0;
+			if (s->head_len == sizeof(s->head)) {
+				s->stream = s->head[0];
+				s->left = (uint32_t)s->head[4] << 24 | (uint32_t)s->head[5] << 16 |
+					  (uint32_t)s->head[6] << 8 | s->head[7];
+				s->head_len = 0;
 			}
 			continue;
 		}
-		size_t k = SW_MIN(n, (size_t)o->left);
-		if (o->stream == 1 && o->sink) {
-			int rc = o->sink(o->sink_arg, p, k);
+		size_t k = SW_MIN(n, (size_t)s->left);
+		if (s->stream == 1 && s->out) {
+			int rc = s->out(s->out_arg, p, k);
 			if (rc < 0)
 				return rc;
-		} else if (o->stream == 1) {
-			if (o->collected.len + k > EXEC_COLLECT_MAX)
-				return -EFBIG;
-			if (sw_buf_append(&o->collected, p, k) < 0)
-				return -ENOMEM;
-		} else {
-			tail_add(o, p, k);
+		} else if (s->stream == 2) {
+			tail_add(s, p, k);
 		}
 		p += k;
 		n -= k;
-		o->left -= (uint32_t)k;
+		s->left -= (uint32_t)k;
 	}
 	return 0;
 }
 
-/* The last line of stderr, for a sentence. */
-static const char *tail_line(struct exec_out *o)
+const char *sw_driver_exec_stream_error(struct sw_driver_exec_stream *s)
 {
-	while (o->tail_len && (o->tail[o->tail_len - 1] == '\n' || o->tail[o->tail_len - 1] == '\r'))
-		o->tail[--o->tail_len] = '\0';
-	char *nl = strrchr(o->tail, '\n');
-	return nl ? nl + 1 : o->tail;
+	while (s->tail_len && (s->tail[s->tail_len - 1] == '\n' || s->tail[s->tail_len - 1] == '\r'))
+		s->tail[--s->tail_len] = '\0';
+	s->tail[s->tail_len] = '\0';
+	char *nl = strrchr(s->tail, '\n');
+	return nl ? nl + 1 : s->tail;
 }
 
 static int engine_url(struct sw_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -164,7 +173,7 @@ static int engine_url(struct sw_buf *b, const char *fmt, ...)
 
 /* Runs argv (with env, "KEY=value", NULL-terminated or NULL) in the
  * container and waits for it: its exit code into *ret_code, its stdout
- * into o (o->sink, else o->collected), the end of its stderr in o->tail.
+ * into o (o->sink, else o->collected), the end of its stderr in o->st.
  * -ENOENT: no such container; -EAGAIN: it is not running. */
 static int exec_run(struct sw_driver *d, const char *container, const char *const *argv,
 		    const char *const *env, const volatile bool *cancel, struct exec_out *o,
@@ -269,7 +278,7 @@ static int exec_ok(struct sw_driver *d, const char *container, const char *what,
 	int code = -1;
 	int rc = exec_run(d, container, argv, env, cancel, o, &code, err, errlen);
 	if (rc == 0 && code != 0) {
-		const char *line = tail_line(o);
+		const char *line = sw_driver_exec_stream_error(&o->st);
 		snprintf(err, errlen, "%s failed (exit %d)%s%s", what, code, line[0] ? ": " : "", line);
 		rc = -EIO;
 	}
