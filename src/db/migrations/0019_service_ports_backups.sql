@@ -66,10 +66,9 @@ LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
 	RETURN QUERY
 	DELETE FROM service_backups WHERE id IN (
-		SELECT b.id FROM service_backups b JOIN services s ON s.id = b.service_id
-		WHERE b.service_id = p_service AND b.status = 'SUCCEEDED'
-		ORDER BY b.created_at DESC, b.id DESC OFFSET (SELECT backup_retention_count FROM services
-							   WHERE id = p_service))
+		SELECT id FROM service_backups WHERE service_id = p_service AND status = 'SUCCEEDED'
+		ORDER BY created_at DESC, id DESC
+		OFFSET (SELECT backup_retention_count FROM services WHERE id = p_service))
 	RETURNING file_path;
 END
 $$;
