@@ -162,6 +162,7 @@ static const struct sw_api_column service_columns[] = {
 	{ "serverId", SW_DB_SERVICE_SERVER_ID, SW_API_COL_TEXT },
 	{ "createdAt", SW_DB_SERVICE_CREATED_AT, SW_API_COL_TEXT },
 	{ "updatedAt", SW_DB_SERVICE_UPDATED_AT, SW_API_COL_TEXT },
+	{ "port", SW_DB_SERVICE_PORT, SW_API_COL_JSON },
 };
 static const struct sw_api_object service_object = { service_columns, SW_ARRAY_SIZE(service_columns), 0 };
 static const struct sw_api_resource service = {
@@ -774,12 +775,15 @@ static const struct sw_route routes[] = {
 static const char schemas[] = "{"
 	"\"Service\":{\"type\":\"object\",\"required\":[\"id\",\"name\",\"description\",\"kind\","
 	"\"version\",\"status\",\"projectId\",\"environmentId\",\"serverId\",\"createdAt\","
-	"\"updatedAt\"],\"properties\":{\"id\":" ID_SCHEMA ","
+	"\"updatedAt\",\"port\"],\"properties\":{\"id\":" ID_SCHEMA ","
 	"\"name\":{\"$ref\":\"#/components/schemas/ResourceName\"},"
 	"\"description\":" DESCRIPTION_SCHEMA ",\"kind\":" KIND_SCHEMA ",\"version\":" VERSION_SCHEMA ","
 	"\"status\":{\"type\":\"string\",\"enum\":[\"CREATED\",\"RUNNING\",\"STOPPED\"]},"
 	"\"projectId\":" ID_SCHEMA ",\"environmentId\":" ID_SCHEMA ",\"serverId\":" ID_SCHEMA ","
-	"\"createdAt\":" TIME_SCHEMA ",\"updatedAt\":" TIME_SCHEMA "}},"
+	"\"createdAt\":" TIME_SCHEMA ",\"updatedAt\":" TIME_SCHEMA ","
+	"\"port\":{\"type\":\"integer\",\"minimum\":20000,\"maximum\":29999,\"description\":"
+	"\"Where the service listens on 127.0.0.1 of its server; allocated at creation, unique on "
+	"the server, kept for the service's life.\"}}},"
 	"\"ServiceList\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Service\"}},"
 	"\"ServiceCreate\":{\"type\":\"object\",\"additionalProperties\":false,"
 	"\"required\":[\"name\",\"kind\",\"environmentId\"],\"properties\":{"

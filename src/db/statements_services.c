@@ -9,7 +9,8 @@
 #define SERVICE_COLUMNS                                                                        \
 	"s.id, s.name, s.description, s.kind, s.version, s.status, s.project_id,"               \
 	" s.environment_id, s.server_id,"                                                       \
-	" " SW_SQL_TS("s.created_at") ", " SW_SQL_TS("s.updated_at") ", " SW_SQL_US("s.created_at")
+	" " SW_SQL_TS("s.created_at") ", " SW_SQL_TS("s.updated_at") ", s.port,"                 \
+	" " SW_SQL_US("s.created_at")
 
 const struct sw_db_stmt sw_db_stmt_service_create = {
 	.name = "service_create",

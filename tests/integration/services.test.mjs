@@ -1,6 +1,7 @@
 // Managed services: creation with generated credentials sealed at rest,
 // disclosed only by GET /services/:id/connection with an audit record per
-// call, versions per kind, strict field and filter validation, lifecycle
+// call, a port of its own on its server (allocated in SQL, also under
+// concurrent creations), versions per kind, strict field and filter validation, lifecycle
 // jobs, backups requested as queued work, the backup schedule and its
 // validation, and 404 across organizations.
 
@@ -17,7 +18,7 @@ after(h.cleanupAll);
 
 const sql = (q) => pg.psql(q, srv.dbName);
 const PASSWORD = /^[A-Za-z0-9_-]{43}$/;
-const SERVICE_KEYS = ['createdAt', 'description', 'environmentId', 'id', 'kind', 'name', 'projectId', 'serverId',
+const SERVICE_KEYS = ['createdAt', 'description', 'environmentId', 'id', 'kind', 'name', 'port', 'projectId', 'serverId',
 	'status', 'updatedAt', 'version'];
 const RANDOM_ID = '6f1c1f0e-8d2a-4a57-9d7e-3f0b6c7b2a11';
 
@@ -77,6 +78,7 @@ test('connection_is_the_only_answer_with_credentials_and_each_call_is_audited', 
 	assert.equal(c1.username, 'billing_db');
 	assert.match(c1.password, PASSWORD);
 	assert.equal(c1.url, `postgresql://billing_db:${c1.password}@127.0.0.1:${c1.port}/billing_db`);
+	assert.equal(s.port, c1.port, 'the service shows its port (not a secret)');
 	const c2 = await ok(connection(owner, s.id));
 	assert.deepEqual(c2, c1, 'the same credentials every time');
 

@@ -19,6 +19,7 @@ enum sw_db_service_col {
 	SW_DB_SERVICE_SERVER_ID,
 	SW_DB_SERVICE_CREATED_AT,
 	SW_DB_SERVICE_UPDATED_AT,
+	SW_DB_SERVICE_PORT,               /* on 127.0.0.1 of its server */
 	SW_DB_SERVICE_US,
 };
 
