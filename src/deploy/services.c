@@ -368,8 +368,9 @@ static int make_dirs(const char *dir, char *err, size_t errlen)
 		char c = *s;
 		*s = '\0';
 		if (mkdir(path, 0700) < 0 && errno != EEXIST) {
-			snprintf(err, errlen, "The backup directory %s cannot be made: %s.", path, strerror(errno));
-			return -errno;
+			int e = errno;
+			snprintf(err, errlen, "The backup directory %s cannot be made: %s.", path, strerror(e));
+			return -e;
 		}
 		if (!c)
 			return 0;

@@ -1,9 +1,9 @@
 // Managed services: creation with generated credentials sealed at rest,
 // disclosed only by GET /services/:id/connection with an audit record per
 // call, a port of its own on its server (allocated in SQL, also under
-// concurrent creations), versions per kind, strict field and filter validation, lifecycle
-// jobs, backups requested as queued work, the backup schedule and its
-// validation, and 404 across organizations.
+// concurrent creations), versions per kind, strict field and filter
+// validation, lifecycle jobs, backups requested as queued work, the backup
+// schedule and its validation, and 404 across organizations.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
