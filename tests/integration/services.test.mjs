@@ -336,6 +336,33 @@ test('a_backup_whose_job_ends_unsettled_is_failed_with_the_jobs_reason', async (
 	await ok(call(srv, 'DELETE', `/services/${s.id}`, owner), 204);
 });
 
+test('a_restore_is_queued_with_its_audit_record_and_one_waits_at_a_time', async () => {
+	const s = await ok(create(owner, { name: 'restored-db', kind: 'POSTGRESQL', environmentId: env }), 201);
+	const made = (await sql(`INSERT INTO service_backups (organization_id, service_id, status, size_bytes, file_path, sha256, started_at, finished_at)
+		SELECT organization_id, id, 'SUCCEEDED', 1, '/nowhere/' || g || '.pgdump', repeat('b', 64), now(), now()
+		FROM services, generate_series(1, 2) g WHERE id = '${s.id}' RETURNING id`)).trim().split('\n');
+	const [b1, b2] = made;
+	const j1 = await ok(call(srv, 'POST', `/services/${s.id}/backups/${b1}/restore`, owner), 202);
+	assert.deepEqual({ ...j1, id: 'x', createdAt: 'x' }, { id: 'x', queue: 'lifecycle', kind: 'service.restore', status: 'QUEUED',
+		targetType: 'service', targetId: s.id, createdAt: 'x' });
+	assert.equal((await sql(`SELECT payload->>'backupId' FROM jobs WHERE id = '${j1.id}'`)).trim(), b1);
+	const again = await ok(call(srv, 'POST', `/services/${s.id}/backups/${b1}/restore`, owner), 202);
+	assert.equal(again.id, j1.id, 'the same backup asked again answers its job');
+	h.assertError(await call(srv, 'POST', `/services/${s.id}/backups/${b2}/restore`, owner), 409, 'RESTORE_PENDING');
+	const audits = (await sql(`SELECT actor_user_id || ' ' || (metadata->>'backupId') || ' ' || (metadata->>'jobId') FROM audit_logs
+		WHERE action = 'service.backup.restore_requested' AND target_id = '${s.id}' ORDER BY created_at`)).trim().split('\n');
+	assert.deepEqual(audits, [`${owner.user.id} ${b1} ${j1.id}`, `${owner.user.id} ${b1} ${j1.id}`], 'who asked, each time');
+	// Another organization's principal finds neither.
+	h.assertError(await call(srv, 'POST', `/services/${s.id}/backups/${b1}/restore`, other), 404, 'NOT_FOUND');
+	h.assertError(await call(srv, 'GET', `/services/${s.id}/backups/${b1}/download`, other), 404, 'NOT_FOUND');
+	// A backup of another service is not this service's.
+	const s2 = await ok(create(owner, { name: 'other-db', kind: 'POSTGRESQL', environmentId: env }), 201);
+	h.assertError(await call(srv, 'POST', `/services/${s2.id}/backups/${b2}/restore`, owner), 404, 'NOT_FOUND');
+	h.assertError(await call(srv, 'GET', `/services/${s2.id}/backups/${b2}/download`, owner), 404, 'NOT_FOUND');
+	h.assertError(await call(srv, 'GET', `/services/${s.id}/backups/${b2}/download`, owner), 410, 'BACKUP_FILE_MISSING');
+	for (const x of [s, s2]) await ok(call(srv, 'DELETE', `/services/${x.id}`, owner), 204);
+});
+
 test('the_backup_schedule_is_read_set_and_validated', async () => {
 	const s = await ok(create(owner, { name: 'sched-db', kind: 'MYSQL', environmentId: env }), 201);
 	const url = `/services/${s.id}/backups/schedule`;
