@@ -5,8 +5,9 @@
 // credentials by Debian's clients (psql, redis-cli, mysql); backups that are files on the server
 // (size and SHA-256 recorded, downloadable), restores that bring destroyed
 // rows back, a damaged or missing dump that fails the restore and leaves the
-// running data alone, a schedule's due time that gives one backup, and the
-// retention count.
+// running data alone, a schedule's due time that gives one backup (two
+// replicas polling), the retention count, and a backup whose stewardd is
+// killed mid-dump that never ends SUCCEEDED without its whole file.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -299,4 +300,44 @@ test('a_due_time_gives_one_backup_and_retention_keeps_the_newest', async () => {
 	// Turned off: nothing waits any more.
 	await ok(w.call('PUT', `/services/${s.id}/backups/schedule`, { body: { enabled: false, frequency: 'HOURLY' } }));
 	assert.equal((await w.sql(`SELECT count(*) FROM jobs WHERE target_id = '${s.id}' AND kind = 'service.backup_due' AND status = 'QUEUED'`)).trim(), '0');
+});
+
+test('a_backup_killed_mid_way_never_succeeds_without_its_whole_file', async (t) => {
+	const { s, c } = pgA;
+	// Enough data that pg_dump is still writing when the container is frozen.
+	assert.ok(psql(c, "CREATE TABLE bulk AS SELECT g, md5(g::text) || md5((g * 7)::text) || md5((g * 13)::text) AS t FROM generate_series(1, 1500000) g").ok);
+	const b = await ok(w.call('POST', `/services/${s.id}/backups`), 202);
+	const final = `${w.srv.env.STEWARD_DATA_DIR}/backups/${s.id}/${b.id}.pgdump`;
+	const deadline = Date.now() + 60000 * h.SLACK;
+	while (!(fs.existsSync(`${final}.partial`) && fs.statSync(`${final}.partial`).size > 0)) {
+		assert.ok(Date.now() < deadline, 'the dump did not start');
+		await h.sleep(10);
+	}
+	const container = `sw-svc-${s.id.slice(0, 8)}${s.id.slice(9, 13)}`;
+	assert.equal((await dockerRequest('POST', `/containers/${container}/pause`)).status, 204);
+	const killed = w.srv;
+	killed.proc.kill('SIGKILL');
+	await killed.exited;
+	assert.equal((await w.sql(`SELECT status FROM service_backups WHERE id = '${b.id}'`)).trim(), 'RUNNING');
+	assert.ok(!fs.existsSync(final), 'no file under the backup\'s name while the dump is cut short');
+	assert.equal((await dockerRequest('POST', `/containers/${container}/unpause`)).status, 204);
+
+	// Another process reaps the dead worker's job: run again (or failed).
+	await w.restart();
+	let row;
+	for (;;) {
+		row = (await ok(w.call('GET', `/services/${s.id}/backups`))).find((x) => x.id === b.id);
+		if (['SUCCEEDED', 'FAILED'].includes(row.status)) break;
+		assert.ok(Date.now() < deadline + 60000 * h.SLACK, `the backup is still ${row.status}`);
+		await h.sleep(300);
+	}
+	t.diagnostic(`after the restart the backup ended ${row.status}${row.errorMessage ? `: ${row.errorMessage}` : ''}`);
+	if (row.status === 'SUCCEEDED') {
+		const bytes = fs.readFileSync(final);
+		assert.equal(bytes.length, row.sizeBytes);
+		assert.equal(sha(bytes), row.sha256, 'a SUCCEEDED backup has its whole file');
+		assert.ok(!fs.existsSync(`${final}.partial`));
+	} else {
+		assert.ok(!fs.existsSync(final), 'a FAILED backup has no file');
+	}
 });
