@@ -8,8 +8,10 @@
  *        its server (services.port, migration 0019), told through the
  *        exec-form command (postgres -p, mysqld --port, redis-server
  *        --port: no shell); its credentials (sealed to "service:<id>") as
- *        the image's environment (POSTGRES_*, MYSQL_*; Redis:
- *        --requirepass), its data in the named volume
+ *        the image's environment (POSTGRES_*, MYSQL_*; Redis: port, bind,
+ *        dir and requirepass in /data/steward-redis.conf, 0600, written
+ *        into the container before it starts, so the password is on no
+ *        command line), its data in the named volume
  *        sw-svc-<service id>-data (created with the label steward.service
  *        before the container, removed by service.delete after it).
  *        Nothing is ever pulled: a server without the image fails the
@@ -46,6 +48,10 @@
 
 #define SERVICE_ALL_CONTAINERS 1024 /* listed when looking a service's up */
 #define SERVICE_CREDENTIALS_MAX 1024
+/* Redis's settings file, in its data directory (the official image's
+ * entrypoint gives what is there to the user redis; 0600). */
+#define REDIS_CONF_NAME "steward-redis.conf"
+#define REDIS_CONF "/data/" REDIS_CONF_NAME
 
 struct service_kind {
 	const char *kind, *image, *data_dir, *dump_ext;
@@ -177,9 +183,9 @@ static int service_create(struct sw_pl *p, const char *name, char id[SW_DRIVER_I
 		cmd[0] = "mysqld", cmd[1] = "--port", cmd[2] = sport, cmd[3] = "--bind-address=127.0.0.1";
 		cmd[4] = "--loose-mysqlx=OFF";
 	} else {
-		cmd[0] = "redis-server", cmd[1] = "--port", cmd[2] = sport, cmd[3] = "--bind";
-		cmd[4] = "127.0.0.1", cmd[5] = "--dir", cmd[6] = k->data_dir, cmd[7] = "--requirepass";
-		cmd[8] = password;
+		/* Its settings, the password among them, in a file written into
+		 * the container before it starts: never on its command line. */
+		cmd[0] = "redis-server", cmd[1] = REDIS_CONF;
 	}
 	snprintf(vol, sizeof(vol), "sw-svc-%s-data:%s", sid, k->data_dir);
 	const char *mounts[2] = { vol, NULL };
@@ -199,6 +205,20 @@ static int service_create(struct sw_pl *p, const char *name, char id[SW_DRIVER_I
 		.restart_unless_stopped = true,
 	};
 	r = sw_driver_container_create(p->driver, &spec, id, err, errlen);
+	if (r == 0 && strcmp(k->kind, "REDIS") == 0) {
+		char conf[512];
+		int n = snprintf(conf, sizeof(conf), "port %u\nbind 127.0.0.1\ndir %s\nrequirepass %s\n",
+				 port, k->data_dir, password);
+		r = n > 0 && (size_t)n < sizeof(conf)
+			    ? sw_driver_container_put_file(p->driver, id, k->data_dir, REDIS_CONF_NAME, conf,
+							   (size_t)n, 0600, err, errlen)
+			    : -E2BIG;
+		OPENSSL_cleanse(conf, sizeof(conf));
+		if (r) {
+			char e[256];
+			sw_driver_container_remove(p->driver, id, e, sizeof(e));
+		}
+	}
 	OPENSSL_cleanse(e2, sizeof(e2));
 	OPENSSL_cleanse(e4, sizeof(e4));
 	json_decref(cred);

@@ -568,7 +568,9 @@ out:
 
 /* The file as a one-entry tar stream, read on demand. */
 struct tar_stream {
-	int fd;
+	int fd;              /* the file's bytes: from fd, or from mem when fd < 0 */
+	const char *mem;
+	unsigned mode;
 	uint64_t size, sent; /* of the file's bytes */
 	char header[512];
 	size_t header_off;
@@ -593,7 +595,7 @@ static void tar_header(struct tar_stream *s, const char *name)
 {
 	memset(s->header, 0, sizeof(s->header));
 	snprintf(s->header, 100, "%s", name);
-	tar_octal(s->header + 100, 8, 0644);
+	tar_octal(s->header + 100, 8, s->mode);
 	tar_octal(s->header + 108, 8, 0);
 	tar_octal(s->header + 116, 8, 0);
 	tar_octal(s->header + 124, 12, s->size);
@@ -622,9 +624,12 @@ static ssize_t tar_read(void *arg, char *out, size_t cap)
 	if (s->sent < s->size) {
 		size_t want = (size_t)SW_MIN((uint64_t)cap, s->size - s->sent);
 		ssize_t r;
-		do
-			r = pread(s->fd, out, want, (off_t)s->sent);
-		while (r < 0 && errno == EINTR);
+		if (s->fd < 0)
+			memcpy(out, s->mem + s->sent, want), r = (ssize_t)want;
+		else
+			do
+				r = pread(s->fd, out, want, (off_t)s->sent);
+			while (r < 0 && errno == EINTR);
 		if (r <= 0) {
 			s->error = r < 0 ? -errno : -EIO; /* shorter than it was: it changed */
 			return s->error;
@@ -639,10 +644,33 @@ static ssize_t tar_read(void *arg, char *out, size_t cap)
 }
 
 /* PUT the file (fd, size bytes) into the container's directory dir as name. */
+static int put_stream(struct sw_driver *d, const char *container, const char *dir, const char *name,
+		      struct tar_stream *ts, const volatile bool *cancel, char *err, size_t errlen);
+
 static int put_file(struct sw_driver *d, const char *container, const char *dir, const char *name,
 		    int fd, uint64_t size, const volatile bool *cancel, char *err, size_t errlen)
 {
-	struct tar_stream s = { .fd = fd, .size = size };
+	struct tar_stream s = { .fd = fd, .size = size, .mode = 0644 };
+	return put_stream(d, container, dir, name, &s, cancel, err, errlen);
+}
+
+int sw_driver_container_put_file(struct sw_driver *d, const char *container, const char *dir,
+				 const char *name, const void *data, size_t len, unsigned mode, char *err,
+				 size_t errlen)
+{
+	if (!container_ok(container) || !path_ok(dir) || !sw_driver_token_ok(name, "._-", 99) ||
+	    name[0] == '.' || mode > 07777) {
+		snprintf(err, errlen, "the container, directory or file name is not in the expected form");
+		return -EINVAL;
+	}
+	struct tar_stream s = { .fd = -1, .mem = data, .size = len, .mode = mode };
+	return put_stream(d, container, dir, name, &s, NULL, err, errlen);
+}
+
+static int put_stream(struct sw_driver *d, const char *container, const char *dir, const char *name,
+		      struct tar_stream *ts, const volatile bool *cancel, char *err, size_t errlen)
+{
+	struct tar_stream s = *ts;
 	tar_header(&s, name);
 	struct sw_buf url = { 0 };
 	int rc = engine_url(&url, "/containers/%s/archive?path=%s", container, dir);
@@ -656,7 +684,7 @@ static int put_file(struct sw_driver *d, const char *container, const char *dir,
 	rc = sw_driver_http_run(&h, ENGINE, err, errlen);
 	if (rc == 0 && h.status != 200) {
 		rc = sw_driver_status_errno(h.status);
-		sw_driver_answer_error(&h, "copying the backup into the service's container failed", err,
+		sw_driver_answer_error(&h, "copying a file into the service's container failed", err,
 				       errlen);
 	} else if (rc && s.error) {
 		snprintf(err, errlen, "the backup file could not be read while it was sent: %s",

@@ -207,6 +207,9 @@ test('only_a_backup_that_succeeded_is_restored_or_downloaded', async () => {
 
 test('a_redis_backup_brings_destroyed_keys_back_and_a_bad_rdb_changes_nothing', async () => {
 	const { s, c } = await running('cache', 'REDIS', '7');
+	const info = (await dockerRequest('GET', `/containers/sw-svc-${s.id.slice(0, 8)}${s.id.slice(9, 13)}/json`)).json();
+	assert.deepEqual(info.Config.Cmd, ['redis-server', '/data/steward-redis.conf']);
+	assert.ok(!JSON.stringify(info.Config).includes(c.password), 'the password is on no command line and in no environment');
 	for (let i = 0; i < 50; i++) assert.ok(redis(c, 'SET', `k${i}`, `v${i}`).ok);
 	const b = await backup(s);
 	assert.equal(b.status, 'SUCCEEDED', b.errorMessage);

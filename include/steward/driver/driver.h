@@ -231,6 +231,15 @@ int sw_driver_service_dump(struct sw_driver *d, const struct sw_service_target *
 int sw_driver_service_restore(struct sw_driver *d, const struct sw_service_target *t, const char *path,
 			      const char *sha256, const volatile bool *cancel, char *err, size_t errlen);
 
+/* Writes len bytes of data as the file dir/name (mode, owner 0:0) into the
+ * container, created or not yet started included (PUT /containers/{id}/archive;
+ * a volume mounted at dir receives it): how a secret reaches a program
+ * without its command line or environment. name: [A-Za-z0-9._-], not
+ * starting with '.'; dir absolute. The directory must exist. */
+int sw_driver_container_put_file(struct sw_driver *d, const char *container, const char *dir,
+				 const char *name, const void *data, size_t len, unsigned mode, char *err,
+				 size_t errlen);
+
 /* ---- host ---- */
 /* MemAvailable of the server, bytes, from <HOST_PROC_PATH or /proc>/meminfo.
  * -ENODATA when the kernel does not report it. */
