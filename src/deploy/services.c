@@ -6,12 +6,12 @@
  *        (postgres:<v>, mysql:<v>, redis:<v>), host networking, listening
  *        on 127.0.0.1 only, on the port the database gave the service on
  *        its server (services.port, migration 0019), told through the
- *        exec-form command (postgres -p, mysqld --port, redis-server
- *        --port: no shell); its credentials (sealed to "service:<id>") as
- *        the image's environment (POSTGRES_*, MYSQL_*; Redis: port, bind,
- *        dir and requirepass in /data/steward-redis.conf, 0600, written
- *        into the container before it starts, so the password is on no
- *        command line), its data in the named volume
+ *        exec-form command (postgres -p, mysqld --port: no shell); its
+ *        credentials (sealed to "service:<id>") as the image's environment
+ *        (POSTGRES_*, MYSQL_*); Redis gets port, bind, dir and requirepass
+ *        in /data/steward-redis.conf (0600), written into the container
+ *        before it starts, so its password is on no command line; its data
+ *        in the named volume
  *        sw-svc-<service id>-data (created with the label steward.service
  *        before the container, removed by service.delete after it).
  *        Nothing is ever pulled: a server without the image fails the
