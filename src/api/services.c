@@ -1,12 +1,13 @@
 /* Managed services: PostgreSQL, MySQL and Redis run for the organization on
  * one of its servers, with generated credentials and backups.
  *
- * Credentials are generated at creation: the host is the service's name
- * (its hostname on the server's private network, where applications reach
- * it), the port the kind's default (5432, 3306, 6379), the database and
- * user name the service's name with '-' written '_' (at most 32
+ * Credentials are generated at creation: the database and user name the service's name with '-' written '_' (at most 32
  * characters, MySQL's limit for a user name; Redis: user "default",
- * database "0"), and the password 32 random bytes as base64url. They are
+ * database "0"), and the password 32 random bytes as base64url. The
+ * service listens on 127.0.0.1 of its server on a port the database
+ * allocates per server at creation (20000-29999, unique on the server,
+ * kept for the service's life: migration 0020), where an application on
+ * that server reaches it (host networking). They are
  * one JSON object sealed with AES-256-GCM bound to "service:<id>" (the id
  * is chosen here before the insert for that reason) and stored only
  * sealed. GET /services/:id/connection is the only answer that carries them
@@ -38,8 +39,18 @@
  *   GET/PUT /services/:id/backups/schedule: enabled, frequency HOURLY
  *   (minute 0 of every hour), DAILY (at hourUtc) or WEEKLY (weekday at
  *   hourUtc), retentionCount 1..100 (default 7): the newest that many
- *   successful backups are kept. Off by default. */
+ *   successful backups are kept (older rows and files are removed after
+ *   each successful backup). Off by default. A due time gives one backup
+ *   however many replicas run (migration 0020).
+ * - A backup is a file on the service's server (src/deploy/services.c);
+ *   GET .../backups/:backupId/download sends it, POST .../restore queues
+ *   its restore with the audit record in the same transaction. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <openssl/crypto.h>
 #include "steward/base/log.h"
 #include "steward/base/seal.h"
@@ -54,7 +65,10 @@
 
 /* MySQL's longest user name; PostgreSQL allows 63. */
 #define SERVICE_USERNAME_MAX 32
-/* The sealed JSON object: five short members (the password is 43). */
+/* Where a service listens on its server: an application on that server
+ * reaches it there (host networking). */
+#define SERVICE_HOST "127.0.0.1"
+/* The sealed JSON object: three short members (the password is 43). */
 #define SERVICE_CREDENTIALS_MAX 512
 
 static const int err_list[] = { 404, 422, 503, 0 };
@@ -65,19 +79,21 @@ static const int err_delete[] = { 404, 503, 0 };
 static const int err_job[] = { 404, 503, 0 };
 static const int err_connection[] = { 404, 500, 503, 0 };
 static const int err_put[] = { 400, 404, 413, 415, 422, 503, 0 };
+static const int err_download[] = { 404, 409, 410, 500, 503, 0 };
+static const int err_restore[] = { 404, 409, 503, 0 };
 
 /* ---- kinds ---- */
 
 struct kind {
 	const char *name;   /* the API's */
 	const char *scheme; /* of the connection URL */
-	unsigned port;
+	const char *ext;    /* of a backup's file */
 	bool fixed_user;    /* Redis: user "default", database "0" */
 };
 static const struct kind kinds[] = {
-	{ "POSTGRESQL", "postgresql", 5432, false },
-	{ "MYSQL", "mysql", 3306, false },
-	{ "REDIS", "redis", 6379, true },
+	{ "POSTGRESQL", "postgresql", "pgdump", false },
+	{ "MYSQL", "mysql", "sql", false },
+	{ "REDIS", "redis", "rdb", true },
 };
 static const char *const kind_names[] = { "POSTGRESQL", "MYSQL", "REDIS", NULL };
 
@@ -147,6 +163,7 @@ static const struct sw_api_column service_columns[] = {
 	{ "serverId", SW_DB_SERVICE_SERVER_ID, SW_API_COL_TEXT },
 	{ "createdAt", SW_DB_SERVICE_CREATED_AT, SW_API_COL_TEXT },
 	{ "updatedAt", SW_DB_SERVICE_UPDATED_AT, SW_API_COL_TEXT },
+	{ "port", SW_DB_SERVICE_PORT, SW_API_COL_JSON },
 };
 static const struct sw_api_object service_object = { service_columns, SW_ARRAY_SIZE(service_columns), 0 };
 static const struct sw_api_resource service = {
@@ -202,11 +219,11 @@ static const char *credentials_sealed(struct sw_http_request *req, const char *i
 	int n = -1;
 	if (!SW_NEVER(!username_ok(user)) &&
 	    sw_random_token(password, sizeof(password), SW_TOKEN_RANDOM_BYTES) == 0)
-		/* Every value is [A-Za-z0-9_-]: nothing to escape. */
+		/* Every value is [A-Za-z0-9_-]: nothing to escape. Host and port
+		 * are not secrets: the connection answer takes them from the row. */
 		n = snprintf(plain, sizeof(plain),
-			     "{\"host\":\"%s\",\"port\":%u,\"database\":\"%s\",\"username\":\"%s\","
-			     "\"password\":\"%s\"}",
-			     name, k->port, k->fixed_user ? "0" : user, user, password);
+			     "{\"database\":\"%s\",\"username\":\"%s\",\"password\":\"%s\"}",
+			     k->fixed_user ? "0" : user, user, password);
 	sw_seal_aad_service(aad, id);
 	if (n > 0 && (size_t)n < sizeof(plain)) {
 		size_t cap = sw_seal_size((size_t)n);
@@ -327,16 +344,16 @@ static void answer_credentials(struct sw_http_request *req, const struct kind *k
 	struct sw_buf buf = { 0 }, url = { 0 };
 	struct sw_json j;
 	if (sw_buf_reserve(&buf, 1024) < 0 || sw_buf_reserve(&url, 512) < 0 ||
-	    sw_buf_appendf(&url, "%s://%.*s:%.*s@%.*s:%lld/%.*s", k->scheme, (int)c->username.len,
-			   c->username.ptr, (int)c->password.len, c->password.ptr, (int)c->host.len,
-			   c->host.ptr, (long long)c->port, (int)c->database.len, c->database.ptr) < 0) {
+	    sw_buf_appendf(&url, "%s://%.*s:%.*s@" SERVICE_HOST ":%lld/%.*s", k->scheme,
+			   (int)c->username.len, c->username.ptr, (int)c->password.len, c->password.ptr,
+			   c->port, (int)c->database.len, c->database.ptr) < 0) {
 		sw_api_internal_error(req);
 		goto out;
 	}
 	sw_http_json_begin(req, &buf, &j);
 	sw_json_object_begin(&j);
 	sw_json_key(&j, "host");
-	sw_json_string(&j, c->host);
+	sw_json_string(&j, SW_STR(SERVICE_HOST));
 	sw_json_key(&j, "port");
 	sw_json_int(&j, c->port);
 	sw_json_key(&j, "database");
@@ -378,6 +395,8 @@ static void connection_read(void *arg, const PGresult *res, const struct sw_db_e
 			  sizeof(plain), &n);
 	bool parsed = r == 0 && sw_service_credentials_parse(plain, n, &c) == 0;
 	OPENSSL_cleanse(plain, sizeof(plain));
+	if (parsed) /* where it listens: the service's row, not a secret */
+		c.port = atoll(PQgetvalue(res, 0, SW_DB_SERVICE_CONNECTION_PORT));
 	if (k && parsed) {
 		answer_credentials(req, k, &c);
 	} else {
@@ -414,6 +433,8 @@ static const struct sw_api_column backup_columns[] = {
 	{ "startedAt", SW_DB_SERVICE_BACKUP_STARTED_AT, SW_API_COL_NULLABLE },
 	{ "finishedAt", SW_DB_SERVICE_BACKUP_FINISHED_AT, SW_API_COL_NULLABLE },
 	{ "createdAt", SW_DB_SERVICE_BACKUP_CREATED_AT, SW_API_COL_TEXT },
+	{ "sha256", SW_DB_SERVICE_BACKUP_SHA256, SW_API_COL_NULLABLE },
+	{ "scheduledFor", SW_DB_SERVICE_BACKUP_SCHEDULED_FOR, SW_API_COL_NULLABLE },
 };
 static const struct sw_api_object backup_object = { backup_columns, SW_ARRAY_SIZE(backup_columns), 0 };
 static const struct sw_api_resource backup = {
@@ -438,6 +459,94 @@ static void backups_request(struct sw_http_request *req)
 	const char *params[3] = { req->principal.organization_id, op->target_id,
 				  req->principal.user_id };
 	row_op_query(op, &sw_db_stmt_service_backup_request, params, 3);
+}
+
+/* ---- a backup's file and its restore ---- */
+
+struct backup_req {
+	struct sw_http_request *req;
+	char service[37], backup[37];
+};
+
+static struct backup_req *backup_req_new(struct sw_http_request *req)
+{
+	struct backup_req *b = sw_api_state_new(req, sizeof(*b));
+	if (!b || !sw_api_path_ids(req, b->service, b->backup))
+		return NULL;
+	b->req = req;
+	return b;
+}
+
+static void backup_file_found(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct backup_req *b = arg;
+	struct sw_http_request *req = b->req;
+	if (!sw_api_found(req, res, err))
+		return;
+	if (strcmp(PQgetvalue(res, 0, SW_DB_SERVICE_BACKUP_FILE_STATUS), "SUCCEEDED") != 0) {
+		sw_http_error(req, 409, "BACKUP_NOT_READY", "Only a backup that succeeded has a file.");
+		return;
+	}
+	const char *path = PQgetvalue(res, 0, SW_DB_SERVICE_BACKUP_FILE_PATH);
+	const struct kind *k = kind_of(PQgetvalue(res, 0, SW_DB_SERVICE_BACKUP_FILE_KIND));
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat sb;
+	if (fd < 0 || fstat(fd, &sb) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		if (e == ENOENT) {
+			sw_http_error(req, 410, "BACKUP_FILE_MISSING", "The backup's file is no longer on "
+				      "the service's server.");
+			return;
+		}
+		sw_log_error("backup %s: its file cannot be read: %s", b->backup, strerror(e));
+		sw_api_internal_error(req);
+		return;
+	}
+	char disposition[128], etag[80];
+	snprintf(disposition, sizeof(disposition), "attachment; filename=\"%s.%s\"", b->backup,
+		 k ? k->ext : "dump");
+	snprintf(etag, sizeof(etag), "\"%s\"", PQgetvalue(res, 0, SW_DB_SERVICE_BACKUP_FILE_SHA256));
+	sw_http_add_header(req, "Content-Disposition", sw_str_cstr(disposition));
+	sw_http_add_header(req, "ETag", sw_str_cstr(etag));
+	sw_http_respond_file(req, 200, "application/octet-stream", fd, 0, (uint64_t)sb.st_size);
+}
+
+static void backup_download(struct sw_http_request *req)
+{
+	struct backup_req *b = backup_req_new(req);
+	if (!b)
+		return;
+	const char *params[3] = { req->principal.organization_id, b->service, b->backup };
+	/* A dump is all of the service's data: its disclosure is recorded with
+	 * the read that grants it. */
+	char meta[64];
+	snprintf(meta, sizeof(meta), "{\"backupId\":\"%s\"}", b->backup); /* a UUID */
+	sw_api_query_audited(req, &sw_db_stmt_service_backup_file, params, 3,
+			     "service.backup.downloaded", "service", b->service, meta, backup_file_found, b);
+}
+
+/* The job's columns (sw_db_stmt_service_restore_request). */
+static const struct sw_api_column restore_job_columns[] = {
+	{ "id", 0, SW_API_COL_TEXT },         { "queue", 1, SW_API_COL_TEXT },
+	{ "kind", 2, SW_API_COL_TEXT },       { "status", 3, SW_API_COL_TEXT },
+	{ "targetType", 4, SW_API_COL_TEXT }, { "targetId", 5, SW_API_COL_TEXT },
+	{ "createdAt", 6, SW_API_COL_TEXT },
+};
+static const struct sw_api_object restore_job_object = { restore_job_columns,
+							 SW_ARRAY_SIZE(restore_job_columns), 0 };
+
+/* The audit record is written by the statement, with the job. */
+static void backup_restore(struct sw_http_request *req)
+{
+	struct row_op *op = row_op_new(req, NULL, 202, &restore_job_object);
+	struct backup_req *b = op ? backup_req_new(req) : NULL;
+	if (!b)
+		return;
+	const char *params[5] = { req->principal.organization_id, b->service, b->backup,
+				  req->principal.user_id, sw_http_peer_address(req) };
+	sw_api_query(req, &sw_db_stmt_service_restore_request, params, 5, row_answered, op);
 }
 
 /* ---- backup schedule ---- */
@@ -527,8 +636,9 @@ static const struct sw_route routes[] = {
 	    "?name= (exact)." PAGE_DOC, "Services", NULL, "ServiceList", 200, err_list,
 	    "limit cursor order kind serverId projectId environmentId status name" } },
 	{ SW_HTTP_POST, "/services", SW_ACCESS_SESSION, services_create, B, 0,
-	  { "Create a managed service", "Generates the credentials (host: the service's name; the "
-	    "kind's port 5432, 3306 or 6379; database and user: the name with '-' as '_', at most "
+	  { "Create a managed service", "Allocates the service's port on its server (20000-29999, "
+	    "unique there, kept for the service's life; it listens on 127.0.0.1 of the server) and "
+	    "generates the credentials (database and user: the name with '-' as '_', at most "
 	    "32 characters, Redis: user default and database 0; a password of 32 random bytes) and "
 	    "stores them sealed; only GET /services/{id}/connection discloses them. version: "
 	    "POSTGRESQL 13, 14, 15, 16 or 17 (default 17), MYSQL 8.0 or 8.4 (default 8.4), REDIS 6 "
@@ -567,8 +677,42 @@ static const struct sw_route routes[] = {
 	{ SW_HTTP_POST, "/services/:id/backups", SW_ACCESS_SESSION, backups_request, 0, 0,
 	  { "Request a backup now", "Records a backup (QUEUED) and queues its lifecycle job "
 	    "\"service.backup\" (jobId) in one transaction; 202 with the backup. While a backup "
-	    "of the service is still queued, asking again answers that one." RESOURCE_DOC,
+	    "of the service is still queued, asking again answers that one. The runner dumps the "
+	    "running service with its own tool inside its container (pg_dump --format=custom, "
+	    "mysqldump --single-transaction, Redis BGSAVE then its RDB file) into a file on the "
+	    "service's server, written under a temporary name, fsynced and renamed before the "
+	    "backup becomes SUCCEEDED with sizeBytes and sha256; any failure is FAILED with "
+	    "errorMessage (a service that is not running: \"start it before taking a backup\")."
+	    RESOURCE_DOC,
 	    "Services", NULL, "ServiceBackup", 202, err_job } },
+	{ SW_HTTP_GET, "/services/:id/backups/:backupId/download", SW_ACCESS_SESSION, backup_download,
+	  0, 0,
+	  { .summary = "Download a backup's dump",
+	    .description = "The dump file as the service's own tool wrote it (PostgreSQL: pg_dump "
+	    "custom format, for pg_restore; MySQL: mysqldump SQL text; Redis: the RDB file), as "
+	    "application/octet-stream with Content-Disposition: attachment and ETag: the SHA-256 "
+	    "(hex) recorded when it was taken; sent without copying it through the server's memory. "
+	    "409 BACKUP_NOT_READY unless the backup SUCCEEDED; 410 BACKUP_FILE_MISSING when the "
+	    "file is no longer on the server. Each download writes the audit record "
+	    "service.backup.downloaded (a dump is all of the service's data)." RESOURCE_DOC,
+	    .tag = "Services", .success_status = 200, .error_statuses = err_download,
+	    .media_type = "application/octet-stream" } },
+	{ SW_HTTP_POST, "/services/:id/backups/:backupId/restore", SW_ACCESS_SESSION, backup_restore,
+	  0, 0,
+	  { "Restore a backup", "Queues a lifecycle job \"service.restore\" (202 with the job) and "
+	    "writes the audit record service.backup.restore_requested (who, from which address, "
+	    "backupId, jobId) in the same transaction. The runner checks the file against its "
+	    "recorded SHA-256 first: a missing or damaged file fails the job (\"... nothing was "
+	    "restored.\") and the running data is untouched. PostgreSQL: pg_restore --clean "
+	    "--if-exists --single-transaction (all or nothing; objects the dump does not hold are "
+	    "left as they are); MySQL: the dump (DROP and CREATE of each table it holds) run by the "
+	    "mysql client, not as one transaction; Redis: the file checked by redis-check-rdb, then "
+	    "swapped in while Redis is stopped and Redis started again (the whole dataset is the "
+	    "dump's). The service must be running. 409 "
+	    "BACKUP_NOT_RESTORABLE unless the backup SUCCEEDED; 409 RESTORE_PENDING while a "
+	    "restore of another backup of the service is queued (asking again for the same one "
+	    "answers its job)." RESOURCE_DOC,
+	    "Services", NULL, "Job", 202, err_restore } },
 	{ SW_HTTP_GET, "/services/:id/backups/schedule", SW_ACCESS_SESSION, schedule_get, 0, 0,
 	  { "Get a service's backup schedule", "Off by default (DAILY at 03:00 UTC, 7 kept, when "
 	    "enabled). nextRunAt is null when disabled." RESOURCE_DOC, "Services", NULL,
@@ -578,7 +722,9 @@ static const struct sw_route routes[] = {
 	    "required; HOURLY runs at minute 0 of every hour (no hourUtc, no weekday); DAILY at "
 	    "hourUtc:00 UTC (hourUtc 0-23 required); WEEKLY on weekday at hourUtc:00 UTC (both "
 	    "required). retentionCount 1-100 (default 7): how many of the newest successful "
-	    "backups are kept." RESOURCE_DOC, "Services", "ServiceBackupScheduleUpdate",
+	    "backups are kept (older ones, rows and files, are removed after each successful "
+	    "backup). Each due time (nextRunAt) gives one backup (scheduledFor), however many "
+	    "replicas of Steward run." RESOURCE_DOC, "Services", "ServiceBackupScheduleUpdate",
 	    "ServiceBackupSchedule", 200, err_put } },
 };
 
@@ -600,12 +746,15 @@ static const struct sw_route routes[] = {
 static const char schemas[] = "{"
 	"\"Service\":{\"type\":\"object\",\"required\":[\"id\",\"name\",\"description\",\"kind\","
 	"\"version\",\"status\",\"projectId\",\"environmentId\",\"serverId\",\"createdAt\","
-	"\"updatedAt\"],\"properties\":{\"id\":" ID_SCHEMA ","
+	"\"updatedAt\",\"port\"],\"properties\":{\"id\":" ID_SCHEMA ","
 	"\"name\":{\"$ref\":\"#/components/schemas/ResourceName\"},"
 	"\"description\":" DESCRIPTION_SCHEMA ",\"kind\":" KIND_SCHEMA ",\"version\":" VERSION_SCHEMA ","
 	"\"status\":{\"type\":\"string\",\"enum\":[\"CREATED\",\"RUNNING\",\"STOPPED\"]},"
 	"\"projectId\":" ID_SCHEMA ",\"environmentId\":" ID_SCHEMA ",\"serverId\":" ID_SCHEMA ","
-	"\"createdAt\":" TIME_SCHEMA ",\"updatedAt\":" TIME_SCHEMA "}},"
+	"\"createdAt\":" TIME_SCHEMA ",\"updatedAt\":" TIME_SCHEMA ","
+	"\"port\":{\"type\":\"integer\",\"minimum\":20000,\"maximum\":29999,\"description\":"
+	"\"Where the service listens on 127.0.0.1 of its server; allocated at creation, unique on "
+	"the server, kept for the service's life.\"}}},"
 	"\"ServiceList\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Service\"}},"
 	"\"ServiceCreate\":{\"type\":\"object\",\"additionalProperties\":false,"
 	"\"required\":[\"name\",\"kind\",\"environmentId\"],\"properties\":{"
@@ -620,16 +769,23 @@ static const char schemas[] = "{"
 	"\"username\",\"password\",\"url\"],\"properties\":{\"host\":{\"type\":\"string\"},"
 	"\"port\":{\"type\":\"integer\"},\"database\":{\"type\":\"string\"},"
 	"\"username\":{\"type\":\"string\"},\"password\":{\"type\":\"string\"},"
-	"\"url\":{\"type\":\"string\",\"examples\":[\"postgresql://db:secret@db:5432/db\"]}}},"
+	"\"url\":{\"type\":\"string\",\"examples\":[\"postgresql://db:secret@127.0.0.1:20000/db\"]}},"
+	"\"description\":\"host is 127.0.0.1 and port the service's own on its server: an "
+	"application on that server reaches it there.\"},"
 	"\"ServiceBackup\":{\"type\":\"object\",\"required\":[\"id\",\"serviceId\",\"status\","
-	"\"sizeBytes\",\"errorMessage\",\"jobId\",\"startedAt\",\"finishedAt\",\"createdAt\"],"
+	"\"sizeBytes\",\"errorMessage\",\"jobId\",\"startedAt\",\"finishedAt\",\"createdAt\","
+	"\"sha256\",\"scheduledFor\"],"
 	"\"properties\":{\"id\":" ID_SCHEMA ",\"serviceId\":" ID_SCHEMA ","
 	"\"status\":{\"type\":\"string\",\"enum\":[\"QUEUED\",\"RUNNING\",\"SUCCEEDED\",\"FAILED\"]},"
 	"\"sizeBytes\":{\"type\":[\"integer\",\"null\"],\"minimum\":0},"
 	"\"errorMessage\":{\"type\":[\"string\",\"null\"]},"
 	"\"jobId\":{\"type\":[\"string\",\"null\"],\"format\":\"uuid\"},"
 	"\"startedAt\":" NULLABLE_TIME_SCHEMA ",\"finishedAt\":" NULLABLE_TIME_SCHEMA ","
-	"\"createdAt\":" TIME_SCHEMA "}},"
+	"\"createdAt\":" TIME_SCHEMA ","
+	"\"sha256\":{\"type\":[\"string\",\"null\"],\"pattern\":\"^[0-9a-f]{64}$\","
+	"\"description\":\"Of the dump file, once SUCCEEDED.\"},"
+	"\"scheduledFor\":{\"type\":[\"string\",\"null\"],\"format\":\"date-time\","
+	"\"description\":\"The schedule's due time that made it; null: asked for.\"}}},"
 	"\"ServiceBackupList\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ServiceBackup\"}},"
 	"\"ServiceBackupSchedule\":{\"type\":\"object\",\"required\":[\"enabled\",\"frequency\","
 	"\"hourUtc\",\"weekday\",\"retentionCount\",\"nextRunAt\",\"updatedAt\"],\"properties\":{"

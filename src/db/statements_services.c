@@ -1,5 +1,6 @@
 /* Statements of managed services, their backups and backup schedules
- * (tables and functions in migration 0010). The sealed credentials are
+ * (tables and functions in migrations 0010 and 0019), the API's and the
+ * runners'. The sealed credentials are
  * read by one statement only, the one that also writes the audit record
  * of their disclosure (service_connection). */
 #include "db/sql.h"
@@ -8,7 +9,8 @@
 #define SERVICE_COLUMNS                                                                        \
 	"s.id, s.name, s.description, s.kind, s.version, s.status, s.project_id,"               \
 	" s.environment_id, s.server_id,"                                                       \
-	" " SW_SQL_TS("s.created_at") ", " SW_SQL_TS("s.updated_at") ", " SW_SQL_US("s.created_at")
+	" " SW_SQL_TS("s.created_at") ", " SW_SQL_TS("s.updated_at") ", s.port,"                 \
+	" " SW_SQL_US("s.created_at")
 
 const struct sw_db_stmt sw_db_stmt_service_create = {
 	.name = "service_create",
@@ -95,20 +97,21 @@ const struct sw_db_stmt sw_db_stmt_service_job = {
 
 const struct sw_db_stmt sw_db_stmt_service_connection = {
 	.name = "service_connection",
-	.sql = "WITH s AS (SELECT organization_id, id, name, kind, credentials_sealed FROM services"
+	.sql = "WITH s AS (SELECT organization_id, id, name, kind, credentials_sealed, port FROM services"
 	       "  WHERE organization_id = $1::uuid AND id = $2::uuid),"
 	       " a AS (INSERT INTO audit_logs (organization_id, actor_user_id, action, target_type,"
 	       "  target_id, ip, metadata)"
 	       "  SELECT s.organization_id, $3::uuid, 'service.connection.viewed', 'service', s.id::text,"
 	       "  $4, jsonb_build_object('name', s.name) FROM s)"
-	       " SELECT s.id, s.name, s.kind, s.credentials_sealed FROM s",
+	       " SELECT s.id, s.name, s.kind, s.credentials_sealed, s.port FROM s",
 	.nparams = 4,
 };
 
 #define BACKUP_COLUMNS                                                                          \
 	"b.id, b.service_id, b.status, b.size_bytes, b.error_message, b.job_id,"                 \
 	" " SW_SQL_TS("b.started_at") ", " SW_SQL_TS("b.finished_at") ","                        \
-	" " SW_SQL_TS("b.created_at") ", " SW_SQL_US("b.created_at")
+	" " SW_SQL_TS("b.created_at") ", b.sha256, " SW_SQL_TS("b.scheduled_for") ","            \
+	" " SW_SQL_US("b.created_at")
 
 const struct sw_db_stmt sw_db_stmt_service_backups_list = {
 	.name = "service_backups_list",
@@ -129,8 +132,7 @@ const struct sw_db_stmt sw_db_stmt_service_backup_request = {
 
 #define SCHEDULE_COLUMNS                                                                        \
 	"backup_enabled, backup_frequency, backup_hour_utc, backup_weekday, backup_retention_count," \
-	" " SW_SQL_TS("steward_backup_next_run(backup_enabled, backup_frequency, backup_hour_utc,"   \
-		      " backup_weekday, now())") ","                                                 \
+	" " SW_SQL_TS("backup_next_run_at") ","                                                  \
 	" " SW_SQL_TS("backup_schedule_updated_at")
 
 const struct sw_db_stmt sw_db_stmt_service_schedule_get = {
@@ -142,13 +144,81 @@ const struct sw_db_stmt sw_db_stmt_service_schedule_get = {
 
 const struct sw_db_stmt sw_db_stmt_service_schedule_set = {
 	.name = "service_schedule_set",
-	.sql = "UPDATE services SET backup_enabled = $3::boolean, backup_frequency = $4,"
-	       " backup_hour_utc = $5::integer, backup_weekday = $6,"
-	       " backup_retention_count = $7::integer, backup_schedule_updated_at = now()"
-	       " WHERE organization_id = $1::uuid AND id = $2::uuid RETURNING " SCHEDULE_COLUMNS,
+	.sql = "SELECT " SCHEDULE_COLUMNS " FROM steward_service_schedule_set($1::uuid, $2::uuid,"
+	       " $3::boolean, $4, $5::integer, $6, $7::integer)",
 	.nparams = 7,
 	.audited = &(struct sw_db_audited){ .id_col = -1, .name_col = -1, .ncols = 2,
 					    .metadata_sql = "jsonb_build_object('frequency', c1)" },
+};
+
+/* ---- backup files and restores (migration 0020) ---- */
+
+const struct sw_db_stmt sw_db_stmt_service_backup_file = {
+	.name = "service_backup_file",
+	.sql = "SELECT b.status, b.file_path, b.size_bytes, b.sha256, s.kind FROM service_backups b"
+	       " JOIN services s ON s.id = b.service_id"
+	       " WHERE b.organization_id = $1::uuid AND b.service_id = $2::uuid AND b.id = $3::uuid",
+	.nparams = 3,
+	/* A download is recorded with the read that grants it (c0: status). */
+	.audited = &(struct sw_db_audited){ .id_col = -1, .name_col = -1, .ncols = 1,
+					    .when_sql = "c0 = 'SUCCEEDED'" },
+};
+
+const struct sw_db_stmt sw_db_stmt_service_restore_request = {
+	.name = "service_restore_request",
+	.sql = "SELECT j.id, j.queue, j.kind, j.status, j.target_type, j.target_id,"
+	       " " SW_SQL_TS("j.created_at")
+	       " FROM steward_service_restore_request($1::uuid, $2::uuid, $3::uuid, $4::uuid, $5) j",
+	.nparams = 5,
+};
+
+/* ---- the runners' ---- */
+
+#define SVC_RT_COLUMNS                                                                          \
+	"s.id, s.name, s.kind, s.version, s.credentials_sealed, v.is_local, s.port"
+
+const struct sw_db_stmt sw_db_stmt_svc_rt_service = {
+	.name = "svc_rt_service",
+	.sql = "SELECT " SVC_RT_COLUMNS ", NULL, NULL"
+	       " FROM services s JOIN servers v ON v.id = s.server_id WHERE s.id = $1::uuid",
+	.nparams = 1,
+};
+
+const struct sw_db_stmt sw_db_stmt_svc_rt_backup_begin = {
+	.name = "svc_rt_backup_begin",
+	.sql = "UPDATE service_backups b SET status = 'RUNNING', started_at = now(), error_message = NULL"
+	       " FROM services s JOIN servers v ON v.id = s.server_id"
+	       " WHERE b.id = $1::uuid AND b.status IN ('QUEUED', 'RUNNING') AND s.id = b.service_id"
+	       " RETURNING " SVC_RT_COLUMNS ", b.file_path, b.sha256",
+	.nparams = 1,
+};
+
+const struct sw_db_stmt sw_db_stmt_svc_rt_backup_succeed = {
+	.name = "svc_rt_backup_succeed",
+	.sql = "UPDATE service_backups SET status = 'SUCCEEDED', file_path = $2, size_bytes = $3::bigint,"
+	       " sha256 = $4, finished_at = now() WHERE id = $1::uuid AND status = 'RUNNING' RETURNING id",
+	.nparams = 4,
+};
+
+const struct sw_db_stmt sw_db_stmt_svc_rt_backups_retain = {
+	.name = "svc_rt_backups_retain",
+	.sql = "SELECT f FROM steward_service_backups_retain($1::uuid) f",
+	.nparams = 1,
+};
+
+const struct sw_db_stmt sw_db_stmt_svc_rt_restore_load = {
+	.name = "svc_rt_restore_load",
+	.sql = "SELECT " SVC_RT_COLUMNS ", b.file_path, b.sha256"
+	       " FROM service_backups b JOIN services s ON s.id = b.service_id"
+	       " JOIN servers v ON v.id = s.server_id"
+	       " WHERE b.id = $1::uuid AND s.id = $2::uuid AND b.status = 'SUCCEEDED'",
+	.nparams = 2,
+};
+
+const struct sw_db_stmt sw_db_stmt_svc_rt_backup_due = {
+	.name = "svc_rt_backup_due",
+	.sql = "SELECT b.id FROM steward_service_backup_due($1::uuid, $2::timestamptz) b",
+	.nparams = 2,
 };
 
 static const struct sw_db_stmt *const list[] = {
@@ -158,5 +228,9 @@ static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_service_job,            &sw_db_stmt_service_connection,
 	&sw_db_stmt_service_backups_list,   &sw_db_stmt_service_backup_request,
 	&sw_db_stmt_service_schedule_get,   &sw_db_stmt_service_schedule_set,
+	&sw_db_stmt_service_backup_file,    &sw_db_stmt_service_restore_request,
+	&sw_db_stmt_svc_rt_service,         &sw_db_stmt_svc_rt_backup_begin,
+	&sw_db_stmt_svc_rt_backup_succeed,  &sw_db_stmt_svc_rt_backups_retain,
+	&sw_db_stmt_svc_rt_restore_load,    &sw_db_stmt_svc_rt_backup_due,
 };
 const struct sw_db_stmt_group sw_db_services_statements = { list, SW_ARRAY_SIZE(list) };

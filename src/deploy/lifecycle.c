@@ -1,4 +1,4 @@
-/* The lifecycle jobs of applications and services, and the recovery of a
+/* The lifecycle jobs of applications (services: services.c), and the recovery of a
  * deployment that did not finish ("runtime.recover", migration 0015): one
  * FAILED or CANCELLED in flight has what it started removed and the
  * earlier version put back; one whose worker died in FINISHING (recorded
@@ -28,17 +28,7 @@
  * A start of an application that has no container (never deployed, or
  * its containers removed by hand) fails: "deploy it first".
  *
- * Services (target: the service): one container "sw-svc-<first 12 hex of
- * the service id>" from the kind's official image at the service's version
- * (postgres:<v>, mysql:<v>, redis:<v>), host networking on the kind's
- * port, its credentials (sealed to "service:<id>") as the image's
- * environment (POSTGRES_*, MYSQL_*; Redis: --requirepass), its data in the
- * named volume sw-svc-<service id>-data (created with the label
- * steward.service before the container, removed by service.delete after
- * it). Nothing is ever pulled: a server
- * without the image fails the start with "the image ... is not present on
- * the server and cannot be pulled". service.backup fails with a reason:
- * the driver cannot run a command in a container yet.
+ * The services' jobs are in services.c.
  *
  * Every job that changes an application's containers holds its runtime
  * lock (pipeline.c), so it never interleaves with a deploy. */
@@ -49,13 +39,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>
-#include <openssl/crypto.h>
 #include "steward/base/log.h"
 #include "steward/base/seal.h"
 #include "deploy/pipeline_internal.h"
-
-#define SW_PL_ALL_CONTAINERS 1024 /* listed when looking a service's up */
-#define SW_PL_CREDENTIALS_MAX 1024
 
 static const char *bare(const char *name)
 {
@@ -334,221 +320,4 @@ int sw_pl_recover(struct sw_job *job, void *ctx, char *err, size_t errlen)
 out:
 	sw_pl_release(&p);
 	return r;
-}
-
-/* ---- services ---- */
-
-struct service_kind {
-	const char *kind, *image, *data_dir;
-	unsigned port;
-};
-static const struct service_kind service_kinds[] = {
-	{ "POSTGRESQL", "postgres", "/var/lib/postgresql/data", 5432 },
-	{ "MYSQL", "mysql", "/var/lib/mysql", 3306 },
-	{ "REDIS", "redis", "/data", 6379 },
-};
-
-static const struct service_kind *service_kind(const char *kind)
-{
-	for (size_t i = 0; kind && i < SW_ARRAY_SIZE(service_kinds); i++)
-		if (strcmp(service_kinds[i].kind, kind) == 0)
-			return &service_kinds[i];
-	return NULL;
-}
-
-static void service_container_name(char out[SW_PL_NAME_MAX], const char *id)
-{
-	snprintf(out, SW_PL_NAME_MAX, "sw-svc-%.8s%.4s", id, id + 9);
-}
-
-/* The container of the service named name: its id and state, or id "" when
- * there is none. */
-static int service_container(struct sw_pl *p, const char *name, char id[SW_DRIVER_ID_MAX],
-			     char state[24], char *err, size_t errlen)
-{
-	id[0] = state[0] = '\0';
-	struct sw_container_info *c = calloc(SW_PL_ALL_CONTAINERS, sizeof(*c));
-	size_t n = 0;
-	if (!c) {
-		snprintf(err, errlen, "Out of memory.");
-		return -ENOMEM;
-	}
-	int r = sw_driver_containers_list(p->driver, NULL, c, SW_PL_ALL_CONTAINERS, &n, err, errlen);
-	for (size_t i = 0; r == 0 && i < n; i++)
-		if (strcmp(bare(c[i].name), name) == 0) {
-			snprintf(id, SW_DRIVER_ID_MAX, "%s", c[i].id);
-			snprintf(state, 24, "%s", c[i].state);
-		}
-	free(c);
-	return r;
-}
-
-/* Creates the service's container from the row of p (rt_service). */
-static int service_create(struct sw_pl *p, const char *name, char id[SW_DRIVER_ID_MAX], char *err,
-			  size_t errlen)
-{
-	const char *sid = sw_pl_col(p, SW_DB_RT_SERVICE_ID);
-	const struct service_kind *k = service_kind(sw_pl_col(p, SW_DB_RT_SERVICE_KIND));
-	if (!k) {
-		snprintf(err, errlen, "The service's kind is not one Steward runs.");
-		return -EINVAL;
-	}
-	char image[SW_DRIVER_TAG_MAX];
-	snprintf(image, sizeof(image), "%s:%s", k->image, sw_pl_col(p, SW_DB_RT_SERVICE_VERSION));
-	if (!sw_driver_image_exists(p->driver, image)) {
-		snprintf(err, errlen, "The image %s is not present on the server and cannot be pulled "
-			 "(Steward never pulls images): load it on the server first.", image);
-		return -ENOENT;
-	}
-	/* Its data volume, labelled, before anything secret is unsealed. */
-	char data[128];
-	snprintf(data, sizeof(data), "sw-svc-%s-data", sid);
-	struct sw_volume_spec volume = { .name = data, .service_id = sid };
-	int r = sw_driver_volume_create(p->driver, &volume, err, errlen);
-	if (r)
-		return r;
-	char plain[SW_PL_CREDENTIALS_MAX];
-	char aad[SW_SEAL_AAD_MAX];
-	sw_seal_aad_service(aad, sid);
-	r = sw_pl_unseal_text(sw_pl_col(p, SW_DB_RT_SERVICE_CREDENTIALS_SEALED), aad, plain, sizeof(plain));
-	if (r < 0) {
-		snprintf(err, errlen, "The service's credentials could not be opened.");
-		return r;
-	}
-	json_t *cred = json_loads(plain, 0, NULL);
-	OPENSSL_cleanse(plain, sizeof(plain));
-	const char *user = json_string_value(json_object_get(cred, "username"));
-	const char *password = json_string_value(json_object_get(cred, "password"));
-	const char *db = json_string_value(json_object_get(cred, "database"));
-	if (!user || !password || !db) {
-		json_decref(cred);
-		snprintf(err, errlen, "The service's credentials are not in the expected form.");
-		return -EINVAL;
-	}
-	char e1[256], e2[256], e3[256], e4[256], port[16], vol[128];
-	const char *env[6] = { NULL };
-	const char *cmd[8] = { NULL };
-	snprintf(port, sizeof(port), "%u", k->port);
-	if (strcmp(k->kind, "POSTGRESQL") == 0) {
-		snprintf(e1, sizeof(e1), "POSTGRES_USER=%s", user);
-		snprintf(e2, sizeof(e2), "POSTGRES_PASSWORD=%s", password);
-		snprintf(e3, sizeof(e3), "POSTGRES_DB=%s", db);
-		snprintf(e4, sizeof(e4), "PGPORT=%u", k->port);
-		env[0] = e1, env[1] = e2, env[2] = e3, env[3] = e4;
-	} else if (strcmp(k->kind, "MYSQL") == 0) {
-		snprintf(e1, sizeof(e1), "MYSQL_USER=%s", user);
-		snprintf(e2, sizeof(e2), "MYSQL_PASSWORD=%s", password);
-		snprintf(e3, sizeof(e3), "MYSQL_DATABASE=%s", db);
-		snprintf(e4, sizeof(e4), "MYSQL_ROOT_PASSWORD=%s", password);
-		env[0] = e1, env[1] = e2, env[2] = e3, env[3] = e4;
-	} else {
-		cmd[0] = "redis-server", cmd[1] = "--port", cmd[2] = port, cmd[3] = "--requirepass";
-		cmd[4] = password;
-	}
-	snprintf(vol, sizeof(vol), "sw-svc-%s-data:%s", sid, k->data_dir);
-	const char *mounts[2] = { vol, NULL };
-	char l_project[128], l_service[64], l_id[64];
-	snprintf(l_project, sizeof(l_project), "com.docker.compose.project=%s", sw_pl_col(p, SW_DB_RT_SERVICE_NAME));
-	snprintf(l_service, sizeof(l_service), "com.docker.compose.service=%s", k->image);
-	snprintf(l_id, sizeof(l_id), "steward.service=%s", sid);
-	const char *labels[] = { l_project, l_service, l_id, "steward.managed=true", NULL };
-	struct sw_container_spec spec = {
-		.name = name,
-		.image = image,
-		.env = env,
-		.labels = labels,
-		.cmd = cmd[0] ? cmd : NULL,
-		.mounts = mounts,
-		.port = k->port,
-		.restart_unless_stopped = true,
-	};
-	r = sw_driver_container_create(p->driver, &spec, id, err, errlen);
-	OPENSSL_cleanse(e2, sizeof(e2));
-	OPENSSL_cleanse(e4, sizeof(e4));
-	json_decref(cred);
-	if (r == 0)
-		sw_pl_log(p, "created the container %s from %s", name, image);
-	return r;
-}
-
-int sw_pl_service_lifecycle(struct sw_job *job, void *ctx, char *err, size_t errlen)
-{
-	enum verb verb = verb_of(job);
-	struct sw_pl p;
-	sw_pl_init(&p, job, ctx);
-	const char *params[1] = { job->target_id };
-	char name[SW_PL_NAME_MAX], id[SW_DRIVER_ID_MAX], state[24];
-	int r = 0;
-	p.row = sw_pl_exec(&p, &sw_db_stmt_rt_service, params, err, errlen);
-	if (!p.row) {
-		r = -EIO;
-		goto out;
-	}
-	if (PQntuples(p.row) != 1)
-		goto out; /* deleted meanwhile */
-	if ((r = sw_pl_driver_for(&p, sw_pl_col(&p, SW_DB_RT_SERVICE_SERVER_IS_LOCAL), err, errlen)) != 0)
-		goto out;
-	service_container_name(name, job->target_id);
-	if ((r = service_container(&p, name, id, state, err, errlen)) != 0)
-		goto out;
-	if (verb != VERB_START && id[0] && strcmp(state, "running") == 0) {
-		if ((r = sw_driver_container_stop(p.driver, id, SW_PL_STOP_TIMEOUT_S, err, errlen)) != 0)
-			goto out;
-		sw_pl_log(&p, "stopped the container %s", name);
-	}
-	if (verb != VERB_STOP) {
-		if (!id[0] && (r = service_create(&p, name, id, err, errlen)) != 0)
-			goto out;
-		if (verb == VERB_RESTART || strcmp(state, "running") != 0) {
-			if ((r = sw_driver_container_start(p.driver, id, err, errlen)) != 0)
-				goto out;
-			sw_pl_log(&p, "started the container %s", name);
-		}
-	}
-	r = set_status(&p, &sw_db_stmt_rt_service_status, job->target_id,
-		       verb == VERB_STOP ? "STOPPED" : "RUNNING", err, errlen);
-out:
-	sw_pl_release(&p);
-	return r;
-}
-
-int sw_pl_service_delete(struct sw_job *job, void *ctx, char *err, size_t errlen)
-{
-	struct sw_pl p;
-	sw_pl_init(&p, job, ctx);
-	char name[SW_PL_NAME_MAX], id[SW_DRIVER_ID_MAX], state[24];
-	service_container_name(name, job->target_id);
-	int r = sw_pl_driver_for(&p, NULL, err, errlen);
-	if (r == 0)
-		r = service_container(&p, name, id, state, err, errlen);
-	if (r == 0 && id[0]) {
-		r = sw_driver_container_remove(p.driver, id, err, errlen);
-		if (r == 0)
-			sw_pl_log(&p, "removed the container %s", name);
-	}
-	if (r == 0) {
-		char vol[128];
-		snprintf(vol, sizeof(vol), "sw-svc-%s-data", job->target_id);
-		r = sw_pl_volume_drop(&p, vol, err, errlen);
-	}
-	sw_pl_release(&p);
-	return r;
-}
-
-int sw_pl_service_backup(struct sw_job *job, void *ctx, char *err, size_t errlen)
-{
-	struct sw_pl p;
-	sw_pl_init(&p, job, ctx);
-	json_t *payload = json_loads(job->payload ? job->payload : "{}", 0, NULL);
-	const char *backup = json_string_value(json_object_get(payload, "backupId"));
-	snprintf(err, errlen, "Backups cannot be taken yet: the driver cannot run the service's dump "
-		 "tool in its container.");
-	if (backup) {
-		const char *params[2] = { backup, err };
-		char e[256];
-		PQclear(sw_pl_exec(&p, &sw_db_stmt_rt_backup_fail, params, e, sizeof(e)));
-	}
-	json_decref(payload);
-	sw_pl_release(&p);
-	return -ENOTSUP;
 }

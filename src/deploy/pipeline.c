@@ -638,6 +638,8 @@ const struct sw_job_kind *sw_deploy_job_kinds(const struct sw_deploy_settings *s
 		{ "service.restart", sw_pl_service_lifecycle, NULL },
 		{ "service.delete", sw_pl_service_delete, NULL },
 		{ "service.backup", sw_pl_service_backup, NULL },
+		{ "service.restore", sw_pl_service_restore, NULL },
+		{ "service.backup_due", sw_pl_service_backup_due, NULL },
 	};
 	for (size_t i = 0; i < SW_ARRAY_SIZE(kinds); i++)
 		kinds[i].ctx = (void *)s;

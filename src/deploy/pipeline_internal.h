@@ -1,5 +1,5 @@
 /* Shared by the files of the deployment pipeline's runners (pipeline.c,
- * build_job.c, strategy.c, health_gate.c, lifecycle.c): one job's state, SQL on the runner's
+ * build_job.c, strategy.c, health_gate.c, lifecycle.c, services.c): one job's state, SQL on the runner's
  * own connection, the application's variables, runtime names, and the
  * putting back of the serving version.
  *
@@ -214,10 +214,13 @@ int sw_pl_recover(struct sw_job *job, void *ctx, char *err, size_t errlen);
 int sw_pl_app_lifecycle(struct sw_job *job, void *ctx, char *err, size_t errlen);
 int sw_pl_app_delete(struct sw_job *job, void *ctx, char *err, size_t errlen);
 int sw_pl_volume_delete(struct sw_job *job, void *ctx, char *err, size_t errlen);
-/* service.start, .stop, .restart */
+/* services.c: service.start, .stop, .restart; .delete, .backup, .restore,
+ * .backup_due */
 int sw_pl_service_lifecycle(struct sw_job *job, void *ctx, char *err, size_t errlen);
 int sw_pl_service_delete(struct sw_job *job, void *ctx, char *err, size_t errlen);
 int sw_pl_service_backup(struct sw_job *job, void *ctx, char *err, size_t errlen);
+int sw_pl_service_restore(struct sw_job *job, void *ctx, char *err, size_t errlen);
+int sw_pl_service_backup_due(struct sw_job *job, void *ctx, char *err, size_t errlen);
 
 /* Shared by the build and the deploy: ends the deployment (status
  * SUCCEEDED, FAILED or CANCELLED; message: the errorMessage, scrubbed

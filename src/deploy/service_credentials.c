@@ -11,8 +11,8 @@ int sw_service_credentials_parse(const char *text, size_t len, struct sw_service
 	ret->json = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
 	if (!ret->json)
 		return -EINVAL;
-	struct sw_str *views[] = { &ret->host, &ret->database, &ret->username, &ret->password };
-	const char *keys[] = { "host", "database", "username", "password" };
+	struct sw_str *views[] = { &ret->database, &ret->username, &ret->password };
+	const char *keys[] = { "database", "username", "password" };
 	for (size_t i = 0; i < SW_ARRAY_SIZE(views); i++) {
 		json_t *v = json_object_get(ret->json, keys[i]);
 		if (!json_is_string(v)) {
@@ -21,12 +21,6 @@ int sw_service_credentials_parse(const char *text, size_t len, struct sw_service
 		}
 		*views[i] = sw_str_from(json_string_value(v), json_string_length(v));
 	}
-	json_t *port = json_object_get(ret->json, "port");
-	if (!json_is_integer(port)) {
-		sw_service_credentials_wipe(ret);
-		return -EINVAL;
-	}
-	ret->port = json_integer_value(port);
 	return 0;
 }
 

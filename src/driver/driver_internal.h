@@ -91,6 +91,30 @@ int sw_driver_status_errno(long status);
  * shell expands anything. */
 int sw_driver_expand_port(const char *arg, unsigned port, char *out, size_t cap);
 
+/* ---- a program's output over the engine's exec API (service_data.c) ----
+ * POST /exec/{id}/start without a TTY answers the program's stdout and
+ * stderr multiplexed in frames: [stream (0 stdin, 1 stdout, 2 stderr), 0,
+ * 0, 0, length (4 bytes, big-endian)], then length bytes. The reader takes
+ * the answer in pieces of any size: stdout's bytes reach out as they come;
+ * the last SW_DRIVER_EXEC_TAIL_MAX - 1 bytes of stderr are kept, for a
+ * failure's sentence; any other stream is dropped. Zero it to start. */
+#define SW_DRIVER_EXEC_TAIL_MAX 600
+struct sw_driver_exec_stream {
+	int (*out)(void *arg, const char *p, size_t n); /* 0, or -errno: the read stops */
+	void *out_arg;
+	unsigned char head[8];
+	size_t head_len;
+	uint32_t left;   /* bytes of the current frame still to come */
+	int stream;      /* of the current frame */
+	char tail[SW_DRIVER_EXEC_TAIL_MAX];
+	size_t tail_len;
+};
+/* Takes the next n bytes: 0, or out's error. */
+int sw_driver_exec_stream_feed(struct sw_driver_exec_stream *s, const char *p, size_t n);
+/* The last line of the stderr kept (line ends dropped; NUL-terminated, in
+ * s->tail). */
+const char *sw_driver_exec_stream_error(struct sw_driver_exec_stream *s);
+
 /* ---- .dockerignore (dockerignore.c) ----
  * The patterns of a build context's .dockerignore and the decision for
  * each path, as the Docker CLI makes it when it sends a context (moby's

@@ -333,10 +333,11 @@ test('services: a missing image fails the start clearly; a stand-in image tagged
 	assert.equal(failed.error_message, 'The image postgres:16 is not present on the server and cannot be pulled (Steward never pulls images): load it on the server first.');
 
 	// A STAND-IN, not PostgreSQL: the busybox base image tagged postgres:16
-	// with a command that stays up. It proves the runner creates and starts
-	// the service's container from the kind's image with its credentials,
-	// not that PostgreSQL works.
-	const standIn = W.tarOf({ Dockerfile: `FROM ${W.BASE_IMAGE}\nCMD ["sh", "-c", "trap \\"exit 0\\" TERM; sleep 3600 & wait"]\n` });
+	// with an entrypoint that stays up and ignores the command Steward gives
+	// (postgres -p <port> ...). It proves the runner creates and starts the
+	// service's container from the kind's image with its credentials and
+	// port, not that PostgreSQL works (service_data.test.mjs runs the real one).
+	const standIn = W.tarOf({ Dockerfile: `FROM ${W.BASE_IMAGE}\nENTRYPOINT ["sh", "-c", "trap \\"exit 0\\" TERM; sleep 3600 & wait", "stand-in"]\n` });
 	const built = await W.dockerRequest('POST', '/build?t=postgres:16&labels=' + encodeURIComponent(JSON.stringify({ 'steward.test': 'stand-in' })),
 		standIn, { headers: { 'Content-Type': 'application/x-tar' }, timeoutMs: 60000 });
 	assert.equal(built.status, 200, built.text);
@@ -348,6 +349,8 @@ test('services: a missing image fails the start clearly; a stand-in image tagged
 		assert.equal(info.State.Running, true);
 		assert.equal(info.Config.Image, 'postgres:16');
 		assert.ok(info.Config.Env.includes('POSTGRES_DB=db'));
+		const port = (await W.ok(w.call('GET', `/services/${svc.id}/connection`))).port;
+		assert.deepEqual(info.Config.Cmd, ['postgres', '-p', String(port), '-c', 'listen_addresses=127.0.0.1']);
 		assert.equal((await W.ok(w.call('GET', `/services/${svc.id}`))).status, 'RUNNING');
 		const job3 = await W.ok(w.call('POST', `/services/${svc.id}/stop`), 202);
 		assert.equal((await waitForJob(job3.id)).status, 'SUCCEEDED');

@@ -1,8 +1,9 @@
 // Managed services: creation with generated credentials sealed at rest,
 // disclosed only by GET /services/:id/connection with an audit record per
-// call, versions per kind, strict field and filter validation, lifecycle
-// jobs, backups requested as queued work, the backup schedule and its
-// validation, and 404 across organizations.
+// call, a port of its own on its server (allocated in SQL, also under
+// concurrent creations), versions per kind, strict field and filter
+// validation, lifecycle jobs, backups requested as queued work, the backup
+// schedule and its validation, and 404 across organizations.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +18,7 @@ after(h.cleanupAll);
 
 const sql = (q) => pg.psql(q, srv.dbName);
 const PASSWORD = /^[A-Za-z0-9_-]{43}$/;
-const SERVICE_KEYS = ['createdAt', 'description', 'environmentId', 'id', 'kind', 'name', 'projectId', 'serverId',
+const SERVICE_KEYS = ['createdAt', 'description', 'environmentId', 'id', 'kind', 'name', 'port', 'projectId', 'serverId',
 	'status', 'updatedAt', 'version'];
 const RANDOM_ID = '6f1c1f0e-8d2a-4a57-9d7e-3f0b6c7b2a11';
 
@@ -70,12 +71,14 @@ test('connection_is_the_only_answer_with_credentials_and_each_call_is_audited', 
 	const before = (await connectionAudits(s.id)).records.length;
 	const c1 = await ok(connection(owner, s.id));
 	assert.deepEqual(Object.keys(c1).sort(), ['database', 'host', 'password', 'port', 'url', 'username']);
-	assert.equal(c1.host, 'billing-db');
-	assert.equal(c1.port, 5432);
+	assert.equal(c1.host, '127.0.0.1', 'where an application on its server reaches it');
+	assert.ok(Number.isInteger(c1.port) && c1.port >= 20000 && c1.port <= 29999, `port ${c1.port}`);
+	assert.equal((await sql(`SELECT port FROM services WHERE id = '${s.id}'`)).trim(), String(c1.port));
 	assert.equal(c1.database, 'billing_db');
 	assert.equal(c1.username, 'billing_db');
 	assert.match(c1.password, PASSWORD);
-	assert.equal(c1.url, `postgresql://billing_db:${c1.password}@billing-db:5432/billing_db`);
+	assert.equal(c1.url, `postgresql://billing_db:${c1.password}@127.0.0.1:${c1.port}/billing_db`);
+	assert.equal(s.port, c1.port, 'the service shows its port (not a secret)');
 	const c2 = await ok(connection(owner, s.id));
 	assert.deepEqual(c2, c1, 'the same credentials every time');
 
@@ -120,29 +123,46 @@ test('a_sealed_value_moved_to_another_service_does_not_open', async () => {
 	await ok(call(srv, 'DELETE', `/services/${a.id}`, owner), 204);
 });
 
-test('each_kind_has_its_port_url_and_default_version', async () => {
+test('each_service_has_its_own_port_url_and_default_version', async () => {
 	const my = await ok(create(owner, { name: 'shop-mysql', kind: 'MYSQL', environmentId: env }), 201);
 	assert.equal(my.version, '8.4');
 	const mc = await ok(connection(owner, my.id));
-	assert.equal(mc.port, 3306);
 	assert.equal(mc.username, 'shop_mysql');
-	assert.equal(mc.url, `mysql://shop_mysql:${mc.password}@shop-mysql:3306/shop_mysql`);
+	assert.equal(mc.url, `mysql://shop_mysql:${mc.password}@127.0.0.1:${mc.port}/shop_mysql`);
 
 	const rd = await ok(create(owner, { name: 'cache', kind: 'REDIS', version: '6', environmentId: env }), 201);
 	assert.equal(rd.version, '6');
 	const rc = await ok(connection(owner, rd.id));
 	assert.deepEqual({ ...rc, password: 'x' }, {
-		host: 'cache', port: 6379, database: '0', username: 'default', password: 'x',
-		url: `redis://default:${rc.password}@cache:6379/0`,
+		host: '127.0.0.1', port: rc.port, database: '0', username: 'default', password: 'x',
+		url: `redis://default:${rc.password}@127.0.0.1:${rc.port}/0`,
 	});
 	assert.notEqual(rc.password, mc.password);
+	assert.notEqual(rc.port, mc.port, 'each service of a server has a port of its own');
 
 	// A long name makes a user name of at most 32 characters.
 	const long = 'a'.repeat(40) + '-db';
 	const ls = await ok(create(owner, { name: long, kind: 'MYSQL', version: '8.0', environmentId: env }), 201);
 	const lc = await ok(connection(owner, ls.id));
 	assert.equal(lc.username, 'a'.repeat(32));
-	assert.equal(lc.host, long);
+	assert.equal(lc.host, '127.0.0.1');
+	const ports = (await sql(`SELECT port FROM services WHERE server_id = '${local.id}'`)).trim().split('\n');
+	assert.equal(new Set(ports).size, ports.length, 'no two services of a server share a port');
+});
+
+test('concurrent_creations_on_one_server_never_share_a_port', async () => {
+	const made = await Promise.all([...Array(8).keys()].map((i) =>
+		ok(create(owner, { name: `race-${i}`, kind: 'REDIS', environmentId: env }), 201)));
+	const ports = (await sql(`SELECT port FROM services WHERE id IN (${made.map((m) => `'${m.id}'`).join(',')})`))
+		.trim().split('\n').map(Number);
+	assert.equal(new Set(ports).size, 8, `ports ${ports}`);
+	// The lowest free port is taken again once its service is gone.
+	const freed = Math.min(...ports);
+	const byPort = (await sql(`SELECT id FROM services WHERE port = ${freed} AND server_id = '${local.id}'`)).trim();
+	await ok(call(srv, 'DELETE', `/services/${byPort}`, owner), 204);
+	const again = await ok(create(owner, { name: 'race-again', kind: 'REDIS', environmentId: env }), 201);
+	assert.equal((await sql(`SELECT port FROM services WHERE id = '${again.id}'`)).trim(), String(freed));
+	for (const m of [...made, again]) if (m.id !== byPort) await ok(call(srv, 'DELETE', `/services/${m.id}`, owner), 204);
 });
 
 test('each_invalid_field_is_a_field_error', async () => {
@@ -263,8 +283,8 @@ test('backups_are_requested_as_queued_work_and_listed', async () => {
 	const s = await ok(create(owner, { name: 'backed-db', kind: 'POSTGRESQL', environmentId: env }), 201);
 	assert.deepEqual(await ok(call(srv, 'GET', `/services/${s.id}/backups`, owner)), []);
 	const b = await ok(call(srv, 'POST', `/services/${s.id}/backups`, owner), 202);
-	assert.deepEqual(Object.keys(b).sort(), ['createdAt', 'errorMessage', 'finishedAt', 'id', 'jobId', 'serviceId',
-		'sizeBytes', 'startedAt', 'status']);
+	assert.deepEqual(Object.keys(b).sort(), ['createdAt', 'errorMessage', 'finishedAt', 'id', 'jobId', 'scheduledFor',
+		'serviceId', 'sha256', 'sizeBytes', 'startedAt', 'status']);
 	assert.equal(b.status, 'QUEUED');
 	assert.equal(b.serviceId, s.id);
 	assert.equal(b.sizeBytes, null);
@@ -286,7 +306,7 @@ test('backups_are_requested_as_queued_work_and_listed', async () => {
 	assert.deepEqual(await ok(call(srv, 'GET', `/services/${s.id}/backups?status=SUCCEEDED`, owner)), []);
 
 	// Once the runner has taken it, a new request is a new backup.
-	await sql(`UPDATE service_backups SET status = 'SUCCEEDED', size_bytes = 1234, started_at = now(), finished_at = now() WHERE id = '${b.id}'`);
+	await sql(`UPDATE service_backups SET status = 'SUCCEEDED', size_bytes = 1234, file_path = '/nowhere/x.pgdump', sha256 = repeat('a', 64), started_at = now(), finished_at = now() WHERE id = '${b.id}'`);
 	await sql(`UPDATE jobs SET status = 'SUCCEEDED' WHERE id = '${b.jobId}'`);
 	const b2 = await ok(call(srv, 'POST', `/services/${s.id}/backups`, owner), 202);
 	assert.notEqual(b2.id, b.id);
@@ -297,6 +317,50 @@ test('backups_are_requested_as_queued_work_and_listed', async () => {
 	assert.match(all[1].finishedAt, TS);
 	assert.deepEqual(Object.keys(await fieldErrors(call(srv, 'GET', `/services/${s.id}/backups?status=DONE`, owner))), ['status']);
 	assert.match(await sql(`SELECT metadata::text FROM audit_logs WHERE action = 'service.backup.requested' AND target_id = '${s.id}'`), new RegExp(b.id));
+});
+
+test('a_backup_whose_job_ends_unsettled_is_failed_with_the_jobs_reason', async () => {
+	const s = await ok(create(owner, { name: 'orphan-db', kind: 'POSTGRESQL', environmentId: env }), 201);
+	const b = await ok(call(srv, 'POST', `/services/${s.id}/backups`, owner), 202);
+	// As the queue leaves a job whose worker died twice.
+	await sql(`UPDATE service_backups SET status = 'RUNNING', started_at = now() WHERE id = '${b.id}'`);
+	await sql(`UPDATE jobs SET status = 'FAILED', finished_at = now(), error_message = 'the worker restarted' WHERE id = '${b.jobId}'`);
+	const [after] = await ok(call(srv, 'GET', `/services/${s.id}/backups`, owner));
+	assert.equal(after.status, 'FAILED');
+	assert.equal(after.errorMessage, 'the worker restarted');
+	assert.equal(after.sha256, null);
+	// SUCCEEDED only with a whole file recorded.
+	const refused = await sql(`DO $$ BEGIN UPDATE service_backups SET status = 'SUCCEEDED', size_bytes = 1 WHERE id = '${b.id}';
+		EXCEPTION WHEN check_violation THEN RAISE NOTICE 'refused'; END $$`).catch((e) => String(e));
+	assert.equal((await sql(`SELECT status FROM service_backups WHERE id = '${b.id}'`)).trim(), 'FAILED', String(refused));
+	await ok(call(srv, 'DELETE', `/services/${s.id}`, owner), 204);
+});
+
+test('a_restore_is_queued_with_its_audit_record_and_one_waits_at_a_time', async () => {
+	const s = await ok(create(owner, { name: 'restored-db', kind: 'POSTGRESQL', environmentId: env }), 201);
+	const made = (await sql(`INSERT INTO service_backups (organization_id, service_id, status, size_bytes, file_path, sha256, started_at, finished_at)
+		SELECT organization_id, id, 'SUCCEEDED', 1, '/nowhere/' || g || '.pgdump', repeat('b', 64), now(), now()
+		FROM services, generate_series(1, 2) g WHERE id = '${s.id}' RETURNING id`)).trim().split('\n');
+	const [b1, b2] = made;
+	const j1 = await ok(call(srv, 'POST', `/services/${s.id}/backups/${b1}/restore`, owner), 202);
+	assert.deepEqual({ ...j1, id: 'x', createdAt: 'x' }, { id: 'x', queue: 'lifecycle', kind: 'service.restore', status: 'QUEUED',
+		targetType: 'service', targetId: s.id, createdAt: 'x' });
+	assert.equal((await sql(`SELECT payload->>'backupId' FROM jobs WHERE id = '${j1.id}'`)).trim(), b1);
+	const again = await ok(call(srv, 'POST', `/services/${s.id}/backups/${b1}/restore`, owner), 202);
+	assert.equal(again.id, j1.id, 'the same backup asked again answers its job');
+	h.assertError(await call(srv, 'POST', `/services/${s.id}/backups/${b2}/restore`, owner), 409, 'RESTORE_PENDING');
+	const audits = (await sql(`SELECT actor_user_id || ' ' || (metadata->>'backupId') || ' ' || (metadata->>'jobId') FROM audit_logs
+		WHERE action = 'service.backup.restore_requested' AND target_id = '${s.id}' ORDER BY created_at`)).trim().split('\n');
+	assert.deepEqual(audits, [`${owner.user.id} ${b1} ${j1.id}`, `${owner.user.id} ${b1} ${j1.id}`], 'who asked, each time');
+	// Another organization's principal finds neither.
+	h.assertError(await call(srv, 'POST', `/services/${s.id}/backups/${b1}/restore`, other), 404, 'NOT_FOUND');
+	h.assertError(await call(srv, 'GET', `/services/${s.id}/backups/${b1}/download`, other), 404, 'NOT_FOUND');
+	// A backup of another service is not this service's.
+	const s2 = await ok(create(owner, { name: 'other-db', kind: 'POSTGRESQL', environmentId: env }), 201);
+	h.assertError(await call(srv, 'POST', `/services/${s2.id}/backups/${b2}/restore`, owner), 404, 'NOT_FOUND');
+	h.assertError(await call(srv, 'GET', `/services/${s2.id}/backups/${b2}/download`, owner), 404, 'NOT_FOUND');
+	h.assertError(await call(srv, 'GET', `/services/${s.id}/backups/${b2}/download`, owner), 410, 'BACKUP_FILE_MISSING');
+	for (const x of [s, s2]) await ok(call(srv, 'DELETE', `/services/${x.id}`, owner), 204);
 });
 
 test('the_backup_schedule_is_read_set_and_validated', async () => {

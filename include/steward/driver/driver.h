@@ -190,6 +190,56 @@ int sw_driver_route_remove(struct sw_driver *d, const char *application_id, char
  * (reading it makes Caddy create its CA). */
 int sw_driver_proxy_state(struct sw_driver *d, char **ret_json, char *err, size_t errlen);
 
+/* ---- managed services' data (service_data.c) ----
+ * A service's dump and restore, run inside its container with its own
+ * tools and fixed argument vectors (no shell): PostgreSQL pg_dump
+ * --format=custom / pg_restore --clean --if-exists --single-transaction;
+ * MySQL mysqldump --single-transaction / mysql -e "source <file>"; Redis
+ * BGSAVE, waited for, then its RDB file / redis-check-rdb on the file,
+ * then the file swapped in while Redis is stopped and Redis started
+ * again. The password goes in the exec's environment (PGPASSWORD,
+ * MYSQL_PWD, REDISCLI_AUTH), never on a command line, never in err.
+ * Paths are on the server the driver drives (the agent's for a remote
+ * one): absolute, [A-Za-z0-9/._-] only. */
+struct sw_service_target {
+	const char *container;  /* its name or id */
+	const char *kind;       /* "POSTGRESQL", "MYSQL" or "REDIS" */
+	unsigned port;          /* where it listens on 127.0.0.1 */
+	const char *database, *username, *password;
+	const char *data_dir;   /* its data inside the container (Redis: where dump.rdb is) */
+};
+struct sw_service_dump {
+	uint64_t size;
+	char sha256[65];        /* hex */
+};
+/* Dumps the service into path: written as "<path>.partial", fsynced,
+ * renamed to path and the directory fsynced, so path never names a part
+ * of a dump; its size and SHA-256 into *ret. On failure nothing is left at
+ * either name, and err says what failed ("pg_dump failed (exit 1): <its
+ * last line of stderr>"; "the service's container ... is not running",
+ * -EAGAIN; -ECANCELED within about a second of *cancel). */
+int sw_driver_service_dump(struct sw_driver *d, const struct sw_service_target *t, const char *path,
+			   const volatile bool *cancel, struct sw_service_dump *ret, char *err,
+			   size_t errlen);
+/* Restores the dump at path into the running service, after checking it
+ * against sha256 (the hex recorded when it was taken): a missing file
+ * (-ENOENT) or one that does not match (-EBADMSG) is refused with a
+ * sentence ending "nothing was restored", before anything reaches the
+ * service. The restore tool's failure: -EIO with its sentence (PostgreSQL's
+ * single transaction leaves the data as it was; Redis's file is checked
+ * by redis-check-rdb before Redis is stopped). */
+int sw_driver_service_restore(struct sw_driver *d, const struct sw_service_target *t, const char *path,
+			      const char *sha256, const volatile bool *cancel, char *err, size_t errlen);
+
+/* Writes len bytes of data as the file dir/name (mode, owner 0:0) into the
+ * container, created or not yet started included (PUT /containers/{id}/archive;
+ * a volume mounted at dir receives it): how a secret reaches a program
+ * without its command line or environment. name: [A-Za-z0-9._-], not
+ * starting with '.'; dir absolute. The directory must exist. */
+int sw_driver_container_put_file(struct sw_driver *d, const char *container, const char *dir,
+				 const char *name, const void *data, size_t len, unsigned mode, char *err,
+				 size_t errlen);
+
 /* ---- host ---- */
 /* MemAvailable of the server, bytes, from <HOST_PROC_PATH or /proc>/meminfo.
  * -ENODATA when the kernel does not report it. */
