@@ -17,14 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "steward/agent/journal.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(x)                 \
-	do {                      \
-		if (!(x))         \
-			abort();  \
-	} while (0)
+#include "fuzz.h"
 
 static char dir[64];
 

@@ -10,14 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "steward/agent/protocol.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(x)                 \
-	do {                      \
-		if (!(x))         \
-			abort();  \
-	} while (0)
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -14,14 +14,7 @@
 #include <string.h>
 #include "steward/agent/ws.h"
 #include "steward/base/limits.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(x)                 \
-	do {                      \
-		if (!(x))         \
-			abort();  \
-	} while (0)
+#include "fuzz.h"
 
 static const size_t caps[4] = { 64, 1024, 64 * 1024, SW_AGENT_MAX_MESSAGE };
 

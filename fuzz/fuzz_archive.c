@@ -38,10 +38,7 @@
 #include <archive_entry.h>
 #include "steward/base/base.h"
 #include "steward/deploy/source.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(x) ((x) ? (void)0 : abort())
+#include "fuzz.h"
 
 static const struct sw_archive_limits lim = { 1024 * 1024, 64, 8 };
 

@@ -13,10 +13,7 @@
 #include <string.h>
 #include "steward/http/http_auth.h"
 #include "steward/base/secret.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(x) ((x) ? (void)0 : abort())
+#include "fuzz.h"
 
 static bool inside(struct sw_str v, const char *in, size_t len)
 {

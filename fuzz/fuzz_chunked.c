@@ -11,14 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "steward/http/http_parser.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(x)                 \
-	do {                      \
-		if (!(x))         \
-			abort();  \
-	} while (0)
+#include "fuzz.h"
 
 struct run {
 	int rc;

@@ -28,10 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../src/driver/driver_internal.h" /* fuzz/ has no src/ include path */
+#include "fuzz.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(x) ((x) ? (void)0 : abort())
 #define MAX_INPUT 4096
 #define MAX_PATHS 32
 #define MAX_PATH_LEN 255

@@ -13,11 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "steward/net/domain_check.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 /* Aborts (a finding) when x does not hold. */
-#define ASSERT(x) ((x) ? (void)0 : abort())
 
 #define TOKEN "5f2b7c0e8d9a41b3a6c4e2f1d0b9a8c7e6f5d4c3b2a1908f7e6d5c4b3a291807"
 

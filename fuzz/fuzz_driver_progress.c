@@ -11,14 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../src/driver/driver_internal.h" /* fuzz/ has no src/ include path */
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(x)                 \
-	do {                      \
-		if (!(x))         \
-			abort();  \
-	} while (0)
+#include "fuzz.h"
 
 /* Every line as <length><bytes>, so runs compare byte for byte. */
 static void collect(void *arg, const char *line, size_t len)

@@ -12,14 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../src/driver/driver_internal.h" /* fuzz/ has no src/ include path */
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(x)                 \
-	do {                      \
-		if (!(x))         \
-			abort();  \
-	} while (0)
+#include "fuzz.h"
 
 static int collect(void *arg, const char *p, size_t n)
 {

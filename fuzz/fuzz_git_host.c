@@ -13,11 +13,9 @@
 #include <string.h>
 #include <jansson.h>
 #include "steward/net/git_host.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 /* Aborts (a finding) when x does not hold. */
-#define ASSERT(x) ((x) ? (void)0 : abort())
 
 static bool string_or_null(json_t *v)
 {

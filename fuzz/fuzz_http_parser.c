@@ -25,14 +25,7 @@
 #include "steward/api/api.h"
 #include "steward/http/http_parser.h"
 #include "steward/api/ui.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(x)                 \
-	do {                      \
-		if (!(x))         \
-			abort();  \
-	} while (0)
+#include "fuzz.h"
 
 struct outcome {
 	int rc;

@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "steward/metrics/parse.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 #define CHECK(c) \
 	do { \

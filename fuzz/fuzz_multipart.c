@@ -25,10 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "steward/http/multipart.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(x) ((x) ? (void)0 : abort())
+#include "fuzz.h"
 
 static bool inside(struct sw_str v, const char *p, size_t n)
 {

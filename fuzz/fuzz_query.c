@@ -25,10 +25,7 @@
 #include "steward/base/validate.h"
 #include "steward/http/query.h"
 #include "steward/base/timeparse.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(x) ((x) ? (void)0 : abort())
+#include "fuzz.h"
 
 /* ---- decoding ---- */
 

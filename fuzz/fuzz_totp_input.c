@@ -18,10 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "steward/auth/totp.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(x) ((x) ? (void)0 : abort())
+#include "fuzz.h"
 
 static const uint8_t key[] = "12345678901234567890";
 #define NOW 1111111111ULL

@@ -26,10 +26,7 @@
 #include <string.h>
 #include "steward/base/limits.h"
 #include "steward/base/validate.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(x) ((x) ? (void)0 : abort())
+#include "fuzz.h"
 
 static bool has(struct sw_str s, const char *needle)
 {

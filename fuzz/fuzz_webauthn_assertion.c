@@ -14,10 +14,7 @@
 #include <string.h>
 #include <openssl/evp.h>
 #include "steward/auth/webauthn.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(x) ((x) ? (void)0 : abort())
+#include "fuzz.h"
 
 static const char client_data[] =
 	"{\"type\":\"webauthn.get\",\"challenge\":\"OcDnUhQXulTUPo3JUXT0I97pvzzYBP9tZchXyav01Ag\","

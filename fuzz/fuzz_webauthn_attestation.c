@@ -13,10 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "steward/auth/webauthn.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(x) ((x) ? (void)0 : abort())
+#include "fuzz.h"
 
 static const char client_data[] =
 	"{\"type\":\"webauthn.create\",\"challenge\":\"AMMPt4UxxGTStncdq417YDwBFi8vpIa-pw8oOuVW4TA\","

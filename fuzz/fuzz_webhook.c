@@ -26,10 +26,8 @@
 #include <openssl/hmac.h>
 #include "steward/base/json.h"
 #include "steward/deploy/webhook.h"
+#include "fuzz.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(x) ((x) ? (void)0 : abort())
 #define MAX_HEADERS 24
 #define NOW ((int64_t)1700000000)
 

@@ -42,6 +42,7 @@ bool sw_metrics_bpf_built(void)
 
 /* libbpf's messages (the verifier's log among them) go to stderr only
  * with STEWARD_BPF_DEBUG=1: a diagnosis aid, never on in production. */
+__attribute__((format(printf, 2, 0)))
 static int libbpf_message(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	static int debug = -1;
