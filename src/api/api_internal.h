@@ -432,4 +432,10 @@ bool sw_api_resource_query_audited(struct sw_http_request *req, const struct sw_
 void sw_api_job_enqueue(struct sw_http_request *req, const struct sw_db_stmt *stmt,
 			const char *queue, const char *kind);
 
+/* runtime.c: whether the server of a runtime target's row (enum
+ * sw_db_runtime_target_col) is the control plane's own; else answers 409
+ * SERVER_NOT_CONNECTED saying it cannot be <verb> ("read", "sampled")
+ * until agents connect remote servers, and returns false. */
+bool sw_api_runtime_server_local(struct sw_http_request *req, const PGresult *res, const char *verb);
+
 #endif

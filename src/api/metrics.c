@@ -275,11 +275,8 @@ static void server_loaded(void *arg, const PGresult *res, const struct sw_db_err
 		op_free(o);
 		return;
 	}
-	if (strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_IS_LOCAL), "t") != 0) {
+	if (!sw_api_runtime_server_local(req, res, "sampled")) {
 		op_free(o);
-		sw_http_error(req, 409, "SERVER_NOT_CONNECTED",
-			      "The server's agent is not connected: only the local server can be sampled "
-			      "until agents connect remote servers.");
 		return;
 	}
 	snprintf(o->server_id, sizeof(o->server_id), "%s", PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_ID));

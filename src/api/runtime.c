@@ -268,6 +268,17 @@ static void op_done(struct sw_worker_job *job)
 	op_free(o);
 }
 
+bool sw_api_runtime_server_local(struct sw_http_request *req, const PGresult *res, const char *verb)
+{
+	if (strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_IS_LOCAL), "t") == 0)
+		return true;
+	char message[160];
+	snprintf(message, sizeof(message), "The server's agent is not connected: only the local "
+		 "server can be %s until agents connect remote servers.", verb);
+	sw_http_error(req, 409, "SERVER_NOT_CONNECTED", message);
+	return false;
+}
+
 /* The target's row (enum sw_db_runtime_target_col) read: 404, 409 for a
  * remote server, else the driver's work on the worker pool. */
 static void target_loaded(void *arg, const PGresult *res, const struct sw_db_error *err)
@@ -278,11 +289,8 @@ static void target_loaded(void *arg, const PGresult *res, const struct sw_db_err
 		op_free(o);
 		return;
 	}
-	if (strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_IS_LOCAL), "t") != 0) {
+	if (!sw_api_runtime_server_local(req, res, "read")) {
 		op_free(o);
-		sw_http_error(req, 409, "SERVER_NOT_CONNECTED",
-			      "The server's agent is not connected: only the local server can be read "
-			      "until agents connect remote servers.");
 		return;
 	}
 	snprintf(o->server_id, sizeof(o->server_id), "%s", PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_ID));
