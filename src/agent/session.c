@@ -155,7 +155,8 @@ static void seen_done(void *arg, const PGresult *res, const struct sw_db_error *
 	/* No row: the token was rotated, the server deleted, or a newer session
 	 * holds it. A database that fails is not the agent's fault. */
 	if (!err->code && PQntuples(res) == 0)
-		close_with(s, SW_WS_CLOSE_POLICY, "agent token rotated or server deleted");
+		close_with(s, SW_WS_CLOSE_POLICY,
+			   "agent token rotated, server deleted, or a newer session holds it");
 	unhold(s);
 }
 
