@@ -18,6 +18,11 @@
 #include "steward/http/upgrade.h"
 #include "steward/io/io.h"
 
+/* A read of pending commands takes at most 32 (the statement's LIMIT): a
+ * session remembers that many ids it sent, not to send one twice on one
+ * connection (a new connection sends again: the agent's journal answers). */
+#define SESSION_SENT_IDS 32
+
 enum state {
 	AWAIT_HELLO, /* the 101 is out; nothing but a hello is taken */
 	STORING,     /* the hello is being recorded; the welcome follows */
@@ -40,6 +45,10 @@ struct session {
 	uint64_t last_answer_ms;  /* monotonic: the hello, or the last heartbeat answered */
 	unsigned queries;         /* in flight; each holds the session */
 	bool seen_inflight;       /* a lastSeenAt refresh is in flight */
+	bool pending_inflight;    /* the server's pending commands are being read */
+	bool pending_again;       /* ... and must be read again once answered */
+	char sent[SESSION_SENT_IDS][37]; /* ids sent on this connection, the latest */
+	unsigned nsent;
 	bool stored;              /* the hello is on the row: OFFLINE is written at the end */
 };
 
@@ -169,6 +178,95 @@ static void seen(struct session *s)
 		s->seen_inflight = true;
 }
 
+/* ---- commands ---- */
+
+static void command_written(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	(void)res;
+	struct session *s = arg;
+	if (err->code)
+		sw_log_warn("agent session server=%s: a command's state was not written: %s",
+			    s->server_id, err->message);
+	unhold(s);
+}
+
+static bool was_sent(const struct session *s, const char *id)
+{
+	for (unsigned i = 0; i < SW_MIN(s->nsent, (unsigned)SESSION_SENT_IDS); i++)
+		if (strcmp(s->sent[i], id) == 0)
+			return true;
+	return false;
+}
+
+static void fetch_pending(struct session *s);
+
+static void send_command(struct session *s, const PGresult *res, int row)
+{
+	const char *id = PQgetvalue(res, row, 0), *kind = PQgetvalue(res, row, 1);
+	struct sw_agent_msg m = { .type = SW_AGENT_MSG_COMMAND, .id = id, .kind_name = kind,
+				  .expires_at_ms = strtoull(PQgetvalue(res, row, 3), NULL, 10) };
+	if (was_sent(s, id) || !sw_agent_cmd_from_name(kind, &m.kind))
+		return;
+	m.payload = json_loads(PQgetvalue(res, row, 2), 0, NULL);
+	if (!m.payload)
+		return;
+	send_msg(s, &m);
+	json_decref(m.payload);
+	snprintf(s->sent[s->nsent++ % SESSION_SENT_IDS], sizeof(s->sent[0]), "%s", id);
+	const char *params[] = { s->server_id, id };
+	query(s, &sw_db_stmt_agent_command_sent, params, 2, command_written);
+}
+
+static void pending_done(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct session *s = arg;
+	s->pending_inflight = false;
+	if (err->code)
+		sw_log_warn("agent session server=%s: cannot read its commands: %s", s->server_id,
+			    err->message);
+	for (int i = 0; !err->code && i < PQntuples(res) && s->u && s->state == ONLINE; i++)
+		send_command(s, res, i);
+	if (s->pending_again) {
+		s->pending_again = false;
+		fetch_pending(s);
+	}
+	unhold(s);
+}
+
+/* Sends the server's pending commands that this connection has not sent:
+ * after the welcome, and whenever one is issued on any replica. */
+static void fetch_pending(struct session *s)
+{
+	if (!s->u || s->state != ONLINE)
+		return;
+	if (s->pending_inflight) {
+		s->pending_again = true;
+		return;
+	}
+	const char *params[] = { s->server_id };
+	if (query(s, &sw_db_stmt_agent_commands_pending, params, 1, pending_done))
+		s->pending_inflight = true;
+}
+
+/* The agent's ack or result, written on this server's command only. */
+static void on_command_answer(struct session *s, const struct sw_agent_msg *m)
+{
+	if (m->type == SW_AGENT_MSG_ACK) {
+		const char *params[] = { s->server_id, m->id };
+		query(s, &sw_db_stmt_agent_command_acked, params, 2, command_written);
+		return;
+	}
+	char *result = m->ok && m->result ? json_dumps(m->result, JSON_COMPACT) : NULL;
+	const char *params[] = { s->server_id,
+				 m->id,
+				 m->ok ? "t" : "f",
+				 m->ok ? (result ? result : "{}") : NULL,
+				 m->ok ? NULL : m->error_code,
+				 m->ok ? NULL : m->error_message };
+	query(s, &sw_db_stmt_agent_command_result, params, 6, command_written);
+	free(result);
+}
+
 static void hello_done(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct session *s = arg;
@@ -189,6 +287,7 @@ static void hello_done(void *arg, const PGresult *res, const struct sw_db_error 
 			sw_log_info("agent online server=%s peer=%s connection=%s", s->server_id, s->peer,
 				    s->connection_id);
 			sw_http_upgraded_timer(s->u, heartbeat_ms);
+			fetch_pending(s);
 		}
 	} else if (!err->code && PQntuples(res) == 1) {
 		/* Recorded after the connection went: say so. */
@@ -269,9 +368,13 @@ static void on_message(struct session *s, const struct sw_ws_event *ev)
 	} else if (m.type == SW_AGENT_MSG_HEARTBEAT && s->state == STORING) {
 		/* cannot be: no heartbeat was sent before the welcome */
 		close_with(s, SW_WS_CLOSE_POLICY, "a heartbeat before the welcome");
+	} else if ((m.type == SW_AGENT_MSG_ACK || m.type == SW_AGENT_MSG_RESULT) &&
+		   s->state == ONLINE) {
+		on_command_answer(s, &m);
+	} else if (m.type == SW_AGENT_MSG_PROGRESS && s->state == ONLINE) {
+		/* No command kind streams output yet: dropped. */
 	} else {
-		/* ack, progress, result: no command is sent yet on this channel;
-		 * hello twice, or a message of the control plane's. */
+		/* hello twice, or a message of the control plane's. */
 		char reason[96];
 		snprintf(reason, sizeof(reason), "unexpected %s message",
 			 sw_agent_msg_type_name(m.type));
@@ -480,16 +583,24 @@ unsigned sw_agent_sessions_cut(const char *server_id, const char *reason)
 static void on_notify(void *arg, const char *payload)
 {
 	(void)arg;
-	if (strncmp(payload, "server:", 7) == 0)
+	if (strncmp(payload, "server:", 7) == 0) {
 		sw_agent_sessions_cut(payload + 7, "agent token rotated or server deleted");
+	} else if (strncmp(payload, "command:", 8) == 0) {
+		for (struct session *s = sessions; s; s = s->next)
+			if (strcmp(s->server_id, payload + 8) == 0)
+				fetch_pending(s);
+	}
 }
 
-/* Notifications may have been lost: every session checks its token now. */
+/* Notifications may have been lost: every session checks its token and
+ * reads its server's pending commands now. */
 static void on_resync(void *arg)
 {
 	(void)arg;
-	for (struct session *s = sessions; s; s = s->next)
+	for (struct session *s = sessions; s; s = s->next) {
 		seen(s);
+		fetch_pending(s);
+	}
 }
 
 int sw_agent_sessions_listen(struct sw_db_pool *pool)

@@ -117,10 +117,75 @@ const struct sw_db_stmt sw_db_stmt_agent_gone = {
 	.nparams = 2,
 };
 
+/* ---- commands to an agent (migration 0019) ---- */
+
+#define COMMAND_STATUS                                                                          \
+	"(CASE WHEN c.status IN ('QUEUED', 'SENT', 'ACKED') AND c.expires_at <= now()"           \
+	" THEN 'EXPIRED' ELSE c.status END)"
+#define COMMAND_COLUMNS                                                                         \
+	"c.id, c.server_id, c.kind, " COMMAND_STATUS ", c.result::text, c.error_code,"            \
+	" c.error_message, " SW_SQL_TS("c.expires_at") ", " SW_SQL_TS("c.created_at") ","         \
+	" " SW_SQL_TS("c.updated_at")
+
+const struct sw_db_stmt sw_db_stmt_agent_command_create = {
+	.name = "agent_command_create",
+	.sql = "WITH s AS (SELECT (steward_server_remote($1::uuid, $2::uuid,"
+	       "  'it has no agent to run commands.')).id),"
+	       " c AS (INSERT INTO agent_commands (organization_id, server_id, kind, expires_at, created_by)"
+	       "  SELECT $1::uuid, s.id, $4, now() + make_interval(secs => $5::integer), $3::uuid"
+	       "  FROM s WHERE s.id IS NOT NULL RETURNING *)"
+	       " SELECT " COMMAND_COLUMNS " FROM c",
+	.nparams = 5,
+	.audited = SW_DB_AUDITED(SW_DB_COMMAND_ID, SW_DB_COMMAND_KIND),
+};
+
+const struct sw_db_stmt sw_db_stmt_agent_command_get = {
+	.name = "agent_command_get",
+	.sql = "SELECT " COMMAND_COLUMNS " FROM agent_commands c"
+	       " WHERE c.organization_id = $1::uuid AND c.server_id = $2::uuid AND c.id = $3::uuid",
+	.nparams = 3,
+};
+
+const struct sw_db_stmt sw_db_stmt_agent_commands_pending = {
+	.name = "agent_commands_pending",
+	.sql = "SELECT c.id, c.kind, c.payload::text,"
+	       " (extract(epoch FROM c.expires_at) * 1000)::bigint FROM agent_commands c"
+	       " WHERE c.server_id = $1::uuid AND c.status IN ('QUEUED', 'SENT', 'ACKED')"
+	       " AND c.expires_at > now() ORDER BY c.created_at, c.id LIMIT 32",
+	.nparams = 1,
+};
+
+const struct sw_db_stmt sw_db_stmt_agent_command_sent = {
+	.name = "agent_command_sent",
+	.sql = "UPDATE agent_commands SET status = 'SENT', updated_at = now()"
+	       " WHERE server_id = $1::uuid AND id = $2::uuid AND status = 'QUEUED' RETURNING id",
+	.nparams = 2,
+};
+
+const struct sw_db_stmt sw_db_stmt_agent_command_acked = {
+	.name = "agent_command_acked",
+	.sql = "UPDATE agent_commands SET status = 'ACKED', updated_at = now()"
+	       " WHERE server_id = $1::uuid AND id = $2::uuid AND status IN ('QUEUED', 'SENT')"
+	       " RETURNING id",
+	.nparams = 2,
+};
+
+const struct sw_db_stmt sw_db_stmt_agent_command_result = {
+	.name = "agent_command_result",
+	.sql = "UPDATE agent_commands SET status = CASE WHEN $3::boolean THEN 'SUCCEEDED' ELSE 'FAILED' END,"
+	       " result = $4::jsonb, error_code = $5, error_message = $6, updated_at = now()"
+	       " WHERE server_id = $1::uuid AND id = $2::uuid"
+	       " AND status NOT IN ('SUCCEEDED', 'FAILED') RETURNING id",
+	.nparams = 6,
+};
+
 static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_server_create, &sw_db_stmt_server_get,   &sw_db_stmt_server_update,
 	&sw_db_stmt_server_remove, &sw_db_stmt_servers_list, &sw_db_stmt_server_agent_token,
 	&sw_db_stmt_agent_auth,	   &sw_db_stmt_agent_hello,  &sw_db_stmt_agent_seen,
-	&sw_db_stmt_agent_gone,
+	&sw_db_stmt_agent_gone,	   &sw_db_stmt_agent_command_create,
+	&sw_db_stmt_agent_command_get,	   &sw_db_stmt_agent_commands_pending,
+	&sw_db_stmt_agent_command_sent,	   &sw_db_stmt_agent_command_acked,
+	&sw_db_stmt_agent_command_result,
 };
 const struct sw_db_stmt_group sw_db_servers_statements = { list, SW_ARRAY_SIZE(list) };

@@ -385,8 +385,11 @@ test('deleting a server cuts its live session within a second', async () => {
 	assert.ok(Date.now() - t0 < 1000 * SLACK);
 });
 
+let replicaB = null;
+const replica = async () => (replicaB ??= await h.startStewardd({ env: { ...env, DATABASE_URL: srv.env.DATABASE_URL } }));
+
 test('two replicas on one PostgreSQL: rotation on replica B cuts the agent held by replica A', async () => {
-	const b = await h.startStewardd({ env: { ...env, DATABASE_URL: srv.env.DATABASE_URL } });
+	const b = await replica();
 	const s = await addServer('web-8');
 	const a = startAgent(s.agentCommand); // dials replica A (srv)
 	await waitStatus(s.id, 'ONLINE', 10000 * SLACK);
@@ -399,6 +402,63 @@ test('two replicas on one PostgreSQL: rotation on replica B cuts the agent held 
 	const seen = await a.waitLine(/agent: (the control plane sent|reconnecting)/, 1000 * SLACK, fromAgent);
 	assert.ok(seen.t - t0 < 1000 * SLACK, `cut after ${seen.t - t0} ms`);
 	await a.waitLine(/refused the token \(HTTP 401\)/, 10000 * SLACK, fromAgent);
+	a.proc.kill('SIGTERM');
+	await a.exited;
+});
+
+test('a command issued on replica B runs on the agent held by replica A, once, even when resent after a restart', async () => {
+	const b = await replica();
+	const s = await addServer('web-9');
+	const a = startAgent(s.agentCommand); // dials replica A (srv)
+	await waitStatus(s.id, 'ONLINE', 10000 * SLACK);
+	const issued = await ok(call(b, 'POST', `/servers/${s.id}/commands`, owner, { body: { kind: 'host.facts' } }), 202);
+	assert.equal(issued.status, 'QUEUED');
+	assert.equal(issued.kind, 'host.facts');
+	const path = `/servers/${s.id}/commands/${issued.id}`;
+	const finished = async (on, timeoutMs) => {
+		const t0 = Date.now();
+		for (;;) {
+			const c = await ok(call(on, 'GET', path, owner));
+			if (c.status === 'SUCCEEDED' || c.status === 'FAILED') return c;
+			assert.ok(Date.now() - t0 < timeoutMs, `command still ${c.status} after ${timeoutMs} ms`);
+			await h.sleep(50);
+		}
+	};
+	const done = await finished(b, 5000 * SLACK);
+	assert.equal(done.status, 'SUCCEEDED', JSON.stringify(done));
+	const server = await getServer(s.id);
+	assert.equal(done.result.arch, server.hostFacts.arch);
+	assert.equal(done.result.hostname, server.hostFacts.hostname);
+	assert.equal(done.result.bootId, server.agentBootId);
+	const runs = () => a.lines.filter((l) => l.line.includes(`running command ${issued.id} (host.facts)`)).length;
+	assert.equal(runs(), 1);
+	const sql = (q) => pg.psql(q, srv.dbName);
+	assert.equal((await sql(`SELECT count(*) FROM audit_logs WHERE action = 'agent_command.created' AND target_id = '${issued.id}'`)).trim(), '1');
+	// Invalid kinds are refused before anything is queued.
+	const bad = await call(b, 'POST', `/servers/${s.id}/commands`, owner, { body: { kind: 'container.remove' } });
+	h.assertError(bad, 422, 'VALIDATION_FAILED');
+
+	// Replica A dies with the answer unrecorded (as if killed between the
+	// agent's result and its write): the command is pending again.
+	await sql(`UPDATE agent_commands SET status = 'SENT', result = NULL WHERE id = '${issued.id}'`);
+	srv.proc.kill('SIGKILL');
+	await srv.exited;
+	assert.equal((await ok(call(b, 'GET', path, owner))).status, 'SENT');
+	// A again, on its address (the agent's STEWARD_URL); the harness's
+	// health wait watches the port it picked, so this one is polled here.
+	await h.startStewardd({ waitHealth: false,
+		env: { ...env, DATABASE_URL: srv.env.DATABASE_URL, STEWARD_LISTEN: `127.0.0.1:${srv.port}` } });
+	const a2 = { port: srv.port, url: srv.url };
+	for (const t0 = Date.now(); ;) {
+		const res = await h.request(a2.port, 'GET', '/health').catch(() => null);
+		if (res?.status === 200) break;
+		assert.ok(Date.now() - t0 < 20000 * SLACK, 'replica A is back');
+		await h.sleep(100);
+	}
+	const again = await finished(a2, 20000 * SLACK);
+	assert.equal(again.status, 'SUCCEEDED');
+	assert.deepEqual(again.result, done.result, 'the journal\'s recorded answer');
+	assert.equal(runs(), 1, 'the agent did not run it again');
 	a.proc.kill('SIGTERM');
 	await a.exited;
 });

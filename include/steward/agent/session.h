@@ -20,6 +20,16 @@
  * there (sw_agent_sessions_listen) and closes its sessions of that server
  * at once, with close code 1008.
  *
+ * Commands (migration 0019's agent_commands): an insert notifies
+ * "command:<server>"; the session holding that server reads its pending
+ * commands (also right after each welcome, so a command in flight when a
+ * replica stopped is sent again on the agent's next connection, wherever
+ * it lands) and sends those it has not sent on this connection. The
+ * agent's journal answers a resent id with its recorded result, so nothing
+ * runs twice. The agent's ack and result are written on that server's
+ * command only (an agent touches only its own server's records), and a
+ * finished command notifies "result:<id>".
+ *
  * Sessions live on their thread: every call here is made on the loop of
  * the HTTP server that accepted the connection. */
 #ifndef STEWARD_AGENT_SESSION_H
@@ -53,8 +63,9 @@ void sw_agent_session_start(struct sw_http_request *req, const char *server_id,
 unsigned sw_agent_sessions_cut(const char *server_id, const char *reason);
 
 /* Listens on "steward_agent" with pool (this thread's): a notification
- * "server:<id>" cuts that server's sessions; a resync checks every
- * session's token against the database at once. 0 or -errno. */
+ * "server:<id>" cuts that server's sessions, "command:<id>" makes them send
+ * the server's pending commands; a resync checks every session's token
+ * and pending commands at once. 0 or -errno. */
 int sw_agent_sessions_listen(struct sw_db_pool *pool);
 
 #endif

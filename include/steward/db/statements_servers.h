@@ -62,4 +62,33 @@ extern const struct sw_db_stmt sw_db_stmt_agent_seen;
  * session still holds the server). */
 extern const struct sw_db_stmt sw_db_stmt_agent_gone;
 
+/* Commands to a server's agent (migration 0019). Columns of a command: */
+enum sw_db_command_col {
+	SW_DB_COMMAND_ID,
+	SW_DB_COMMAND_SERVER_ID,
+	SW_DB_COMMAND_KIND,
+	SW_DB_COMMAND_STATUS,        /* QUEUED, SENT, ACKED, SUCCEEDED, FAILED, EXPIRED */
+	SW_DB_COMMAND_RESULT,        /* JSON or NULL */
+	SW_DB_COMMAND_ERROR_CODE,
+	SW_DB_COMMAND_ERROR_MESSAGE,
+	SW_DB_COMMAND_EXPIRES_AT,
+	SW_DB_COMMAND_CREATED_AT,
+	SW_DB_COMMAND_UPDATED_AT,
+};
+/* $1 organization, $2 server, $3 user, $4 kind, $5 seconds to expiry ->
+ * the command (its insert notifies the holder of the server's session);
+ * SW409 LOCAL_SERVER; no row: not the organization's server. */
+extern const struct sw_db_stmt sw_db_stmt_agent_command_create;
+/* $1 organization, $2 server, $3 command. */
+extern const struct sw_db_stmt sw_db_stmt_agent_command_get;
+/* The session's side. pending: $1 server -> id, kind, payload (JSON),
+ * expiry (ms since the epoch) of the commands not finished nor expired,
+ * oldest first, at most 32. sent, acked: $1 server, $2 command. result:
+ * $1 server, $2 command, $3 ok (t/f), $4 result (JSON), $5 error code, $6
+ * error message; only a command of that server that is not finished. */
+extern const struct sw_db_stmt sw_db_stmt_agent_commands_pending;
+extern const struct sw_db_stmt sw_db_stmt_agent_command_sent;
+extern const struct sw_db_stmt sw_db_stmt_agent_command_acked;
+extern const struct sw_db_stmt sw_db_stmt_agent_command_result;
+
 #endif
