@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import * as h from './harness.mjs';
 import { call, ok, setup } from './identity.mjs';
 const { TS, SLACK } = h;
@@ -24,6 +25,13 @@ const buildDir = process.env.SW_BUILD_DIR;
 if (!buildDir) h.skip('SW_BUILD_DIR is not set (ctest sets it)');
 const AGENT = path.join(buildDir, 'steward-agent');
 if (!fs.existsSync(AGENT)) h.skip(`${AGENT} does not exist (cmake --build ... --target steward-agent)`);
+
+let WebSocket = null;
+try {
+	({ WebSocket } = createRequire(import.meta.url)('ws'));
+} catch {
+	// the npm ws test below is skipped: npm ci --prefix tests/integration
+}
 
 const HB = 300;
 h.stewarddPath();
@@ -385,6 +393,44 @@ test('deleting a server cuts its live session within a second', async () => {
 	assert.ok(Date.now() - t0 < 1000 * SLACK);
 });
 
+test('the npm ws package as the agent: a client nobody here wrote gets its welcome and heartbeats', { skip: !WebSocket }, async () => {
+	const s = await addServer('web-10');
+	const ws = new WebSocket(`ws://127.0.0.1:${srv.port}/agent/connect`, { headers: { 'x-agent-token': s.agentToken } });
+	const got = [];
+	let wake = null;
+	ws.on('message', (data, isBinary) => {
+		assert.equal(isBinary, false);
+		const m = JSON.parse(data.toString());
+		got.push(m);
+		if (m.type === 'heartbeat') ws.send(JSON.stringify(m));
+		wake?.();
+	});
+	const until = (pred, ms) => new Promise((resolve, reject) => {
+		const timer = setTimeout(() => reject(new Error(`not within ${ms} ms: ${JSON.stringify(got)}`)), ms);
+		wake = () => { if (pred()) { clearTimeout(timer); wake = null; resolve(); } };
+		wake();
+	});
+	await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+	ws.send(JSON.stringify({ ...HELLO, agentVersion: 'ws/8' }));
+	await until(() => got.filter((m) => m.type === 'heartbeat').length >= 3, 5000 * SLACK);
+	assert.equal(got[0].type, 'welcome');
+	assert.deepEqual(got.filter((m) => m.type === 'heartbeat').slice(0, 3).map((m) => m.seq), [1, 2, 3]);
+	const on = await getServer(s.id);
+	assert.equal(on.status, 'ONLINE');
+	assert.equal(on.agentVersion, 'ws/8');
+	// A refused token: ws sees the 401 and no socket.
+	const bad = new WebSocket(`ws://127.0.0.1:${srv.port}/agent/connect`, { headers: { 'x-agent-token': 'sta_' + 'Z'.repeat(43) } });
+	const status = await new Promise((resolve) => {
+		bad.once('unexpected-response', (req, res) => resolve(res.statusCode));
+		bad.once('open', () => resolve(101));
+		bad.once('error', () => {});
+	});
+	assert.equal(status, 401);
+	const code = await new Promise((resolve) => { ws.once('close', (c) => resolve(c)); ws.close(1000, 'bye'); });
+	assert.equal(code, 1000);
+	await waitStatus(s.id, 'OFFLINE', 2000);
+});
+
 let replicaB = null;
 const replica = async () => (replicaB ??= await h.startStewardd({ env: { ...env, DATABASE_URL: srv.env.DATABASE_URL } }));
 
@@ -461,4 +507,20 @@ test('a command issued on replica B runs on the agent held by replica A, once, e
 	assert.equal(runs(), 1, 'the agent did not run it again');
 	a.proc.kill('SIGTERM');
 	await a.exited;
+});
+
+test('dials are limited per address: 429 with Retry-After, no 101, closed', async () => {
+	const b = await replica(); // a process of its own: the limiter is per process
+	const dialOnce = () => h.raw(b.port, h.buildRequest(b.port, 'GET', '/agent/connect', { headers: {
+		Upgrade: 'websocket', Connection: 'Upgrade', 'Sec-WebSocket-Key': crypto.randomBytes(16).toString('base64'),
+		'Sec-WebSocket-Version': '13', 'x-agent-token': 'sta_' + 'Q'.repeat(43) } }));
+	let limited = null;
+	for (let i = 0; i < 200 && !limited; i++) {
+		const r = await dialOnce();
+		if (r.responses[0]?.status === 429) limited = r;
+		else h.assertRefusedAndClosed(r, 401, 'UNAUTHENTICATED');
+	}
+	assert.ok(limited, 'limited within 200 dials');
+	const res = h.assertRefusedAndClosed(limited, 429, 'RATE_LIMITED');
+	assert.ok(Number(res.headers['retry-after']) >= 1);
 });
