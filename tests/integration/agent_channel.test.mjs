@@ -509,6 +509,19 @@ test('a command issued on replica B runs on the agent held by replica A, once, e
 	await a.exited;
 });
 
+test('a stopping stewardd tells its agents when to come back (goaway), closes with 1001 and exits 0', async () => {
+	const c = await h.startStewardd({ env: { ...env, DATABASE_URL: srv.env.DATABASE_URL } });
+	const s = await ok(call(c, 'POST', '/servers', owner, { body: { name: 'web-11' } }), 201);
+	const ws = await dial(c.port, { 'x-agent-token': s.agentToken });
+	ws.sock.write(text(HELLO));
+	await waitFor(ws, () => messages(ws).find((m) => m.type === 'welcome'), 5000, 'the welcome');
+	const exit = c.stop('SIGTERM');
+	const goaway = await waitFor(ws, () => messages(ws).find((m) => m.type === 'goaway'), 5000, 'the goaway');
+	assert.ok(goaway.retryAfterMs >= 5000 && goaway.retryAfterMs < 30000, `retryAfterMs ${goaway.retryAfterMs}`);
+	assert.equal(await closeCode(ws), 1001);
+	assert.equal(await exit, 0);
+});
+
 test('dials are limited per address: 429 with Retry-After, no 101, closed', async () => {
 	const b = await replica(); // a process of its own: the limiter is per process
 	const dialOnce = () => h.raw(b.port, h.buildRequest(b.port, 'GET', '/agent/connect', { headers: {
