@@ -12,6 +12,7 @@
 #include "steward/base/limits.h"
 #include "steward/base/log.h"
 #include "steward/base/secret.h"
+#include "steward/base/validate.h"
 #include "steward/db/db.h"
 #include "steward/db/statements_servers.h"
 #include "steward/http/http.h"
@@ -251,6 +252,10 @@ static void fetch_pending(struct session *s)
 /* The agent's ack or result, written on this server's command only. */
 static void on_command_answer(struct session *s, const struct sw_agent_msg *m)
 {
+	/* Our commands' ids are UUIDs: an answer to another id answers
+	 * nothing we sent (the statement would only refuse it). */
+	if (!sw_is_uuid(sw_str_cstr(m->id)))
+		return;
 	if (m->type == SW_AGENT_MSG_ACK) {
 		const char *params[] = { s->server_id, m->id };
 		query(s, &sw_db_stmt_agent_command_acked, params, 2, command_written);
