@@ -301,7 +301,8 @@ static const struct sw_route routes[] = {
 	{ SW_HTTP_POST, "/servers", SW_ACCESS_SESSION, servers_create, B, 0,
 	  { "Add a server", "Answers the server with its agentToken (sta_...), which is shown only "
 	    "here and by POST /servers/{id}/agent-token and stored as a hash: give it to the "
-	    "server's agent. host is informational (a hostname, an IPv4 address or a canonical IPv6 "
+	    "server's agent; agentCommand is the line that starts it with that token. The server "
+	    "is PENDING until the agent's first hello on /agent/connect. host is informational (a hostname, an IPv4 address or a canonical IPv6 "
 	    "address). 409 SERVER_EXISTS when the name is taken in the organization; 409 "
 	    "QUOTA_EXCEEDED past the plan's servers quota (the local server is not counted).",
 	    "Servers", "ServerCreate", "ServerWithAgentToken", 201, err_create } },
@@ -314,12 +315,13 @@ static const struct sw_route routes[] = {
 	    "Server", 200, err_update } },
 	{ SW_HTTP_DELETE, "/servers/:id", SW_ACCESS_SESSION, server_remove, 0, 0,
 	  { "Delete a server", "409 SERVER_IN_USE while any application or service is assigned to "
-	    "it; 409 LOCAL_SERVER for the local server. A connected agent is told to hang up. A "
-	    "repeat answers 404." RESOURCE_DOC, "Servers", NULL, NULL, 204, err_delete } },
+	    "it; 409 LOCAL_SERVER for the local server. A connected agent is cut off (close code "
+	    "1008) within a second. A repeat answers 404." RESOURCE_DOC, "Servers", NULL, NULL, 204, err_delete } },
 	{ SW_HTTP_POST, "/servers/:id/agent-token", SW_ACCESS_SESSION, server_agent_token, 0, 0,
 	  { "Rotate a server's agent token", "Answers the server with a new agentToken (shown only "
-	    "here and by POST /servers); the previous token stops working at once and an agent "
-	    "connected with it is told to hang up. 409 LOCAL_SERVER for the local server, which "
+	    "here and by POST /servers) and its agentCommand; the previous token stops working at "
+	    "once, and an agent connected with it is cut off (close code 1008) within a second, on "
+	    "whichever replica holds it; its next dial is refused with 401. 409 LOCAL_SERVER for the local server, which "
 	    "has no agent." RESOURCE_DOC, "Servers", NULL, "ServerWithAgentToken", 200, err_token } },
 };
 
