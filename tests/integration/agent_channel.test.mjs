@@ -336,6 +336,38 @@ test('an agent answering heartbeats stays ONLINE; ping is answered with pong', a
 	await waitStatus(s.id, 'OFFLINE', 2000);
 });
 
+test('a newer session of the same server takes over; the older one ends and does not mark it OFFLINE', async () => {
+	const s = await addServer('web-12');
+	const answer = (c) => {
+		for (const b of messages(c).filter((m) => m.type === 'heartbeat').slice(c.answered ?? 0))
+			c.sock.write(text({ type: 'heartbeat', seq: b.seq }));
+		c.answered = messages(c).filter((m) => m.type === 'heartbeat').length;
+	};
+	const first = await dial(srv.port, { 'x-agent-token': s.agentToken });
+	first.sock.write(text(HELLO));
+	const w1 = await waitFor(first, () => messages(first).find((m) => m.type === 'welcome'), 5000, 'the first welcome');
+	const second = await dial(srv.port, { 'x-agent-token': s.agentToken });
+	second.sock.write(text({ ...HELLO, bootId: 'boot-2' }));
+	const w2 = await waitFor(second, () => messages(second).find((m) => m.type === 'welcome'), 5000, 'the second welcome');
+	assert.notEqual(w1.connectionId, w2.connectionId);
+	const t0 = Date.now();
+	while (!first.closed && Date.now() - t0 < 3 * HB + 2000 * SLACK) {
+		answer(first);
+		answer(second);
+		await h.sleep(HB / 4);
+	}
+	assert.equal(await closeCode(first), 1008, 'the older session ends at its next heartbeat');
+	for (let i = 0; i < 4; i++) {
+		answer(second);
+		await h.sleep(HB / 2);
+	}
+	const on = await getServer(s.id);
+	assert.equal(on.status, 'ONLINE', 'the older session did not mark the server OFFLINE');
+	assert.equal(on.agentBootId, 'boot-2');
+	second.sock.destroy();
+	await waitStatus(s.id, 'OFFLINE', 2000);
+});
+
 test('protocol violations from a raw client close with the right code', async () => {
 	const s = await addServer('web-5');
 	const cases = [
