@@ -1256,53 +1256,49 @@ TEST(an_http_1_0_stream_is_delimited_by_the_close)
 	client_close(&c);
 }
 
+/* An echoing session on path: the first bytes ride with the request, the
+ * rest come later, a request line is not parsed as one, "bye" ends it;
+ * then a client that goes away mid-session (a leak of the owner's state
+ * would fail the sanitizer build). false, saying where, when one fails. */
+static bool echo_session(const char *path)
+{
+	struct client c;
+	const char *failed = NULL;
+	client_connect(&c, 0);
+	client_send(&c, "GET %s HTTP/1.1\r\nHost: x\r\nUpgrade: echo\r\n"
+			"Connection: Upgrade\r\n\r\nhello ", path);
+	if (!client_wait(&c, "HELLO ", 3000) || c.status != 101)
+		failed = "the 101 and the first bytes' echo";
+	if (!failed && write(c.fd, "GET / HTTP/1.1\r\n\r\n", 18) == 18 &&
+	    !client_wait(&c, "GET / HTTP/1.1", 3000))
+		failed = "a request line echoed, not parsed";
+	if (!failed && write(c.fd, "bye", 3) == 3 &&
+	    !(client_wait(&c, "BYE", 3000) && client_wait_closed(&c, 3000)))
+		failed = "the end after bye";
+	client_close(&c);
+	if (!failed) {
+		client_connect(&c, 0);
+		client_send(&c, "GET %s HTTP/1.1\r\nHost: x\r\n\r\nhi", path);
+		if (!client_wait(&c, "HI", 3000))
+			failed = "the session of a client that leaves";
+		client_close(&c);
+	}
+	if (failed)
+		fprintf(stderr, "  echo session on %s: %s failed\n", path, failed);
+	return !failed;
+}
+
 TEST(a_producer_takes_the_connection_over_after_101_without_the_state_machine_knowing)
 {
 	start_server();
-	struct client c;
-	client_connect(&c, 0);
-	/* The first bytes ride with the request, the rest come later. */
-	client_send(&c, "GET /t/upgrade HTTP/1.1\r\nHost: x\r\nUpgrade: echo\r\n"
-			"Connection: Upgrade\r\n\r\nhello ");
-	REQUIRE(client_wait(&c, "HELLO ", 3000));
-	CHECK_INT_EQ(c.status, 101);
-	if (write(c.fd, "GET / HTTP/1.1\r\n\r\n", 18) != 18)
-		perror("write");
-	REQUIRE(client_wait(&c, "GET / HTTP/1.1", 3000)); /* not parsed as a request */
-	if (write(c.fd, "bye", 3) != 3)
-		perror("write");
-	CHECK(client_wait(&c, "BYE", 3000));
-	CHECK(client_wait_closed(&c, 3000));
-	client_close(&c);
-	/* A client that goes away mid-session: the producer's cancel ends it
-	 * (a leak of its state would fail the sanitizer build). */
-	client_connect(&c, 0);
-	client_send(&c, "GET /t/upgrade HTTP/1.1\r\nHost: x\r\n\r\nhi");
-	REQUIRE(client_wait(&c, "HI", 3000));
-	client_close(&c);
+	CHECK(echo_session("/t/upgrade"));
 }
 
 TEST(the_upgrade_face_hands_a_connection_to_its_owner_and_closes_it_once)
 {
 	start_server();
 	int before = __atomic_load_n(&upgraded_closed, __ATOMIC_SEQ_CST);
-	struct client c;
-	client_connect(&c, 0);
-	/* The bytes that came with the request reach the owner too. */
-	client_send(&c, "GET /t/upgraded HTTP/1.1\r\nHost: x\r\nUpgrade: echo\r\n"
-			"Connection: Upgrade\r\n\r\nhello ");
-	REQUIRE(client_wait(&c, "HELLO ", 3000));
-	CHECK_INT_EQ(c.status, 101);
-	if (write(c.fd, "bye", 3) != 3)
-		perror("write");
-	CHECK(client_wait(&c, "BYE", 3000));
-	CHECK(client_wait_closed(&c, 3000));
-	client_close(&c);
-	/* A client that leaves mid-session: closed() runs once all the same. */
-	client_connect(&c, 0);
-	client_send(&c, "GET /t/upgraded HTTP/1.1\r\nHost: x\r\n\r\nhi");
-	REQUIRE(client_wait(&c, "HI", 3000));
-	client_close(&c);
+	CHECK(echo_session("/t/upgraded"));
 	for (int i = 0; i < 300 && __atomic_load_n(&upgraded_closed, __ATOMIC_SEQ_CST) < before + 2; i++)
 		usleep(10000);
 	CHECK_INT_EQ(__atomic_load_n(&upgraded_closed, __ATOMIC_SEQ_CST), before + 2);
