@@ -170,6 +170,7 @@ static const struct cmd {
 	[SW_AGENT_CMD_SERVICE_RESTORE] = { "service.restore", { NAME,
 		{ "engine", F_ENUM, true, 0, M(args.engine), NULL, engines }, END } },
 	[SW_AGENT_CMD_METRICS_SAMPLE] = { "metrics.sample", { END } },
+	[SW_AGENT_CMD_HOST_FACTS] = { "host.facts", { END } },
 };
 
 const char *sw_agent_msg_type_name(enum sw_agent_msg_type t)

@@ -44,6 +44,8 @@ extern const struct sw_api_route_group sw_api_variables_group;
 extern const struct sw_api_route_group sw_api_git_sources_group;
 extern const struct sw_api_route_group sw_api_git_credentials_group;
 extern const struct sw_api_route_group sw_api_servers_group;
+extern const struct sw_api_route_group sw_api_agent_connect_group;
+extern const struct sw_api_route_group sw_api_server_commands_group;
 extern const struct sw_api_route_group sw_api_services_group;
 extern const struct sw_api_route_group sw_api_alerts_group;
 extern const struct sw_api_route_group sw_api_channels_group;

@@ -147,6 +147,7 @@ static const char components[] = "{"
 static const char *status_description(int status)
 {
 	switch (status) {
+	case 101: return "Switching Protocols: the connection is a WebSocket from here on";
 	case 200: return "OK";
 	case 201: return "Created";
 	case 202: return "Accepted: the work is queued";
@@ -161,6 +162,7 @@ static const char *status_description(int status)
 	case 415: return "Body is not application/json";
 	case 416: return "The range asked for is past the end";
 	case 422: return "Validation failed; see error.fields";
+	case 426: return "Upgrade required: another WebSocket version";
 	case 429: return "Too many requests";
 	case 500: return "Internal error";
 	case 502: return "An upstream service (a git host, a notification target) failed";
@@ -356,8 +358,9 @@ static int add_operation(json_t *paths, const struct sw_route *r)
 					    json_pack("{s:s}", "$ref", "#/components/schemas/Pagination"));
 		}
 		add_success(responses, r, code, resp);
-	} else if (r->doc.success_status == 204) {
-		json_object_set_new(responses, code, json_pack("{s:s}", "description", "No content"));
+	} else if (r->doc.success_status == 204 || r->doc.success_status == 101) {
+		json_object_set_new(responses, code,
+				    json_pack("{s:s}", "description", status_description(r->doc.success_status)));
 	} else {
 		json_object_set_new(responses, code,
 			json_pack("{s:s, s:{s:{s:{s:s}}}}", "description", "OpenAPI 3.1 document",

@@ -95,6 +95,8 @@ static const struct sw_api_route_group *const groups[] = {
 	&sw_api_git_sources_group,
 	&sw_api_git_credentials_group,
 	&sw_api_servers_group,
+	&sw_api_agent_connect_group,
+	&sw_api_server_commands_group,
 	&sw_api_services_group,
 	&sw_api_alerts_group,
 	&sw_api_channels_group,

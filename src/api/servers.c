@@ -23,9 +23,15 @@
  * - POST /servers checks the plan's servers quota (409 QUOTA_EXCEEDED).
  * - DELETE is refused with 409 SERVER_IN_USE while an application or a
  *   service is assigned to the server.
- * - status: PENDING until an agent first connects, then ONLINE / OFFLINE
- *   (the agent channel moves it); the local server is ONLINE. */
+ * - status: PENDING until its agent's first hello, then ONLINE while its
+ *   heartbeats are answered and OFFLINE once its session ends or three
+ *   heartbeats went unanswered (src/agent/session.c); the local server is
+ *   ONLINE. The hello's facts (agent version, protocol, boot id, host
+ *   facts, capabilities) are on the record.
+ * - The two answers with a token carry agentCommand: the environment and
+ *   binary that start the agent for this server, as one shell line. */
 #include <arpa/inet.h>
+#include <string.h>
 #include <openssl/crypto.h>
 #include "steward/base/secret.h"
 #include "steward/base/validate.h"
@@ -93,6 +99,11 @@ static const struct sw_api_column server_columns[] = {
 	{ "agentTokenCreatedAt", SW_DB_SERVER_TOKEN_CREATED_AT, SW_API_COL_NULLABLE },
 	{ "agentConnectedAt", SW_DB_SERVER_AGENT_CONNECTED_AT, SW_API_COL_NULLABLE },
 	{ "lastSeenAt", SW_DB_SERVER_LAST_SEEN_AT, SW_API_COL_NULLABLE },
+	{ "agentVersion", SW_DB_SERVER_AGENT_VERSION, SW_API_COL_NULLABLE },
+	{ "agentProtocol", SW_DB_SERVER_AGENT_PROTOCOL, SW_API_COL_JSON },
+	{ "agentBootId", SW_DB_SERVER_AGENT_BOOT_ID, SW_API_COL_NULLABLE },
+	{ "hostFacts", SW_DB_SERVER_AGENT_HOST, SW_API_COL_JSON },
+	{ "agentCapabilities", SW_DB_SERVER_AGENT_CAPABILITIES, SW_API_COL_JSON },
 	{ "applicationCount", SW_DB_SERVER_APPLICATIONS, SW_API_COL_JSON },
 	{ "serviceCount", SW_DB_SERVER_SERVICES, SW_API_COL_JSON },
 	{ "createdAt", SW_DB_SERVER_CREATED_AT, SW_API_COL_TEXT },
@@ -138,13 +149,65 @@ struct token_op {
 	char token[SW_AGENT_TOKEN_LEN + 1];
 };
 
-/* A server with its new agent token (ctx). */
+/* Appends s single-quoted for a POSIX shell. */
+static int shell_quote(struct sw_buf *b, const char *s, size_t n)
+{
+	int r = sw_buf_append_lit(b, "'");
+	for (size_t i = 0; i < n && !r; i++)
+		r = s[i] == '\'' ? sw_buf_append_lit(b, "'\\''") : sw_buf_append(b, s + i, 1);
+	return r ?: sw_buf_append_lit(b, "'");
+}
+
+/* The line that starts the agent for a token: the control plane's base URL
+ * (PUBLIC_BASE_URL, else http://<STEWARD_LISTEN>, with a wildcard address
+ * read as loopback) and the token, in steward-agent's environment. */
+static int agent_command(struct sw_buf *b, const struct sw_config *cfg, const char *token)
+{
+	const char *base = cfg->public_base_url;
+	size_t n = base ? strlen(base) : 0;
+	while (n && base[n - 1] == '/')
+		n--;
+	struct sw_buf url = { 0 };
+	const char *listen = cfg->listen_str;
+	int r = 0;
+	if (n)
+		r = sw_buf_append(&url, base, n);
+	else if (strncmp(listen, "0.0.0.0:", 8) == 0)
+		r = sw_buf_appendf(&url, "http://127.0.0.1:%s", listen + 8);
+	else if (strncmp(listen, "[::]:", 5) == 0)
+		r = sw_buf_appendf(&url, "http://[::1]:%s", listen + 5);
+	else
+		r = sw_buf_appendf(&url, "http://%s", listen);
+	r = r ?: sw_buf_append_lit(b, "STEWARD_URL=");
+	r = r ?: shell_quote(b, (const char *)url.data, url.len);
+	r = r ?: sw_buf_append_lit(b, " STEWARD_AGENT_TOKEN=");
+	r = r ?: shell_quote(b, token, strlen(token));
+	r = r ?: sw_buf_append_lit(b, " steward-agent");
+	sw_buf_release(&url);
+	return r;
+}
+
+struct token_answer {
+	const struct sw_config *config;
+	const char *token;
+};
+
+/* A server with its new agent token and the line that starts its agent. */
 static void write_server_with_token(struct sw_json *j, const PGresult *res, int row, const void *ctx)
 {
+	const struct token_answer *a = ctx;
 	sw_json_object_begin(j);
 	sw_api_write_columns(j, res, row, 0, server_columns, SW_ARRAY_SIZE(server_columns));
 	sw_json_key(j, "agentToken");
-	sw_json_cstr(j, ctx);
+	sw_json_cstr(j, a->token);
+	struct sw_buf cmd = { 0 };
+	sw_json_key(j, "agentCommand");
+	if (agent_command(&cmd, a->config, a->token) < 0)
+		sw_json_null(j);
+	else
+		sw_json_string(j, sw_str_from((const char *)cmd.data, cmd.len));
+	OPENSSL_cleanse(cmd.data, cmd.cap);
+	sw_buf_release(&cmd);
 	sw_json_object_end(j);
 }
 
@@ -156,7 +219,8 @@ static void token_stored(void *arg, const PGresult *res, const struct sw_db_erro
 	} else if (PQntuples(res) != 1) {
 		sw_api_not_found(op->req);
 	} else {
-		sw_api_answer_row(op->req, op->status, res, 0, write_server_with_token, op->token);
+		const struct token_answer a = { sw_http_config(op->req), op->token };
+		sw_api_answer_row(op->req, op->status, res, 0, write_server_with_token, &a);
 	}
 	/* The request's arena stays writable until this completion returns. */
 	OPENSSL_cleanse(op->token, sizeof(op->token));
@@ -237,7 +301,8 @@ static const struct sw_route routes[] = {
 	{ SW_HTTP_POST, "/servers", SW_ACCESS_SESSION, servers_create, B, 0,
 	  { "Add a server", "Answers the server with its agentToken (sta_...), which is shown only "
 	    "here and by POST /servers/{id}/agent-token and stored as a hash: give it to the "
-	    "server's agent. host is informational (a hostname, an IPv4 address or a canonical IPv6 "
+	    "server's agent; agentCommand is the line that starts it with that token. The server "
+	    "is PENDING until the agent's first hello on /agent/connect. host is informational (a hostname, an IPv4 address or a canonical IPv6 "
 	    "address). 409 SERVER_EXISTS when the name is taken in the organization; 409 "
 	    "QUOTA_EXCEEDED past the plan's servers quota (the local server is not counted).",
 	    "Servers", "ServerCreate", "ServerWithAgentToken", 201, err_create } },
@@ -250,12 +315,13 @@ static const struct sw_route routes[] = {
 	    "Server", 200, err_update } },
 	{ SW_HTTP_DELETE, "/servers/:id", SW_ACCESS_SESSION, server_remove, 0, 0,
 	  { "Delete a server", "409 SERVER_IN_USE while any application or service is assigned to "
-	    "it; 409 LOCAL_SERVER for the local server. A connected agent is told to hang up. A "
-	    "repeat answers 404." RESOURCE_DOC, "Servers", NULL, NULL, 204, err_delete } },
+	    "it; 409 LOCAL_SERVER for the local server. A connected agent is cut off (close code "
+	    "1008) within a second. A repeat answers 404." RESOURCE_DOC, "Servers", NULL, NULL, 204, err_delete } },
 	{ SW_HTTP_POST, "/servers/:id/agent-token", SW_ACCESS_SESSION, server_agent_token, 0, 0,
 	  { "Rotate a server's agent token", "Answers the server with a new agentToken (shown only "
-	    "here and by POST /servers); the previous token stops working at once and an agent "
-	    "connected with it is told to hang up. 409 LOCAL_SERVER for the local server, which "
+	    "here and by POST /servers) and its agentCommand; the previous token stops working at "
+	    "once, and an agent connected with it is cut off (close code 1008) within a second, on "
+	    "whichever replica holds it; its next dial is refused with 401. 409 LOCAL_SERVER for the local server, which "
 	    "has no agent." RESOURCE_DOC, "Servers", NULL, "ServerWithAgentToken", 200, err_token } },
 };
 
@@ -265,6 +331,23 @@ static const struct sw_route routes[] = {
 	"{\"type\":[\"string\",\"null\"],\"maxLength\":253,\"description\":\"Where the agent runs, "  \
 	"for people: a hostname of two or more lower-case labels, an IPv4 address or an IPv6 "    \
 	"address in canonical form (RFC 5952), without brackets.\"}"
+#define AGENT_PROPERTIES                                                                       \
+	"\"agentVersion\":{\"type\":[\"string\",\"null\"],\"maxLength\":64,\"description\":"      \
+	"\"agentVersion of the agent's last hello (agent protocol, docs/agent-protocol.md); null "  \
+	"before the first.\"},"                                                                    \
+	"\"agentProtocol\":{\"type\":[\"integer\",\"null\"],\"minimum\":1,\"description\":\"The "  \
+	"protocol version the welcome chose: the highest in both the hello's range "              \
+	"[protocolMin, protocolMax] and the control plane's.\"},"                                  \
+	"\"agentBootId\":{\"type\":[\"string\",\"null\"],\"description\":\"The host's kernel boot "  \
+	"id from the hello: a new value means the server rebooted.\"},"                           \
+	"\"hostFacts\":{\"type\":[\"object\",\"null\"],\"description\":\"host of the agent's last "  \
+	"hello, read through HOST_PROC_PATH, HOST_SYS_PATH and HOST_ROOT_PATH.\","                 \
+	"\"properties\":{\"os\":{\"type\":\"string\"},\"kernel\":{\"type\":\"string\"},"              \
+	"\"arch\":{\"type\":\"string\"},\"hostname\":{\"type\":\"string\"},"                         \
+	"\"cores\":{\"type\":\"integer\"},\"memoryBytes\":{\"type\":\"integer\"}}},"                 \
+	"\"agentCapabilities\":{\"type\":[\"array\",\"null\"],\"items\":{\"type\":\"string\"},"     \
+	"\"description\":\"The command kinds the agent said it runs.\"},"
+
 #define SERVER_PROPERTIES                                                                      \
 	"\"id\":{\"type\":\"string\",\"format\":\"uuid\"},"                                        \
 	"\"name\":{\"$ref\":\"#/components/schemas/ResourceName\"},"                               \
@@ -272,27 +355,37 @@ static const struct sw_route routes[] = {
 	"\"host\":" HOST_SCHEMA ","                                                                \
 	"\"isLocal\":{\"type\":\"boolean\",\"description\":\"The control plane's own host: no "   \
 	"agent, not counted against the quota, never deleted.\"},"                                 \
-	"\"status\":{\"type\":\"string\",\"enum\":[\"PENDING\",\"ONLINE\",\"OFFLINE\"]},"          \
+	"\"status\":{\"type\":\"string\",\"enum\":[\"PENDING\",\"ONLINE\",\"OFFLINE\"],"           \
+	"\"description\":\"PENDING until the agent's first hello on /agent/connect; ONLINE while "  \
+	"it answers the control plane's heartbeats; OFFLINE once its channel closed or three "     \
+	"heartbeats went unanswered (at most three intervals after the agent fell silent). The "   \
+	"local server is ONLINE.\"},"                                                              \
 	"\"agentTokenPrefix\":{\"type\":[\"string\",\"null\"],\"description\":\"sta_ and the next " \
 	"8 characters of the agent token, to recognise it by; null for the local server.\"},"     \
 	"\"agentTokenCreatedAt\":" NULLABLE_TIME_SCHEMA ","                                        \
 	"\"agentConnectedAt\":" NULLABLE_TIME_SCHEMA ","                                           \
 	"\"lastSeenAt\":" NULLABLE_TIME_SCHEMA ","                                                 \
+	AGENT_PROPERTIES                                                                           \
 	"\"applicationCount\":{\"type\":\"integer\",\"minimum\":0},"                               \
 	"\"serviceCount\":{\"type\":\"integer\",\"minimum\":0},"                                   \
 	"\"createdAt\":" TIME_SCHEMA ",\"updatedAt\":" TIME_SCHEMA
 #define SERVER_REQUIRED                                                                        \
 	"\"id\",\"name\",\"description\",\"host\",\"isLocal\",\"status\",\"agentTokenPrefix\","    \
-	"\"agentTokenCreatedAt\",\"agentConnectedAt\",\"lastSeenAt\",\"applicationCount\","       \
+	"\"agentTokenCreatedAt\",\"agentConnectedAt\",\"lastSeenAt\",\"agentVersion\","            \
+	"\"agentProtocol\",\"agentBootId\",\"hostFacts\",\"agentCapabilities\",\"applicationCount\"," \
 	"\"serviceCount\",\"createdAt\",\"updatedAt\""
 
 static const char schemas[] = "{"
 	"\"Server\":{\"type\":\"object\",\"required\":[" SERVER_REQUIRED "],\"properties\":{"
 	SERVER_PROPERTIES "}},"
-	"\"ServerWithAgentToken\":{\"type\":\"object\",\"required\":[" SERVER_REQUIRED ",\"agentToken\"],"
+	"\"ServerWithAgentToken\":{\"type\":\"object\",\"required\":[" SERVER_REQUIRED ",\"agentToken\",\"agentCommand\"],"
 	"\"properties\":{" SERVER_PROPERTIES ",\"agentToken\":{\"type\":\"string\","
 	"\"pattern\":\"^sta_[A-Za-z0-9_-]{43}$\",\"description\":\"The agent's credential, shown "
-	"only in this answer.\"}}},"
+	"only in this answer.\"},\"agentCommand\":{\"type\":[\"string\",\"null\"],"
+	"\"description\":\"The shell line that starts the agent for this server: STEWARD_URL "
+	"(PUBLIC_BASE_URL, else the control plane's listen address) and STEWARD_AGENT_TOKEN in "
+	"the environment of the steward-agent binary (docs/agent-protocol.md; a systemd unit is "
+	"docs/steward-agent.service). Shown only in this answer, like the token.\"}}},"
 	"\"ServerList\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Server\"}},"
 	"\"ServerCreate\":{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"name\"],"
 	"\"properties\":{\"name\":{\"$ref\":\"#/components/schemas/ResourceName\"},"

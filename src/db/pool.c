@@ -488,11 +488,18 @@ void sw_db_conn_read_step(struct conn *c, void (*done)(struct conn *c))
 			done(c);
 			return;
 		}
-		/* One statement gives one result; keep the first. */
-		if (!c->result)
+		/* One statement gives one result; keep the first, or the
+		 * first error of several statements (the LISTENs of every
+		 * channel: one failing fails them all). */
+		if (!c->result) {
 			c->result = r;
-		else
+		} else if (PQresultStatus(r) == PGRES_FATAL_ERROR &&
+			   PQresultStatus(c->result) != PGRES_FATAL_ERROR) {
+			PQclear(c->result);
+			c->result = r;
+		} else {
 			PQclear(r);
+		}
 	}
 	if (PQstatus(c->pg) == CONNECTION_BAD)
 		goto lost;

@@ -24,6 +24,7 @@ enum conn_state {
 
 struct note {
 	struct note *next;
+	unsigned channel; /* index in pool->channels */
 	char payload[];
 };
 
@@ -85,11 +86,14 @@ struct sw_db_pool {
 	char logged[256];      /* the last connection failure logged */
 
 	/* listening */
-	char channel[64];      /* empty: not listening */
-	char listen_sql[80];   /* LISTEN "<channel>" */
-	void (*listen_cb)(void *arg, const char *payload);
-	void (*listen_resync)(void *arg);
-	void *listen_arg;
+	struct listen_channel {
+		char name[64];
+		void (*cb)(void *arg, const char *payload);
+		void (*resync)(void *arg);
+		void *arg;
+	} channels[SW_DB_MAX_CHANNELS];
+	unsigned nchannels;    /* 0: not listening */
+	char listen_sql[SW_DB_MAX_CHANNELS * 72]; /* LISTEN "<a>";LISTEN "<b>"... */
 	struct conn *listener; /* LISTENING, or listens; NULL: none */
 	struct sw_timer listen_timer; /* retry after the server refused LISTEN */
 	bool resync_due;

@@ -32,7 +32,7 @@ static void need_resync(struct sw_db_pool *pool)
 	pool->resync_due = true;
 }
 
-static void queue_note(struct sw_db_pool *pool, const char *payload)
+static void queue_note(struct sw_db_pool *pool, unsigned channel, const char *payload)
 {
 	size_t len = strlen(payload) + 1;
 	struct note *n = pool->nnotes < MAX_QUEUED_NOTIFICATIONS ? malloc(sizeof(*n) + len) : NULL;
@@ -41,6 +41,7 @@ static void queue_note(struct sw_db_pool *pool, const char *payload)
 		return;
 	}
 	memcpy(n->payload, payload, len);
+	n->channel = channel;
 	n->next = NULL;
 	if (pool->notes_tail)
 		pool->notes_tail->next = n;
@@ -57,13 +58,17 @@ void sw_db_drain_notifies(struct conn *c)
 	struct sw_db_pool *pool = c->pool;
 	PGnotify *n;
 	while ((n = PQnotifies(c->pg))) {
-		if (pool->channel[0] && !pool->closing && strcmp(n->relname, pool->channel) == 0)
-			queue_note(pool, n->extra ? n->extra : "");
+		for (unsigned i = 0; i < pool->nchannels && !pool->closing; i++)
+			if (strcmp(n->relname, pool->channels[i].name) == 0) {
+				queue_note(pool, i, n->extra ? n->extra : "");
+				break;
+			}
 		PQfreemem(n);
 	}
 }
 
-/* The due resync, then each queued payload in arrival order. Called only
+/* The due resync (of every channel), then each queued payload in arrival
+ * order, to its channel's callback. Called only
  * at the end of sw_db_on_poll, when no step is under way: the callbacks may
  * query, or close the pool (the rest is then dropped). */
 void sw_db_deliver_notes(struct sw_db_pool *pool)
@@ -71,7 +76,8 @@ void sw_db_deliver_notes(struct sw_db_pool *pool)
 	while (!pool->closing) {
 		if (pool->resync_due) {
 			pool->resync_due = false;
-			pool->listen_resync(pool->listen_arg);
+			for (unsigned i = 0; i < pool->nchannels && !pool->closing && !pool->resync_due; i++)
+				pool->channels[i].resync(pool->channels[i].arg);
 			continue;
 		}
 		struct note *n = pool->notes_head;
@@ -81,7 +87,8 @@ void sw_db_deliver_notes(struct sw_db_pool *pool)
 		if (!pool->notes_head)
 			pool->notes_tail = NULL;
 		pool->nnotes--;
-		pool->listen_cb(pool->listen_arg, n->payload);
+		struct listen_channel *ch = &pool->channels[n->channel];
+		ch->cb(ch->arg, n->payload);
 		free(n);
 	}
 	pool->resync_due = false;
@@ -123,7 +130,7 @@ static void start_listen(struct conn *c)
  * else any IDLE connection; none: the next to become IDLE. */
 void sw_db_claim_listener(struct sw_db_pool *pool, struct conn *prefer)
 {
-	if (!pool->channel[0] || pool->listener || pool->closing ||
+	if (!pool->nchannels || pool->listener || pool->closing ||
 	    sw_timer_armed(&pool->listen_timer))
 		return;
 	struct conn *c = prefer && prefer->state == CONN_IDLE ? prefer : sw_db_idle_conn(pool);
@@ -200,15 +207,27 @@ int sw_db_pool_listen(struct sw_db_pool *pool, const char *channel,
 		return -ECANCELED;
 	if (!channel_valid(channel) || !cb || !resync)
 		return -EINVAL;
-	if (pool->channel[0])
-		return -EALREADY;
-	snprintf(pool->channel, sizeof(pool->channel), "%s", channel);
-	/* Quoted although it needs no quoting: the name stays exactly as
-	 * given, and relname of each notification is compared with it. */
-	snprintf(pool->listen_sql, sizeof(pool->listen_sql), "LISTEN \"%s\"", pool->channel);
-	pool->listen_cb = cb;
-	pool->listen_resync = resync;
-	pool->listen_arg = arg;
+	for (unsigned i = 0; i < pool->nchannels; i++)
+		if (strcmp(pool->channels[i].name, channel) == 0)
+			return -EALREADY;
+	if (pool->nchannels == SW_DB_MAX_CHANNELS)
+		return -ENOSPC;
+	/* One LISTEN statement covers every channel: a channel added once a
+	 * connection listens would need one of its own. */
+	if (pool->listener)
+		return -EBUSY;
+	struct listen_channel *ch = &pool->channels[pool->nchannels++];
+	snprintf(ch->name, sizeof(ch->name), "%s", channel);
+	ch->cb = cb;
+	ch->resync = resync;
+	ch->arg = arg;
+	/* Quoted although they need no quoting: each name stays exactly as
+	 * given, and relname of each notification is compared with it. One
+	 * simple query, so one implicit transaction: all or none. */
+	size_t off = 0;
+	for (unsigned i = 0; i < pool->nchannels; i++)
+		off += (size_t)snprintf(pool->listen_sql + off, sizeof(pool->listen_sql) - off,
+					"%sLISTEN \"%s\"", i ? ";" : "", pool->channels[i].name);
 	sw_db_claim_listener(pool, NULL);
 	return 0;
 }

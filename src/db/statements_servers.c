@@ -6,10 +6,20 @@
 #include "db/sql.h"
 #include "steward/db/statements_servers.h"
 
+/* An ONLINE server whose agent has not been heard for three heartbeat
+ * intervals is OFFLINE, whatever the row says: the replica that held its
+ * session may have died without writing it (migration 0019). */
+#define SERVER_STATUS                                                                           \
+	"(CASE WHEN s.status = 'ONLINE' AND NOT s.is_local AND s.agent_heartbeat_ms IS NOT NULL"  \
+	" AND s.last_seen_at < now() - make_interval(secs => 3 * s.agent_heartbeat_ms / 1000.0)"  \
+	" THEN 'OFFLINE' ELSE s.status END)"
+
 #define SERVER_COLUMNS                                                                          \
-	"s.id, s.name, s.description, s.host, s.is_local, s.status, s.agent_token_prefix,"       \
+	"s.id, s.name, s.description, s.host, s.is_local, " SERVER_STATUS ", s.agent_token_prefix," \
 	" " SW_SQL_TS("s.agent_token_created_at") ", " SW_SQL_TS("s.agent_connected_at") ","     \
 	" " SW_SQL_TS("s.last_seen_at") ","                                                      \
+	" s.agent_version, s.agent_protocol, s.agent_boot_id, s.agent_host::text,"               \
+	" s.agent_capabilities::text,"                                                           \
 	" (SELECT count(*) FROM applications a WHERE a.server_id = s.id),"                       \
 	" (SELECT count(*) FROM services v WHERE v.server_id = s.id),"                           \
 	" " SW_SQL_TS("s.created_at") ", " SW_SQL_TS("s.updated_at") ", " SW_SQL_US("s.created_at")
@@ -59,7 +69,7 @@ const struct sw_db_stmt sw_db_stmt_servers_list = {
 	.name = "servers_list",
 	.sql = "SELECT " SERVER_COLUMNS " FROM servers s"
 	       " WHERE s.organization_id = $1::uuid AND " SW_SQL_UNUSED("$2", "uuid")
-	       " AND ($7::text IS NULL OR s.status = $7) AND ($8::text IS NULL OR s.name = $8)"
+	       " AND ($7::text IS NULL OR " SERVER_STATUS " = $7) AND ($8::text IS NULL OR s.name = $8)"
 	       SW_SQL_PAGE("s"),
 	.nparams = 8,
 };
@@ -72,8 +82,110 @@ const struct sw_db_stmt sw_db_stmt_server_agent_token = {
 	.audited = SW_DB_AUDITED(SW_DB_SERVER_ID, SW_DB_SERVER_NAME),
 };
 
+/* ---- the agent channel (src/agent/session.c); none of these is audited:
+ * an agent's comings and goings are the server's state, not an action. */
+
+const struct sw_db_stmt sw_db_stmt_agent_auth = {
+	.name = "agent_auth",
+	.sql = "SELECT id, encode(agent_token_hash, 'hex') FROM servers"
+	       " WHERE agent_token_hash = decode($1, 'hex') AND NOT is_local",
+	.nparams = 1,
+};
+
+const struct sw_db_stmt sw_db_stmt_agent_hello = {
+	.name = "agent_hello",
+	.sql = "UPDATE servers SET status = 'ONLINE', agent_connected_at = now(), last_seen_at = now(),"
+	       " agent_connection_id = $3, agent_version = $4, agent_protocol = $5::integer,"
+	       " agent_boot_id = $6, agent_host = $7::jsonb, agent_capabilities = $8::jsonb,"
+	       " agent_heartbeat_ms = $9::integer"
+	       " WHERE id = $1::uuid AND agent_token_hash = decode($2, 'hex') RETURNING id",
+	.nparams = 9,
+};
+
+const struct sw_db_stmt sw_db_stmt_agent_seen = {
+	.name = "agent_seen",
+	.sql = "UPDATE servers SET status = 'ONLINE', last_seen_at = now()"
+	       " WHERE id = $1::uuid AND agent_token_hash = decode($2, 'hex')"
+	       " AND agent_connection_id = $3 RETURNING id",
+	.nparams = 3,
+};
+
+const struct sw_db_stmt sw_db_stmt_agent_gone = {
+	.name = "agent_gone",
+	.sql = "UPDATE servers SET status = 'OFFLINE'"
+	       " WHERE id = $1::uuid AND agent_connection_id = $2 AND status = 'ONLINE' RETURNING id",
+	.nparams = 2,
+};
+
+/* ---- commands to an agent (migration 0019) ---- */
+
+#define COMMAND_STATUS                                                                          \
+	"(CASE WHEN c.status IN ('QUEUED', 'SENT', 'ACKED') AND c.expires_at <= now()"           \
+	" THEN 'EXPIRED' ELSE c.status END)"
+#define COMMAND_COLUMNS                                                                         \
+	"c.id, c.server_id, c.kind, " COMMAND_STATUS ", c.result::text, c.error_code,"            \
+	" c.error_message, " SW_SQL_TS("c.expires_at") ", " SW_SQL_TS("c.created_at") ","         \
+	" " SW_SQL_TS("c.updated_at")
+
+const struct sw_db_stmt sw_db_stmt_agent_command_create = {
+	.name = "agent_command_create",
+	.sql = "WITH s AS (SELECT (steward_server_remote($1::uuid, $2::uuid,"
+	       "  'it has no agent to run commands.')).id),"
+	       " c AS (INSERT INTO agent_commands (organization_id, server_id, kind, expires_at, created_by)"
+	       "  SELECT $1::uuid, s.id, $4, now() + make_interval(secs => $5::integer), $3::uuid"
+	       "  FROM s WHERE s.id IS NOT NULL RETURNING *)"
+	       " SELECT " COMMAND_COLUMNS " FROM c",
+	.nparams = 5,
+	.audited = SW_DB_AUDITED(SW_DB_COMMAND_ID, SW_DB_COMMAND_KIND),
+};
+
+const struct sw_db_stmt sw_db_stmt_agent_command_get = {
+	.name = "agent_command_get",
+	.sql = "SELECT " COMMAND_COLUMNS " FROM agent_commands c"
+	       " WHERE c.organization_id = $1::uuid AND c.server_id = $2::uuid AND c.id = $3::uuid",
+	.nparams = 3,
+};
+
+const struct sw_db_stmt sw_db_stmt_agent_commands_pending = {
+	.name = "agent_commands_pending",
+	.sql = "SELECT c.id, c.kind, c.payload::text,"
+	       " (extract(epoch FROM c.expires_at) * 1000)::bigint FROM agent_commands c"
+	       " WHERE c.server_id = $1::uuid AND c.status IN ('QUEUED', 'SENT', 'ACKED')"
+	       " AND c.expires_at > now() ORDER BY c.created_at, c.id LIMIT 32",
+	.nparams = 1,
+};
+
+const struct sw_db_stmt sw_db_stmt_agent_command_sent = {
+	.name = "agent_command_sent",
+	.sql = "UPDATE agent_commands SET status = 'SENT', updated_at = now()"
+	       " WHERE server_id = $1::uuid AND id = $2::uuid AND status = 'QUEUED' RETURNING id",
+	.nparams = 2,
+};
+
+const struct sw_db_stmt sw_db_stmt_agent_command_acked = {
+	.name = "agent_command_acked",
+	.sql = "UPDATE agent_commands SET status = 'ACKED', updated_at = now()"
+	       " WHERE server_id = $1::uuid AND id = $2::uuid AND status IN ('QUEUED', 'SENT')"
+	       " RETURNING id",
+	.nparams = 2,
+};
+
+const struct sw_db_stmt sw_db_stmt_agent_command_result = {
+	.name = "agent_command_result",
+	.sql = "UPDATE agent_commands SET status = CASE WHEN $3::boolean THEN 'SUCCEEDED' ELSE 'FAILED' END,"
+	       " result = $4::jsonb, error_code = $5, error_message = $6, updated_at = now()"
+	       " WHERE server_id = $1::uuid AND id = $2::uuid"
+	       " AND status NOT IN ('SUCCEEDED', 'FAILED') RETURNING id",
+	.nparams = 6,
+};
+
 static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_server_create, &sw_db_stmt_server_get,   &sw_db_stmt_server_update,
 	&sw_db_stmt_server_remove, &sw_db_stmt_servers_list, &sw_db_stmt_server_agent_token,
+	&sw_db_stmt_agent_auth,	   &sw_db_stmt_agent_hello,  &sw_db_stmt_agent_seen,
+	&sw_db_stmt_agent_gone,	   &sw_db_stmt_agent_command_create,
+	&sw_db_stmt_agent_command_get,	   &sw_db_stmt_agent_commands_pending,
+	&sw_db_stmt_agent_command_sent,	   &sw_db_stmt_agent_command_acked,
+	&sw_db_stmt_agent_command_result,
 };
 const struct sw_db_stmt_group sw_db_servers_statements = { list, SW_ARRAY_SIZE(list) };

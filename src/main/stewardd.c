@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "steward/agent/session.h"
 #include "steward/api/api.h"
 #include "steward/auth/auth.h"
 #include "steward/base/config.h"
@@ -124,6 +125,35 @@ static int split_origins(struct sw_server_shared *shared, char *list)
 	return 0;
 }
 
+/* Every loop's pool listens for auth revocations and for agent sessions
+ * to cut (rotation, deletion), on any replica. */
+static void pool_created(struct sw_db_pool *pool)
+{
+	sw_auth_listen(pool);
+	int r = sw_agent_sessions_listen(pool);
+	if (r < 0)
+		sw_log_error("cannot listen for agent sessions to close: %s", strerror(-r));
+}
+
+/* STEWARD_AGENT_HEARTBEAT_MS: a test setting (the interval agents are
+ * told, so that OFFLINE comes in seconds), honoured only with
+ * STEWARD_ENV=test; elsewhere it stops start-up rather than be ignored. */
+static int agent_configure(const struct sw_config *config)
+{
+	const char *v = getenv("STEWARD_AGENT_HEARTBEAT_MS");
+	if (!v || !*v)
+		return 0;
+	char *end;
+	unsigned long ms = strtoul(v, &end, 10);
+	if (config->env != SW_ENV_TEST || *end || ms < 100 || ms > 600000) {
+		sw_log_error("configuration: STEWARD_AGENT_HEARTBEAT_MS is a test setting (100 to "
+			     "600000), honoured only with STEWARD_ENV=test");
+		return -1;
+	}
+	sw_agent_sessions_configure((unsigned)ms);
+	return 0;
+}
+
 int main(void)
 {
 	char err[1024];
@@ -141,7 +171,9 @@ int main(void)
 	raise_fd_limit();
 
 	struct sw_server_shared shared = { .config = &config, .guard = sw_guard };
-	struct sw_main_threads threads_shared = { .server = &shared, .pool_created = sw_auth_listen,
+	if (agent_configure(&config) < 0)
+		return 2;
+	struct sw_main_threads threads_shared = { .server = &shared, .pool_created = pool_created,
 						  .ready = on_ready };
 	if (split_origins(&shared, config.cors_origins) < 0) {
 		sw_log_error("configuration: CORS_ALLOWED_ORIGINS lists more than %zu origins",

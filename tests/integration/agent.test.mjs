@@ -162,8 +162,9 @@ test('the agent dials with its token and says hello with the host facts', async 
 	assert.ok(hello.host.hostname.length > 0);
 	assert.ok(hello.host.cores >= 1);
 	assert.ok(hello.host.memoryBytes > 1 << 20);
-	// Capabilities are the command kinds this build runs: none yet.
-	assert.deepEqual(hello.capabilities, []);
+	// Capabilities are the command kinds this build runs: host.facts only
+	// until the driver's commands are linked in.
+	assert.deepEqual(hello.capabilities, ['host.facts']);
 });
 
 test('heartbeats are answered with their sequence number', async () => {

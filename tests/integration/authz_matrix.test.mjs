@@ -108,6 +108,9 @@ const T = (anonymous, other, member, admin, owner, operator) => ({ anonymous, ot
 const TABLE = {
 	'GET /health':                                         T(200, 200, 200, 200, 200, 200),
 	'GET /setup-status':                                   T(200, 200, 200, 200, 200, 200),
+	// Public to the guard, but only an agent token opens it: a user's
+	// session or API token is refused like no credential at all.
+	'GET /agent/connect':                                  T(401, 401, 401, 401, 401, 401),
 	'POST /setup':                                         T(422, 422, 422, 422, 422, 422),
 	'POST /signup':                                        T(422, 422, 422, 422, 422, 422),
 	'GET /docs':                                           T(200, 200, 200, 200, 200, 200),
@@ -253,6 +256,7 @@ test('the_document_lists_every_route_of_the_table', () => {
 // Routes whose handler asks more than the access level, and why (the
 // table may refuse there what the rule admits, never the reverse).
 const STRICTER = {
+	'GET /agent/connect': 'an agent token in x-agent-token, never a user\'s credential',
 	'GET /users/{id}/sessions': "another member's sessions need OWNER or ADMIN",
 	'DELETE /users/{id}/sessions/{sessionId}': "another member's sessions need OWNER or ADMIN",
 };

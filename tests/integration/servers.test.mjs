@@ -19,8 +19,9 @@ after(h.cleanupAll);
 
 const sql = (q) => pg.psql(q, srv.dbName);
 const TOKEN = /^sta_[A-Za-z0-9_-]{43}$/;
-const SERVER_KEYS = ['agentConnectedAt', 'agentTokenCreatedAt', 'agentTokenPrefix', 'applicationCount', 'createdAt',
-	'description', 'host', 'id', 'isLocal', 'lastSeenAt', 'name', 'serviceCount', 'status', 'updatedAt'];
+const SERVER_KEYS = ['agentBootId', 'agentCapabilities', 'agentConnectedAt', 'agentProtocol', 'agentTokenCreatedAt',
+	'agentTokenPrefix', 'agentVersion', 'applicationCount', 'createdAt', 'description', 'host', 'hostFacts', 'id',
+	'isLocal', 'lastSeenAt', 'name', 'serviceCount', 'status', 'updatedAt'];
 const RANDOM_ID = '6f1c1f0e-8d2a-4a57-9d7e-3f0b6c7b2a11';
 
 const owner = await setup(srv); // the operator's organization: the unlimited plan
@@ -62,7 +63,8 @@ test('create_answers_the_agent_token_once_and_stores_only_its_hash', async () =>
 	const s = res.json().data;
 	assert.match(s.agentToken, TOKEN);
 	assert.equal(s.agentTokenPrefix, s.agentToken.slice(0, 12));
-	assert.deepEqual(Object.keys(s).sort(), [...SERVER_KEYS, 'agentToken'].sort());
+	assert.deepEqual(Object.keys(s).sort(), [...SERVER_KEYS, 'agentCommand', 'agentToken'].sort());
+	assert.equal(s.agentCommand, `STEWARD_URL='${srv.url}' STEWARD_AGENT_TOKEN='${s.agentToken}' steward-agent`);
 	assert.equal(s.name, 'web-1');
 	assert.equal(s.description, 'Frontend box');
 	assert.equal(s.host, '10.0.0.5');
@@ -77,7 +79,7 @@ test('create_answers_the_agent_token_once_and_stores_only_its_hash', async () =>
 	const get = await call(srv, 'GET', `/servers/${s.id}`, owner);
 	assert.equal(get.status, 200);
 	assert.ok(!get.text.includes(s.agentToken) && !('agentToken' in get.json().data), 'GET has no token');
-	const { agentToken, ...rest } = s;
+	const { agentToken, agentCommand, ...rest } = s;
 	assert.deepEqual(get.json().data, rest);
 	const list = await call(srv, 'GET', '/servers', owner);
 	assert.ok(!list.text.includes(agentToken), 'the list has no token');

@@ -458,6 +458,13 @@ static bool heard_enough(void)
 	return heard.n >= want_notes;
 }
 
+static struct heard heard2; /* a second channel's */
+
+static bool both_heard(void)
+{
+	return heard.n >= 1 && heard2.n >= 1;
+}
+
 static bool resynced_enough(void)
 {
 	return heard.resyncs >= want_resyncs;
@@ -724,16 +731,26 @@ TEST(listen_refuses_bad_channels_a_second_channel_and_a_closing_pool)
 	CHECK_INT_EQ(sw_db_pool_listen(pool, "steward_auth", on_note, NULL, &heard), -EINVAL);
 	/* The longest name PostgreSQL keeps whole is accepted and listened on. */
 	CHECK_INT_EQ(sw_db_pool_listen(pool, c63, on_note, on_resync, &heard), 0);
-	CHECK_INT_EQ(sw_db_pool_listen(pool, "steward_auth", on_note, on_resync, &heard), -EALREADY);
+	CHECK_INT_EQ(sw_db_pool_listen(pool, c63, on_note, on_resync, &heard), -EALREADY);
+	/* A second channel with callbacks of its own: one LISTEN covers both,
+	 * each hears only its own notifications, and a resync is both's. */
+	memset(&heard2, 0, sizeof(heard2));
+	CHECK_INT_EQ(sw_db_pool_listen(pool, "steward_auth", on_note, on_resync, &heard2), 0);
 	want_resyncs = 1;
 	CHECK(run_until(resynced_enough, 5000));
+	CHECK_INT_EQ(heard2.resyncs, 1);
+	/* Once a connection listens, a channel cannot be added to its LISTEN. */
+	CHECK_INT_EQ(sw_db_pool_listen(pool, "late", on_note, on_resync, &heard), -EBUSY);
 	char sql[160];
-	snprintf(sql, sizeof(sql), "SELECT pg_notify('%s', 'x')", c63);
+	snprintf(sql, sizeof(sql), "SELECT pg_notify('%s', 'x'), pg_notify('steward_auth', 'y')", c63);
 	const char *sqls[] = { sql, NULL };
 	REQUIRE(run_sql(ci, sqls, NULL, 0));
 	want_notes = 1;
-	CHECK(run_until(heard_enough, 5000));
+	CHECK(run_until(both_heard, 5000));
+	CHECK_INT_EQ(heard.n, 1);
 	CHECK_STR_EQ(heard.payloads[0], "x");
+	CHECK_INT_EQ(heard2.n, 1);
+	CHECK_STR_EQ(heard2.payloads[0], "y");
 
 	closed = false;
 	sw_db_pool_close(pool, on_closed, NULL);

@@ -34,6 +34,7 @@
 #include "steward/base/config.h"
 #include "steward/deploy/deploy.h"
 #include "steward/http/http.h"
+#include "steward/http/upgrade.h"
 #include "steward/io/io.h"
 #include "steward/base/limits.h"
 #include "steward/deploy/live_log.h"
@@ -569,6 +570,63 @@ static void t_upgrade(struct sw_http_request *req)
 		sw_conn_flush(c);
 }
 
+/* The same through the public face (steward/http/upgrade.h), as a module
+ * above http owns an upgraded connection: echoes upper-cased until "BYE",
+ * says "GOODBYE" when the server stops; closed() is counted. */
+static int upgraded_closed;
+
+struct owner {
+	struct sw_http_upgraded *u;
+};
+
+static void owner_input(void *arg, struct sw_buf *in)
+{
+	struct owner *o = arg;
+	char up[256];
+	size_t n = SW_MIN(in->len, sizeof(up));
+	for (size_t i = 0; i < n; i++)
+		up[i] = (char)(in->data[i] >= 'a' && in->data[i] <= 'z' ? in->data[i] - 32 : in->data[i]);
+	sw_buf_consume(in, n);
+	sw_http_upgraded_write(o->u, up, n);
+	if (memmem(up, n, "BYE", 3))
+		sw_http_upgraded_end(o->u);
+}
+
+static void owner_timeout(void *arg)
+{
+	(void)arg;
+}
+
+static void owner_shutdown(void *arg)
+{
+	struct owner *o = arg;
+	sw_http_upgraded_write(o->u, "GOODBYE", 7);
+	sw_http_upgraded_end(o->u);
+}
+
+static void owner_closed(void *arg)
+{
+	free(arg);
+	__atomic_add_fetch(&upgraded_closed, 1, __ATOMIC_SEQ_CST);
+}
+
+static const struct sw_http_upgrade_ops owner_ops = {
+	.input = owner_input, .timeout = owner_timeout, .shutdown = owner_shutdown,
+	.closed = owner_closed,
+};
+
+static void t_upgraded(struct sw_http_request *req)
+{
+	struct owner *o = calloc(1, sizeof(*o));
+	if (!o) {
+		sw_http_error(req, 500, "INTERNAL_ERROR", "Out of memory.");
+		return;
+	}
+	o->u = sw_http_upgrade(req, "Upgrade: echo\r\nConnection: Upgrade\r\n", &owner_ops, o);
+	if (!o->u)
+		free(o);
+}
+
 static void t_guard(struct sw_http_request *req)
 {
 	sw_http_run_handler(req);
@@ -579,6 +637,7 @@ static const struct sw_route t_routes[] = {
 	{ SW_HTTP_GET, "/t/file", SW_ACCESS_PUBLIC, t_file, 0, 0, { .summary = "t" } },
 	{ SW_HTTP_GET, "/t/stream", SW_ACCESS_PUBLIC, t_stream, 0, 0, { .summary = "t" } },
 	{ SW_HTTP_GET, "/t/upgrade", SW_ACCESS_PUBLIC, t_upgrade, 0, 0, { .summary = "t" } },
+	{ SW_HTTP_GET, "/t/upgraded", SW_ACCESS_PUBLIC, t_upgraded, 0, 0, { .summary = "t" } },
 };
 
 static void on_ready(unsigned index)
@@ -1197,34 +1256,62 @@ TEST(an_http_1_0_stream_is_delimited_by_the_close)
 	client_close(&c);
 }
 
+/* An echoing session on path: the first bytes ride with the request, the
+ * rest come later, a request line is not parsed as one, "bye" ends it;
+ * then a client that goes away mid-session (a leak of the owner's state
+ * would fail the sanitizer build). false, saying where, when one fails. */
+static bool echo_session(const char *path)
+{
+	struct client c;
+	const char *failed = NULL;
+	client_connect(&c, 0);
+	client_send(&c, "GET %s HTTP/1.1\r\nHost: x\r\nUpgrade: echo\r\n"
+			"Connection: Upgrade\r\n\r\nhello ", path);
+	if (!client_wait(&c, "HELLO ", 3000) || c.status != 101)
+		failed = "the 101 and the first bytes' echo";
+	if (!failed && write(c.fd, "GET / HTTP/1.1\r\n\r\n", 18) == 18 &&
+	    !client_wait(&c, "GET / HTTP/1.1", 3000))
+		failed = "a request line echoed, not parsed";
+	if (!failed && write(c.fd, "bye", 3) == 3 &&
+	    !(client_wait(&c, "BYE", 3000) && client_wait_closed(&c, 3000)))
+		failed = "the end after bye";
+	client_close(&c);
+	if (!failed) {
+		client_connect(&c, 0);
+		client_send(&c, "GET %s HTTP/1.1\r\nHost: x\r\n\r\nhi", path);
+		if (!client_wait(&c, "HI", 3000))
+			failed = "the session of a client that leaves";
+		client_close(&c);
+	}
+	if (failed)
+		fprintf(stderr, "  echo session on %s: %s failed\n", path, failed);
+	return !failed;
+}
+
 TEST(a_producer_takes_the_connection_over_after_101_without_the_state_machine_knowing)
 {
 	start_server();
-	struct client c;
-	client_connect(&c, 0);
-	/* The first bytes ride with the request, the rest come later. */
-	client_send(&c, "GET /t/upgrade HTTP/1.1\r\nHost: x\r\nUpgrade: echo\r\n"
-			"Connection: Upgrade\r\n\r\nhello ");
-	REQUIRE(client_wait(&c, "HELLO ", 3000));
-	CHECK_INT_EQ(c.status, 101);
-	if (write(c.fd, "GET / HTTP/1.1\r\n\r\n", 18) != 18)
-		perror("write");
-	REQUIRE(client_wait(&c, "GET / HTTP/1.1", 3000)); /* not parsed as a request */
-	if (write(c.fd, "bye", 3) != 3)
-		perror("write");
-	CHECK(client_wait(&c, "BYE", 3000));
-	CHECK(client_wait_closed(&c, 3000));
-	client_close(&c);
-	/* A client that goes away mid-session: the producer's cancel ends it
-	 * (a leak of its state would fail the sanitizer build). */
-	client_connect(&c, 0);
-	client_send(&c, "GET /t/upgrade HTTP/1.1\r\nHost: x\r\n\r\nhi");
-	REQUIRE(client_wait(&c, "HI", 3000));
-	client_close(&c);
+	CHECK(echo_session("/t/upgrade"));
+}
+
+TEST(the_upgrade_face_hands_a_connection_to_its_owner_and_closes_it_once)
+{
+	start_server();
+	int before = __atomic_load_n(&upgraded_closed, __ATOMIC_SEQ_CST);
+	CHECK(echo_session("/t/upgraded"));
+	for (int i = 0; i < 300 && __atomic_load_n(&upgraded_closed, __ATOMIC_SEQ_CST) < before + 2; i++)
+		usleep(10000);
+	CHECK_INT_EQ(__atomic_load_n(&upgraded_closed, __ATOMIC_SEQ_CST), before + 2);
 }
 
 TEST(a_stopping_server_ends_streams_cleanly)
 {
+	/* An upgraded connection is told first (its owner's shutdown). */
+	struct client up;
+	start_server();
+	client_connect(&up, 0);
+	client_send(&up, "GET /t/upgraded HTTP/1.1\r\nHost: x\r\n\r\nstill here");
+	REQUIRE(client_wait(&up, "STILL HERE", 3000));
 	const char *id;
 	struct sw_deploy_log *l = server_log(&id, "running", NULL);
 	REQUIRE(l);
@@ -1236,6 +1323,9 @@ TEST(a_stopping_server_ends_streams_cleanly)
 	CHECK(client_wait(&c, NULL, 5000)); /* the last chunk: a clean end */
 	CHECK(client_wait_closed(&c, 5000));
 	client_close(&c);
+	CHECK(client_wait(&up, "GOODBYE", 5000));
+	CHECK(client_wait_closed(&up, 5000));
+	client_close(&up);
 	pthread_join(server_thread, NULL);
 	sw_deploy_log_close(l, NULL);
 	sw_workers_stop();

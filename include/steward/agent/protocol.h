@@ -54,6 +54,7 @@ enum sw_agent_cmd {
 	SW_AGENT_CMD_SERVICE_DUMP,
 	SW_AGENT_CMD_SERVICE_RESTORE,
 	SW_AGENT_CMD_METRICS_SAMPLE,
+	SW_AGENT_CMD_HOST_FACTS, /* the hello's host facts read again: a command that changes nothing */
 	SW_AGENT_CMD_COUNT,
 };
 

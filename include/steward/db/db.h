@@ -127,11 +127,15 @@ bool sw_db_pool_healthy(struct sw_db_pool *pool, const char **ret_reason);
  * each NOTIFY received; resync(arg) runs whenever the pool (re)starts
  * listening (first time and after any connection loss), because
  * notifications sent while nobody listened are lost: the caller must then
- * drop everything it cached. One channel per pool; 0 or -errno.
+ * drop everything it cached. At most SW_DB_MAX_CHANNELS channels per pool,
+ * each with its own callbacks (a resync is every channel's); 0 or -errno.
  *
  * channel must match [a-z_][a-z0-9_]{0,62} and cb and resync be non-NULL
- * (else -EINVAL); -EALREADY if the pool has a channel, -ECANCELED when
- * closing. One connection of the pool sends LISTEN (the first to be idle;
+ * (else -EINVAL); -EALREADY if the pool listens on it already, -ENOSPC
+ * past SW_DB_MAX_CHANNELS, -ECANCELED when closing, -EBUSY once a
+ * connection listens: channels are added before the pool's loop runs
+ * (src/main/thread.c's pool_created), since one LISTEN statement covers
+ * them all. One connection of the pool sends LISTEN (the first to be idle;
  * when it is lost, another takes over) and still serves queries. Only
  * committed NOTIFYs arrive, in the server's order; payload is valid during
  * the call only. resync also runs when notifications had to be dropped
@@ -141,6 +145,7 @@ bool sw_db_pool_healthy(struct sw_db_pool *pool, const char **ret_reason);
  * resync, nothing is heard. An answer to a query sent before a cb or
  * resync ran may predate it: a cache should not keep it (e.g. compare a
  * generation counter taken when the query was sent). */
+#define SW_DB_MAX_CHANNELS 4
 int sw_db_pool_listen(struct sw_db_pool *pool, const char *channel,
 		      void (*cb)(void *arg, const char *payload),
 		      void (*resync)(void *arg), void *arg);

@@ -1,0 +1,614 @@
+/* The control plane's agent sessions (steward/agent/session.h). */
+#include <errno.h>
+#include <jansson.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "steward/agent/protocol.h"
+#include "steward/agent/session.h"
+#include "steward/agent/ws.h"
+#include "steward/base/limits.h"
+#include "steward/base/log.h"
+#include "steward/base/secret.h"
+#include "steward/base/validate.h"
+#include "steward/db/db.h"
+#include "steward/db/statements_servers.h"
+#include "steward/http/http.h"
+#include "steward/http/upgrade.h"
+#include "steward/io/io.h"
+
+/* A read of pending commands takes at most 32 (the statement's LIMIT): a
+ * session remembers that many ids it sent, not to send one twice on one
+ * connection (a new connection sends again: the agent's journal answers). */
+#define SESSION_SENT_IDS 32
+
+enum state {
+	AWAIT_HELLO, /* the 101 is out; nothing but a hello is taken */
+	STORING,     /* the hello is being recorded; the welcome follows */
+	ONLINE,      /* welcomed: heartbeats */
+	CLOSING,     /* a close is queued; nothing more is read */
+};
+
+struct session {
+	struct session *prev, *next; /* this thread's sessions */
+	struct sw_http_upgraded *u;  /* NULL once closed() ran */
+	struct sw_loop *loop;
+	struct sw_ws_reader rd;
+	struct sw_ws_out out;
+	enum state state;
+	char server_id[37];
+	char token_hash[65];
+	char connection_id[37];
+	char peer[46];
+	uint64_t hb_seq;          /* the last heartbeat sent */
+	uint64_t last_answer_ms;  /* monotonic: the hello, or the last heartbeat answered */
+	unsigned queries;         /* in flight; each holds the session */
+	bool seen_inflight;       /* a lastSeenAt refresh is in flight */
+	bool pending_inflight;    /* the server's pending commands are being read */
+	bool pending_again;       /* ... and must be read again once answered */
+	char sent[SESSION_SENT_IDS][37]; /* ids sent on this connection, the latest */
+	unsigned nsent;
+	bool stored;              /* the hello is on the row: OFFLINE is written at the end */
+};
+
+static unsigned heartbeat_ms = SW_AGENT_HEARTBEAT_MS_DEFAULT;
+static _Thread_local struct session *sessions;
+
+void sw_agent_sessions_configure(unsigned ms)
+{
+	heartbeat_ms = SW_MIN(SW_MAX(ms, 100u), 600000u);
+}
+
+unsigned sw_agent_heartbeat_ms(void)
+{
+	return heartbeat_ms;
+}
+
+static void session_free(struct session *s)
+{
+	sw_ws_reader_release(&s->rd);
+	sw_ws_out_release(&s->out);
+	free(s);
+}
+
+/* A query's answer holds the session: freed by the last of closed() and
+ * the answers. */
+static void unhold(struct session *s)
+{
+	SW_ASSERT(s->queries > 0);
+	if (--s->queries == 0 && !s->u)
+		session_free(s);
+}
+
+static bool query(struct session *s, const struct sw_db_stmt *stmt, const char *const *params,
+		  int n, sw_db_cb cb)
+{
+	struct sw_db_pool *pool = sw_db_pool_of(s->loop);
+	if (!pool || sw_db_query(pool, stmt, params, n, cb, s) < 0)
+		return false;
+	s->queries++;
+	return true;
+}
+
+/* Hands what is queued to the socket once it has taken the last batch, so
+ * that s->out holds what the agent has not read and its cap means that. */
+static void pump(struct session *s)
+{
+	if (!s->u || !s->out.buf.len || sw_http_upgraded_pending(s->u))
+		return;
+	sw_http_upgraded_write(s->u, s->out.buf.data, s->out.buf.len);
+	sw_buf_consume(&s->out.buf, s->out.buf.len);
+}
+
+/* Queues a close (code 0: an empty one) after what is queued, then ends
+ * the connection once written. */
+static void close_with(struct session *s, unsigned code, const char *reason)
+{
+	if (!s->u || s->state == CLOSING)
+		return;
+	s->state = CLOSING;
+	if (code)
+		sw_log_info("agent session closed server=%s peer=%s code=%u reason=%s", s->server_id,
+			    s->peer, code, reason ? reason : "");
+	sw_ws_out_close(&s->out, code, reason);
+	if (s->out.buf.len) {
+		sw_http_upgraded_write(s->u, s->out.buf.data, s->out.buf.len);
+		sw_buf_consume(&s->out.buf, s->out.buf.len);
+	}
+	sw_http_upgraded_end(s->u);
+}
+
+/* A peer that does not read what it is sent: dropped without a goodbye
+ * (a close would queue behind what it does not read). */
+static void drop(struct session *s, const char *why)
+{
+	if (!s->u || s->state == CLOSING)
+		return;
+	s->state = CLOSING;
+	sw_log_warn("agent session dropped server=%s peer=%s: %s", s->server_id, s->peer, why);
+	sw_http_upgraded_abort(s->u);
+}
+
+static void send_msg(struct session *s, const struct sw_agent_msg *m)
+{
+	struct sw_buf b = { 0 };
+	int r = sw_agent_msg_encode(&b, m);
+	if (r == 0)
+		r = sw_ws_out_message(&s->out, SW_WS_OP_TEXT, b.data, b.len);
+	sw_buf_release(&b);
+	if (r == -ENOBUFS)
+		drop(s, "its queued output is over the cap (it does not read)");
+	else if (r < 0)
+		close_with(s, SW_WS_CLOSE_INTERNAL, "cannot send");
+	else
+		pump(s);
+}
+
+/* ---- the row ---- */
+
+static void gone_done(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	(void)res;
+	struct session *s = arg;
+	if (err->code)
+		sw_log_warn("agent session: cannot mark server %s OFFLINE: %s", s->server_id,
+			    err->message);
+	unhold(s);
+}
+
+static void seen_done(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct session *s = arg;
+	s->seen_inflight = false;
+	/* No row: the token was rotated, the server deleted, or a newer session
+	 * holds it. A database that fails is not the agent's fault. */
+	if (!err->code && PQntuples(res) == 0)
+		close_with(s, SW_WS_CLOSE_POLICY,
+			   "agent token rotated, server deleted, or a newer session holds it");
+	unhold(s);
+}
+
+static void seen(struct session *s)
+{
+	if (s->seen_inflight || s->state != ONLINE)
+		return;
+	const char *params[] = { s->server_id, s->token_hash, s->connection_id };
+	if (query(s, &sw_db_stmt_agent_seen, params, 3, seen_done))
+		s->seen_inflight = true;
+}
+
+/* ---- commands ---- */
+
+static void command_written(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	(void)res;
+	struct session *s = arg;
+	if (err->code)
+		sw_log_warn("agent session server=%s: a command's state was not written: %s",
+			    s->server_id, err->message);
+	unhold(s);
+}
+
+static bool was_sent(const struct session *s, const char *id)
+{
+	for (unsigned i = 0; i < SW_MIN(s->nsent, (unsigned)SESSION_SENT_IDS); i++)
+		if (strcmp(s->sent[i], id) == 0)
+			return true;
+	return false;
+}
+
+static void fetch_pending(struct session *s);
+
+static void send_command(struct session *s, const PGresult *res, int row)
+{
+	const char *id = PQgetvalue(res, row, 0), *kind = PQgetvalue(res, row, 1);
+	struct sw_agent_msg m = { .type = SW_AGENT_MSG_COMMAND, .id = id, .kind_name = kind,
+				  .expires_at_ms = strtoull(PQgetvalue(res, row, 3), NULL, 10) };
+	if (was_sent(s, id) || !sw_agent_cmd_from_name(kind, &m.kind))
+		return;
+	m.payload = json_loads(PQgetvalue(res, row, 2), 0, NULL);
+	if (!m.payload)
+		return;
+	send_msg(s, &m);
+	json_decref(m.payload);
+	snprintf(s->sent[s->nsent++ % SESSION_SENT_IDS], sizeof(s->sent[0]), "%s", id);
+	const char *params[] = { s->server_id, id };
+	query(s, &sw_db_stmt_agent_command_sent, params, 2, command_written);
+}
+
+static void pending_done(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct session *s = arg;
+	s->pending_inflight = false;
+	if (err->code)
+		sw_log_warn("agent session server=%s: cannot read its commands: %s", s->server_id,
+			    err->message);
+	for (int i = 0; !err->code && i < PQntuples(res) && s->u && s->state == ONLINE; i++)
+		send_command(s, res, i);
+	if (s->pending_again) {
+		s->pending_again = false;
+		fetch_pending(s);
+	}
+	unhold(s);
+}
+
+/* Sends the server's pending commands that this connection has not sent:
+ * after the welcome, and whenever one is issued on any replica. */
+static void fetch_pending(struct session *s)
+{
+	if (!s->u || s->state != ONLINE)
+		return;
+	if (s->pending_inflight) {
+		s->pending_again = true;
+		return;
+	}
+	const char *params[] = { s->server_id };
+	if (query(s, &sw_db_stmt_agent_commands_pending, params, 1, pending_done))
+		s->pending_inflight = true;
+}
+
+/* The agent's ack or result, written on this server's command only. */
+static void on_command_answer(struct session *s, const struct sw_agent_msg *m)
+{
+	/* Our commands' ids are UUIDs: an answer to another id answers
+	 * nothing we sent (the statement would only refuse it). */
+	if (!sw_is_uuid(sw_str_cstr(m->id)))
+		return;
+	if (m->type == SW_AGENT_MSG_ACK) {
+		const char *params[] = { s->server_id, m->id };
+		query(s, &sw_db_stmt_agent_command_acked, params, 2, command_written);
+		return;
+	}
+	char *result = m->ok && m->result ? json_dumps(m->result, JSON_COMPACT) : NULL;
+	const char *params[] = { s->server_id,
+				 m->id,
+				 m->ok ? "t" : "f",
+				 m->ok ? (result ? result : "{}") : NULL,
+				 m->ok ? NULL : m->error_code,
+				 m->ok ? NULL : m->error_message };
+	query(s, &sw_db_stmt_agent_command_result, params, 6, command_written);
+	free(result);
+}
+
+static void hello_done(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct session *s = arg;
+	if (s->u && s->state == STORING) {
+		if (err->code) {
+			close_with(s, SW_WS_CLOSE_TRY_AGAIN, "the control plane cannot record the agent");
+		} else if (PQntuples(res) == 0) {
+			close_with(s, SW_WS_CLOSE_POLICY, "agent token rotated or server deleted");
+		} else {
+			s->stored = true;
+			s->state = ONLINE;
+			s->last_answer_ms = sw_loop_now_ms(s->loop);
+			struct sw_agent_msg w = { .type = SW_AGENT_MSG_WELCOME,
+						  .connection_id = s->connection_id,
+						  .protocol = SW_AGENT_PROTOCOL_MAX,
+						  .heartbeat_ms = heartbeat_ms };
+			send_msg(s, &w);
+			sw_log_info("agent online server=%s peer=%s connection=%s", s->server_id, s->peer,
+				    s->connection_id);
+			sw_http_upgraded_timer(s->u, heartbeat_ms);
+			fetch_pending(s);
+		}
+	} else if (!err->code && PQntuples(res) == 1) {
+		/* Recorded after the connection went: say so. */
+		s->stored = true;
+	}
+	if (!s->u && s->stored) {
+		const char *params[] = { s->server_id, s->connection_id };
+		query(s, &sw_db_stmt_agent_gone, params, 2, gone_done);
+	}
+	unhold(s);
+}
+
+static void on_hello(struct session *s, const struct sw_agent_msg *m)
+{
+	uint64_t protocol;
+	if (!sw_agent_protocol_choose(m, &protocol)) {
+		char reason[64];
+		snprintf(reason, sizeof(reason), "this control plane speaks protocol %d to %d",
+			 SW_AGENT_PROTOCOL_MIN, SW_AGENT_PROTOCOL_MAX);
+		close_with(s, SW_WS_CLOSE_POLICY, reason);
+		return;
+	}
+	json_t *host = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I}", "os", m->host.os, "kernel",
+				 m->host.kernel, "arch", m->host.arch, "hostname", m->host.hostname,
+				 "cores", (json_int_t)m->host.cores, "memoryBytes",
+				 (json_int_t)m->host.memory_bytes);
+	char *host_text = host ? json_dumps(host, JSON_COMPACT) : NULL;
+	char *caps_text = m->capabilities ? json_dumps(m->capabilities, JSON_COMPACT)
+					  : strdup("[]");
+	json_decref(host);
+	char proto[24], hb[24];
+	snprintf(proto, sizeof(proto), "%llu", (unsigned long long)protocol);
+	snprintf(hb, sizeof(hb), "%u", heartbeat_ms);
+	bool ok = host_text && caps_text && sw_random_uuid(s->connection_id) == 0;
+	if (ok) {
+		const char *params[] = { s->server_id,	     s->token_hash, s->connection_id,
+					 m->agent_version, proto,	    m->boot_id,
+					 host_text,	     caps_text,	    hb };
+		ok = query(s, &sw_db_stmt_agent_hello, params, 9, hello_done);
+	}
+	free(host_text);
+	free(caps_text);
+	if (!ok) {
+		close_with(s, SW_WS_CLOSE_TRY_AGAIN, "the control plane cannot record the agent");
+		return;
+	}
+	s->state = STORING;
+}
+
+/* ---- messages and frames ---- */
+
+static void on_message(struct session *s, const struct sw_ws_event *ev)
+{
+	if (ev->opcode != SW_WS_OP_TEXT) {
+		close_with(s, SW_WS_CLOSE_UNSUPPORTED, "protocol 1 sends text messages only");
+		return;
+	}
+	struct sw_agent_msg m;
+	char err[128];
+	int r = sw_agent_msg_decode((const char *)ev->data, ev->len, &m, err, sizeof(err));
+	if (r < 0) {
+		close_with(s, r == -ENOMEM ? SW_WS_CLOSE_INTERNAL : SW_WS_CLOSE_POLICY,
+			   r == -ENOMEM ? "out of memory" : err);
+		return;
+	}
+	if (s->state == AWAIT_HELLO) {
+		if (m.type == SW_AGENT_MSG_HELLO)
+			on_hello(s, &m);
+		else
+			close_with(s, SW_WS_CLOSE_POLICY, "the first message must be a hello");
+	} else if (m.type == SW_AGENT_MSG_HEARTBEAT && s->state == ONLINE) {
+		if (m.seq > s->hb_seq) {
+			close_with(s, SW_WS_CLOSE_POLICY, "a heartbeat answers a seq never sent");
+		} else {
+			s->last_answer_ms = sw_loop_now_ms(s->loop);
+			seen(s);
+		}
+	} else if (m.type == SW_AGENT_MSG_HEARTBEAT && s->state == STORING) {
+		/* cannot be: no heartbeat was sent before the welcome */
+		close_with(s, SW_WS_CLOSE_POLICY, "a heartbeat before the welcome");
+	} else if ((m.type == SW_AGENT_MSG_ACK || m.type == SW_AGENT_MSG_RESULT) &&
+		   s->state == ONLINE) {
+		on_command_answer(s, &m);
+	} else if (m.type == SW_AGENT_MSG_PROGRESS && s->state == ONLINE) {
+		/* No command kind streams output yet: dropped. */
+	} else {
+		/* hello twice, or a message of the control plane's. */
+		char reason[96];
+		snprintf(reason, sizeof(reason), "unexpected %s message",
+			 sw_agent_msg_type_name(m.type));
+		close_with(s, SW_WS_CLOSE_POLICY, reason);
+	}
+	sw_agent_msg_release(&m);
+}
+
+static void on_input(void *arg, struct sw_buf *in)
+{
+	struct session *s = arg;
+	while (s->u && s->state != CLOSING && in->len) {
+		size_t used = 0;
+		struct sw_ws_event ev;
+		int r = sw_ws_read(&s->rd, (const uint8_t *)in->data, in->len, &used, &ev);
+		sw_buf_consume(in, used);
+		if (r < 0) {
+			close_with(s, SW_WS_CLOSE_INTERNAL, "out of memory");
+			break;
+		}
+		switch (ev.kind) {
+		case SW_WS_NEED_MORE:
+			if (!used)
+				return;
+			break;
+		case SW_WS_MESSAGE:
+			on_message(s, &ev);
+			break;
+		case SW_WS_PING:
+			sw_ws_out_control(&s->out, SW_WS_OP_PONG, ev.data, ev.len);
+			pump(s);
+			break;
+		case SW_WS_PONG:
+			break;
+		case SW_WS_CLOSE:
+			close_with(s, ev.close_code == SW_WS_CLOSE_NO_STATUS ? 0 : ev.close_code, NULL);
+			break;
+		case SW_WS_ERROR:
+			close_with(s, ev.close_code, ev.error);
+			break;
+		}
+	}
+	if (s->state == CLOSING)
+		sw_buf_consume(in, in->len);
+}
+
+static void on_drained(void *arg)
+{
+	pump(arg);
+}
+
+static void on_timeout(void *arg)
+{
+	struct session *s = arg;
+	uint64_t now = sw_loop_now_ms(s->loop);
+	if (s->state == AWAIT_HELLO || s->state == STORING) {
+		close_with(s, SW_WS_CLOSE_POLICY, "no hello in time");
+		return;
+	}
+	if (s->state != ONLINE)
+		return;
+	if (now - s->last_answer_ms >= (uint64_t)SW_AGENT_MISSED_HEARTBEATS * heartbeat_ms) {
+		char reason[64];
+		snprintf(reason, sizeof(reason), "%d heartbeats unanswered", SW_AGENT_MISSED_HEARTBEATS);
+		drop(s, reason);
+		return;
+	}
+	struct sw_agent_msg hb = { .type = SW_AGENT_MSG_HEARTBEAT, .seq = ++s->hb_seq };
+	send_msg(s, &hb);
+	if (s->u && s->state == ONLINE)
+		sw_http_upgraded_timer(s->u, heartbeat_ms);
+}
+
+/* The server is stopping: the agent is told to come back after a delay
+ * drawn over a window, so that a fleet does not return in one wave. */
+static void on_shutdown(void *arg)
+{
+	struct session *s = arg;
+	if (s->state == ONLINE) {
+		uint32_t r = 0;
+		if (RAND_bytes((unsigned char *)&r, sizeof(r)) != 1)
+			r = 0;
+		struct sw_agent_msg g = { .type = SW_AGENT_MSG_GOAWAY,
+					  .retry_after_ms = 5000 + r % 25000 };
+		send_msg(s, &g);
+	}
+	close_with(s, SW_WS_CLOSE_GOING_AWAY, "the control plane is stopping");
+}
+
+static void on_closed(void *arg)
+{
+	struct session *s = arg;
+	s->u = NULL;
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		sessions = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	if (s->stored) {
+		sw_log_info("agent offline server=%s peer=%s connection=%s", s->server_id, s->peer,
+			    s->connection_id);
+		const char *params[] = { s->server_id, s->connection_id };
+		query(s, &sw_db_stmt_agent_gone, params, 2, gone_done);
+	}
+	if (!s->queries)
+		session_free(s);
+}
+
+static const struct sw_http_upgrade_ops ops = {
+	.input = on_input,
+	.drained = on_drained,
+	.timeout = on_timeout,
+	.shutdown = on_shutdown,
+	.closed = on_closed,
+};
+
+/* ---- the upgrade ---- */
+
+static bool header_is(const struct sw_http_request *req, const char *name, const char *want)
+{
+	const struct sw_http_header *h = sw_http_request_header(req, sw_str_cstr(name));
+	return h && h->value.len == strlen(want) && strncasecmp(h->value.ptr, want, h->value.len) == 0;
+}
+
+/* Connection: a comma-separated list that must name "upgrade". */
+static bool connection_upgrade(const struct sw_http_request *req)
+{
+	const struct sw_http_header *h = sw_http_request_header(req, sw_str_cstr("connection"));
+	if (!h)
+		return false;
+	const char *p = h->value.ptr, *end = p + h->value.len;
+	while (p < end) {
+		while (p < end && (*p == ' ' || *p == '\t' || *p == ','))
+			p++;
+		const char *q = p;
+		while (q < end && *q != ',')
+			q++;
+		const char *e = q;
+		while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if (e - p == 7 && strncasecmp(p, "upgrade", 7) == 0)
+			return true;
+		p = q;
+	}
+	return false;
+}
+
+void sw_agent_session_start(struct sw_http_request *req, const char *server_id,
+			    const char *token_hash)
+{
+	char accept[29];
+	const struct sw_http_header *key = sw_http_request_header(req, sw_str_cstr("sec-websocket-key"));
+	req->keep_alive = false; /* a refusal closes; a 101 never returns to HTTP */
+	if (!header_is(req, "upgrade", "websocket") || !connection_upgrade(req) || !key ||
+	    sw_ws_accept_key(key->value, accept) < 0) {
+		sw_http_error(req, 400, "BAD_REQUEST",
+			      "/agent/connect takes a WebSocket upgrade (RFC 6455): Upgrade: "
+			      "websocket, Connection: Upgrade and a Sec-WebSocket-Key.");
+		return;
+	}
+	if (!header_is(req, "sec-websocket-version", "13")) {
+		sw_http_add_header(req, "Sec-WebSocket-Version", sw_str_cstr("13"));
+		sw_http_error(req, 426, "UPGRADE_REQUIRED", "Only WebSocket version 13 is spoken.");
+		return;
+	}
+	struct session *s = calloc(1, sizeof(*s));
+	if (!s) {
+		sw_http_error(req, 500, "INTERNAL_ERROR", "Out of memory.");
+		return;
+	}
+	snprintf(s->server_id, sizeof(s->server_id), "%s", server_id);
+	snprintf(s->token_hash, sizeof(s->token_hash), "%s", token_hash);
+	snprintf(s->peer, sizeof(s->peer), "%s", sw_http_peer_address(req));
+	s->loop = req->loop;
+	sw_ws_reader_init(&s->rd, SW_WS_SERVER, SW_AGENT_MAX_MESSAGE);
+	sw_ws_out_init(&s->out, SW_WS_SERVER, SW_AGENT_MAX_QUEUED_OUTPUT);
+	char head[160];
+	snprintf(head, sizeof(head),
+		 "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n", accept);
+	s->u = sw_http_upgrade(req, head, &ops, s);
+	if (!s->u) {
+		session_free(s);
+		return;
+	}
+	s->next = sessions;
+	if (sessions)
+		sessions->prev = s;
+	sessions = s;
+	sw_http_upgraded_timer(s->u, SW_AGENT_HELLO_TIMEOUT_MS);
+}
+
+unsigned sw_agent_sessions_cut(const char *server_id, const char *reason)
+{
+	unsigned n = 0;
+	for (struct session *s = sessions, *next; s; s = next) {
+		next = s->next;
+		if (strcmp(s->server_id, server_id) == 0 && s->state != CLOSING) {
+			close_with(s, SW_WS_CLOSE_POLICY, reason);
+			n++;
+		}
+	}
+	return n;
+}
+
+static void on_notify(void *arg, const char *payload)
+{
+	(void)arg;
+	if (strncmp(payload, "server:", 7) == 0) {
+		sw_agent_sessions_cut(payload + 7, "agent token rotated or server deleted");
+	} else if (strncmp(payload, "command:", 8) == 0) {
+		for (struct session *s = sessions; s; s = s->next)
+			if (strcmp(s->server_id, payload + 8) == 0)
+				fetch_pending(s);
+	}
+}
+
+/* Notifications may have been lost: every session checks its token and
+ * reads its server's pending commands now. */
+static void on_resync(void *arg)
+{
+	(void)arg;
+	for (struct session *s = sessions; s; s = s->next) {
+		seen(s);
+		fetch_pending(s);
+	}
+}
+
+int sw_agent_sessions_listen(struct sw_db_pool *pool)
+{
+	return sw_db_pool_listen(pool, "steward_agent", on_notify, on_resync, NULL);
+}
