@@ -1,6 +1,6 @@
 /* Commands to a server's agent: issued on any replica, run by the replica
  * that holds the server's session (src/agent/session.c), answered into the
- * same row (migration 0019). Only kinds that change nothing are offered
+ * same row (migration 0021). Only kinds that change nothing are offered
  * here (host.facts); the driver's commands are issued by the control plane
  * itself, once the remote driver exists.
  *

@@ -8,7 +8,7 @@
 
 /* An ONLINE server whose agent has not been heard for three heartbeat
  * intervals is OFFLINE, whatever the row says: the replica that held its
- * session may have died without writing it (migration 0019). */
+ * session may have died without writing it (migration 0021). */
 #define SERVER_STATUS                                                                           \
 	"(CASE WHEN s.status = 'ONLINE' AND NOT s.is_local AND s.agent_heartbeat_ms IS NOT NULL"  \
 	" AND s.last_seen_at < now() - make_interval(secs => 3 * s.agent_heartbeat_ms / 1000.0)"  \
@@ -117,7 +117,7 @@ const struct sw_db_stmt sw_db_stmt_agent_gone = {
 	.nparams = 2,
 };
 
-/* ---- commands to an agent (migration 0019) ---- */
+/* ---- commands to an agent (migration 0021) ---- */
 
 #define COMMAND_STATUS                                                                          \
 	"(CASE WHEN c.status IN ('QUEUED', 'SENT', 'ACKED') AND c.expires_at <= now()"           \
