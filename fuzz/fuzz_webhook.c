@@ -1,4 +1,4 @@
-/* libFuzzer harness for inbound webhooks (steward/webhook.h): header
+/* libFuzzer harness for inbound webhooks (steward/deploy/webhook.h): header
  * parsing, signature verification, and payload reading and decisions.
  *
  * Input: the first byte picks the provider (mod 4: github, gitlab,

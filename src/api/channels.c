@@ -12,7 +12,7 @@
  *   response carrying it): delete the channel and create another.
  * - Outbound requests are signed: Steward-Timestamp: <unix seconds> and
  *   Steward-Signature: v1=<hex HMAC-SHA256(signingSecret, "<timestamp>.
- *   <body>")> (steward/notify.h has the whole scheme and the retries).
+ *   <body>")> (steward/notify/notify.h has the whole scheme and the retries).
  * - SSRF: a url whose host is a loopback, link-local, private or reserved
  *   IP literal is refused (422 on url) unless allowPrivateTargets is true,
  *   which only an operator may set (403 FORBIDDEN for anyone else); host

@@ -14,7 +14,7 @@
  *   DOMAIN_LIMIT_REACHED).
  * - Each domain gets a verification token (64 hex digits) when it is added,
  *   and starts PENDING. POST /domains/:domainId/verify looks for either
- *   proof (steward/domain_check.h): the TXT record
+ *   proof (steward/net/domain_check.h): the TXT record
  *   _steward-challenge.<hostname> holding the token, or
  *   http://<hostname>/.well-known/steward-challenge/<token> answering 200
  *   with the token. The first found makes the domain VERIFIED for good

@@ -1,5 +1,5 @@
 /* Rate limits of the public routes that check a secret, on the shared
- * limiter (steward/ratelimit.h). Values are documented in the OpenAPI
+ * limiter (steward/auth/ratelimit.h). Values are documented in the OpenAPI
  * document.
  *
  *   sign-in             per address 30 / 5 min, per account 10 / 15 min

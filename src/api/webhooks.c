@@ -3,7 +3,7 @@
  * The route is public: the signature is the authentication. One request:
  *  1. the provider (github, gitlab, bitbucket, generic; else 404), the
  *     per-address rate limit (60 a minute, 429 with Retry-After), then the
- *     headers, parsed strictly (steward/webhook.h): a missing or malformed
+ *     headers, parsed strictly (steward/deploy/webhook.h): a missing or malformed
  *     credential is 401 INVALID_SIGNATURE, another header 400
  *     INVALID_WEBHOOK; a generic or GitLab-signed timestamp more than 300 s
  *     from the server's clock is 401 before any lookup;

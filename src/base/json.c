@@ -1,4 +1,4 @@
-/* The JSON writer and the strict input parser (see steward/json.h). */
+/* The JSON writer and the strict input parser (see steward/base/json.h). */
 #include <errno.h>
 #include <stdio.h>
 #include "steward/base/json.h"

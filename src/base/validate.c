@@ -1,4 +1,4 @@
-/* Validators for user-supplied strings (see steward/validate.h). */
+/* Validators for user-supplied strings (see steward/base/validate.h). */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include "steward/base/limits.h"

@@ -1,5 +1,5 @@
 /* Pieces of SQL text shared by the resource statements (the parameter
- * conventions are in src/api/internal.h, "resources"). Macros over string
+ * conventions are in src/api/api_internal.h, "resources"). Macros over string
  * literals only: the SQL stays a constant, parameters stay bound. */
 #ifndef STEWARD_DB_SQL_H
 #define STEWARD_DB_SQL_H

@@ -1,5 +1,5 @@
 /* Inbound webhooks: strict header parsing, constant-time verification, and
- * the reading of payloads into a deployment decision (steward/webhook.h).
+ * the reading of payloads into a deployment decision (steward/deploy/webhook.h).
  *
  * Why each piece is as it is:
  * - Headers are parsed before any secret is touched, and the parse depends

@@ -1,5 +1,5 @@
 /* One HTTP exchange of the driver, over libcurl loaded by the shared
- * loader (steward/libcurl.h).
+ * loader (steward/net/libcurl.h).
  *
  * The peers are local: the Docker engine on its unix socket and Caddy's
  * admin API on loopback. So no proxy from the environment is ever used

@@ -1,4 +1,4 @@
-/* The local driver: the control plane's own host (steward/driver.h).
+/* The local driver: the control plane's own host (steward/driver/driver.h).
  *
  * Its settings come from the environment, as the rest of Steward's do
  * (src/base/config.c reads and checks the first two at start-up too):

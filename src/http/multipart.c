@@ -1,5 +1,5 @@
 /* multipart/form-data (RFC 7578 over RFC 2046's multipart grammar), the
- * body of POST /deployments (include/steward/multipart.h).
+ * body of POST /deployments (include/steward/http/multipart.h).
  *
  * Why our own, and why this strict: the body carries an uploaded archive
  * next to the form fields, and a lenient parser is where two readers of

@@ -1,5 +1,5 @@
 /* Query strings: the reader of "?name=value&..." for filters and pages
- * (include/steward/query.h).
+ * (include/steward/http/query.h).
  *
  * Nothing here trusts the HTTP parser's earlier checks of the request
  * target: the functions take any bytes (the fuzzer gives them any), and

@@ -1,4 +1,4 @@
-/* Outgoing mail over SMTP (steward/mail.h has the contract and why it runs
+/* Outgoing mail over SMTP (steward/net/mail.h has the contract and why it runs
  * on its own thread).
  *
  * libcurl speaks SMTP: EHLO, STARTTLS (smtp://, when offered) or implicit
@@ -99,7 +99,7 @@ int sw_mail_settings_parse(const char *url, const char *from, struct sw_mail_set
 			snprintf(err, errlen, "SMTP_URL contains a space or a control character");
 			return -EINVAL;
 		}
-	/* libcurl is loaded only when mail is configured (steward/libcurl.h). */
+	/* libcurl is loaded only when mail is configured (steward/net/libcurl.h). */
 	const struct sw_libcurl *lib = sw_libcurl(err, errlen);
 	if (!lib)
 		return -ENOTSUP;

@@ -1,4 +1,4 @@
-/* Delivery of notifications over HTTP (steward/notify.h has the contract:
+/* Delivery of notifications over HTTP (steward/notify/notify.h has the contract:
  * signature, SSRF rules, retries).
  *
  * SW_NOTIFY_THREADS threads of this module share one queue ordered by when

@@ -1,4 +1,4 @@
-/* What a notification says and how it is signed (steward/notify.h). Pure
+/* What a notification says and how it is signed (steward/notify/notify.h). Pure
  * functions: no I/O but the CSPRNG. */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,4 +1,4 @@
-/* Inbound webhook verification (steward/webhook.h) against the vectors the
+/* Inbound webhook verification (steward/deploy/webhook.h) against the vectors the
  * providers publish:
  * - GitHub, "Validating webhook deliveries": secret "It's a Secret to
  *   Everybody", payload "Hello, World!", X-Hub-Signature-256

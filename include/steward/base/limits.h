@@ -1,7 +1,8 @@
 /* Every bound a client can push against, named once. Settings that an
  * operator may change (timeouts, connection cap) have their defaults here
  * and are read in config.c; the rest are fixed. Each has a test that
- * crosses it (tests/unit/test_limits.c and tests/integration). */
+ * crosses it (the unit tests of the module that enforces it, and
+ * tests/integration). */
 #ifndef STEWARD_LIMITS_H
 #define STEWARD_LIMITS_H
 

@@ -1,6 +1,6 @@
 /* Statements of alert rules and alerts (statements_alerts.c; tables,
  * triggers and functions in migration 0011). Parameters follow the
- * resource conventions of src/api/internal.h, with these additions:
+ * resource conventions of src/api/api_internal.h, with these additions:
  *   alert_resolve: $1 organization, $2 id, $3 acting user -> the alert
  *       columns and then whether this call resolved it ('t'), or it was
  *       resolved already ('f'); no row: not the organization's.

@@ -1,6 +1,6 @@
 /* Statements of applications and their volumes (statements_applications.c;
  * tables and functions in migrations 0007 and 0008). Parameters follow the
- * resource conventions of src/api/internal.h, with these additions:
+ * resource conventions of src/api/api_internal.h, with these additions:
  *   application_remove, volume_remove: $4 the acting user (the job's
  *       creator); they return id, name and the id of the job queued (or
  *       NULL).

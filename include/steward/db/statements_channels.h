@@ -1,6 +1,6 @@
 /* Statements of notification channels (statements_channels.c; table and
  * triggers in migration 0011). get, remove and list follow the resource
- * conventions of src/api/internal.h; create, update and delivery are the
+ * conventions of src/api/api_internal.h; create, update and delivery are the
  * handlers' own:
  *   channel_create: $1 organization, $2 the channel's id (chosen by the
  *       API: the sealed secret's aad names it), $3 acting user, $4.. the

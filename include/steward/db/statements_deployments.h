@@ -3,7 +3,7 @@
  * and the statements the job runners of src/jobs run on their own
  * blocking connections (never prepared: run with PQexecParams, so they
  * are not in the pool's group). Parameters of the resource statements
- * follow the conventions of src/api/internal.h. */
+ * follow the conventions of src/api/api_internal.h. */
 #ifndef STEWARD_DB_STATEMENTS_DEPLOYMENTS_H
 #define STEWARD_DB_STATEMENTS_DEPLOYMENTS_H
 

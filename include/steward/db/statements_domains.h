@@ -1,5 +1,5 @@
 /* Statements of domains (statements_domains.c; table in migration 0009).
- * Parameters follow the resource conventions of src/api/internal.h. */
+ * Parameters follow the resource conventions of src/api/api_internal.h. */
 #ifndef STEWARD_DB_STATEMENTS_DOMAINS_H
 #define STEWARD_DB_STATEMENTS_DOMAINS_H
 

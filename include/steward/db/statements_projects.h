@@ -1,6 +1,6 @@
 /* Statements of projects and environments (statements_projects.c), and
  * the job statement of applications' lifecycle routes. Parameters follow
- * the resource conventions of src/api/internal.h. */
+ * the resource conventions of src/api/api_internal.h. */
 #ifndef STEWARD_DB_STATEMENTS_PROJECTS_H
 #define STEWARD_DB_STATEMENTS_PROJECTS_H
 

@@ -1,6 +1,6 @@
 /* Statements of servers (statements_servers.c; table in migration 0007,
  * host and the agent functions in 0010). Parameters follow the resource
- * conventions of src/api/internal.h. */
+ * conventions of src/api/api_internal.h. */
 #ifndef STEWARD_DB_STATEMENTS_SERVERS_H
 #define STEWARD_DB_STATEMENTS_SERVERS_H
 

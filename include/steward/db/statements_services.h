@@ -1,6 +1,6 @@
 /* Statements of managed services and their backups (statements_services.c;
  * tables in migrations 0010 and 0019). Parameters follow the resource conventions of
- * src/api/internal.h. */
+ * src/api/api_internal.h. */
 #ifndef STEWARD_DB_STATEMENTS_SERVICES_H
 #define STEWARD_DB_STATEMENTS_SERVICES_H
 

@@ -73,7 +73,7 @@ struct sw_principal {
 #define SW_ROUTE_DASHBOARD (1u << 2) /* the dashboard's files, not the API: not in the OpenAPI document */
 
 /* Documentation of a route for the OpenAPI document. Schemas are names of
- * components defined in src/api/openapi.c. */
+ * components defined in src/api/docs.c. */
 struct sw_route_doc {
 	const char *summary;
 	const char *description;
