@@ -76,6 +76,8 @@ static const char *or_expr(const char *expr, char *buf, size_t len)
 int sw_db_audited_build(const struct sw_db_stmt *s)
 {
 	struct sw_db_audited *au = s->audited;
+	if (au->twin.sql)
+		return 0; /* built once, kept for the process's life */
 	int n = s->nparams;
 	int k = au->id_col > au->name_col ? au->id_col : au->name_col;
 	if (au->ncols > k + 1)
