@@ -456,7 +456,8 @@ test('verify_validates_its_body', async () => {
 		'credential.response.signature': ['is required'],
 		'credential.response.userHandle': ['must be a base64url string'],
 	});
-	h.assertError(await h.request(main.port, 'POST', '/auth/passkeys/challenge', { body: { x: 1 } }), 413, 'PAYLOAD_TOO_LARGE');
+	const challengeFields = h.assertError(await h.request(main.port, 'POST', '/auth/passkeys/challenge', { body: { x: 1 } }), 422, 'VALIDATION_FAILED').fields;
+	assert.deepEqual(challengeFields, { x: ['is not a known field'] });
 });
 
 test('verify_is_rate_limited_per_address_with_retry_after', async () => {

@@ -15,6 +15,11 @@
 
 /* Bodies: the default per-route limit; a route may set a smaller or larger one. */
 #define SW_HTTP_DEFAULT_MAX_BODY (64 * 1024)
+/* What a route that takes no body still reads: clients (fetch, axios, most
+ * SDKs) send "{}" or a small object on every POST. Such a body is empty, or
+ * an empty JSON object, or it is refused with 422 naming its members;
+ * past this many bytes it is 413 unread. */
+#define SW_HTTP_BODILESS_MAX_BODY 1024
 /* Output queued on one connection before we stop reading from it. */
 #define SW_HTTP_MAX_PENDING_OUTPUT (4 * 1024 * 1024)
 

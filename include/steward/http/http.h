@@ -103,7 +103,11 @@ struct sw_route {
 	const char *pattern; /* "/projects/:id/environments" */
 	enum sw_access access;
 	sw_http_handler handler;
-	size_t max_body;     /* 0: no body accepted (a body is 413) */
+	/* 0: the route takes no body. It still reads up to
+	 * SW_HTTP_BODILESS_MAX_BODY bytes: white space or an empty JSON object
+	 * is taken as no body, anything else is refused before the handler
+	 * runs (422 naming the members, 400 INVALID_JSON), longer is 413. */
+	size_t max_body;
 	unsigned flags;
 	struct sw_route_doc doc;
 };
