@@ -222,6 +222,26 @@ test('registration_options_follow_the_settings_and_a_cancelled_registration_stor
 	assert.equal((await pg.psql(`SELECT count(*) FROM passkeys WHERE user_id = '${u.id}'`, main.dbName)).trim(), '0');
 });
 
+test('confirmation_refuses_authenticator_data_and_public_key_that_are_not_base64url', async () => {
+	const u = await newUser();
+	const options = await ok(begin(u));
+	const made = create(u.srv, options);
+	const send = (extra) => confirm(u, 'Laptop', { ...made.credential, response: { ...made.credential.response, ...extra } });
+	let r = await send({ authenticatorData: 'not base64url!', publicKey: 'MFkw==', publicKeyAlgorithm: 'ES256' });
+	assert.deepEqual(h.assertError(r, 422, 'VALIDATION_FAILED').fields, {
+		'credential.response.authenticatorData': ['must be base64url without padding'],
+		'credential.response.publicKey': ['must be base64url without padding'],
+		'credential.response.publicKeyAlgorithm': ['must be a COSE algorithm (an integer)'],
+	});
+	r = await send({ authenticatorData: 7, publicKey: 'A'.repeat(2000) });
+	assert.deepEqual(h.assertError(r, 422, 'VALIDATION_FAILED').fields, {
+		'credential.response.authenticatorData': ['must be a base64url string'],
+		'credential.response.publicKey': ['is too long'],
+	});
+	// Well-formed, they are taken (and never trusted: the attestation is what is verified).
+	await ok(send({ authenticatorData: b64(crypto.randomBytes(37)), publicKey: b64(crypto.randomBytes(91)), publicKeyAlgorithm: -7 }), 201);
+});
+
 test('registration_needs_the_password_and_a_session', async () => {
 	const u = await newUser();
 	let r = await begin(u, 'not the password');
