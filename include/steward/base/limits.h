@@ -23,6 +23,14 @@
 /* Output queued on one connection before we stop reading from it. */
 #define SW_HTTP_MAX_PENDING_OUTPUT (4 * 1024 * 1024)
 
+/* Build logs and engine messages are scrubbed of the application's variable
+ * values (src/deploy/build_log.c, src/driver/docker.c, the pipeline's
+ * messages), but not of a value shorter than this many bytes: masking "1",
+ * "on" or "dev" would hide every such character or word in the log and make
+ * it unreadable, and so short a value is no secret. The variables API says
+ * which values are masked ("masked" on each variable). */
+#define SW_VARIABLE_SCRUB_MIN_LEN 4
+
 /* JSON input */
 #define SW_JSON_MAX_DEPTH 32
 
