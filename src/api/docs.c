@@ -26,7 +26,9 @@ static const char description[] =
 	"403 FORBIDDEN (signed in, but the role does not allow it); 404 NOT_FOUND (also for an "
 	"object of another organization, whose existence is not revealed); 405 METHOD_NOT_ALLOWED "
 	"with `Allow`; 408 REQUEST_TIMEOUT; 409 conflicts; 413 PAYLOAD_TOO_LARGE; 414 URI_TOO_LONG; "
-	"415 UNSUPPORTED_MEDIA_TYPE; 417 EXPECTATION_FAILED; 422 VALIDATION_FAILED; 431 "
+	"415 UNSUPPORTED_MEDIA_TYPE; 417 EXPECTATION_FAILED; 422 VALIDATION_FAILED; 429 "
+	"RATE_LIMITED with `Retry-After` (every operation: a global limit per client address, "
+	"STEWARD_RATE_LIMIT_PER_MINUTE, default 1200 a minute; tighter on the routes that say so); 431 "
 	"HEADERS_TOO_LARGE; 500 INTERNAL_ERROR; 503 SERVICE_UNAVAILABLE or DATABASE_UNAVAILABLE.\n"
 	"* **Requests.** JSON bodies need `Content-Type: application/json`, must be one object, "
 	"may not repeat a key or nest deeper than 32 levels, and are limited per route (64 KiB "
@@ -195,15 +197,19 @@ static void add_error(json_t *responses, int status, const char *what)
  * the route's own 403 kept beside them. */
 static void add_errors(json_t *responses, const struct sw_route *r)
 {
-	bool own_403 = false, own_422 = false;
+	bool own_403 = false, own_422 = false, own_429 = false;
 	for (const int *e = r->doc.error_statuses; e && *e; e++) {
 		own_403 |= *e == 403;
 		own_422 |= *e == 422;
+		own_429 |= *e == 429;
 		add_error(responses, *e, status_description(*e));
 	}
 	if (!r->doc.request_schema && is_unsafe(r->method) && !own_422)
 		add_error(responses, 422, "VALIDATION_FAILED: the body has members, and this operation "
 					  "takes none");
+	if (!own_429) /* the guard's global limit per address */
+		add_error(responses, 429, "RATE_LIMITED: too many requests from this address "
+					  "(STEWARD_RATE_LIMIT_PER_MINUTE); see Retry-After");
 	if (r->access == SW_ACCESS_PUBLIC)
 		return;
 	add_error(responses, 401, "UNAUTHENTICATED: no valid session cookie or API token");

@@ -42,6 +42,14 @@
 #define SW_DEFAULT_DB_QUERY_TIMEOUT_MS 5000
 #define SW_DEFAULT_MAX_CONNECTIONS 20000       /* per process */
 
+/* The global rate limit: requests per minute from one address, on every
+ * route (a burst of that many, then one every 60/N seconds);
+ * STEWARD_RATE_LIMIT_PER_MINUTE. Its floor keeps the webhook route's own
+ * limit (60 a minute, src/api/limits.c) the tighter one. */
+#define SW_DEFAULT_RATE_LIMIT_PER_MINUTE 1200
+#define SW_RATE_LIMIT_PER_MINUTE_MIN 120
+#define SW_RATE_LIMIT_PER_MINUTE_MAX 100000000
+
 /* Database */
 #define SW_DB_MAX_PENDING_QUERIES 4096         /* per loop; beyond: 503 */
 #define SW_DB_HEALTH_MAX_AGE_MS 1000           /* /health may reuse state this old */
