@@ -285,7 +285,9 @@ void sw_field_error(struct sw_field_errors *fe, const char *field, const char *m
 void sw_http_validation_error(struct sw_http_request *req, struct sw_field_errors *fe);
 
 /* Parses the body as a JSON object (415 on a wrong Content-Type, 400 on
- * bad JSON, responding itself); NULL means the request has been answered. */
+ * bad JSON, 422 on the member of a number out of range: JSON but for an
+ * integer past 64 bits or a real past a double; responding itself); NULL
+ * means the request has been answered. */
 json_t *sw_http_json_body(struct sw_http_request *req);
 
 /* ---- server ---- */
