@@ -303,8 +303,9 @@ test('variables_answer_keys_and_value_lengths_only', async () => {
 	const planted = fx.secrets.variables;
 	assert.deepEqual(list.map((v) => v.key).sort(), Object.keys(planted).sort());
 	for (const v of list) {
-		assert.deepEqual(Object.keys(v).filter((k) => !['key', 'valueLength', 'createdAt', 'updatedAt'].includes(k)), [], `members of ${v.key}`);
+		assert.deepEqual(Object.keys(v).filter((k) => !['key', 'valueLength', 'masked', 'createdAt', 'updatedAt'].includes(k)), [], `members of ${v.key}`);
 		assert.equal(v.valueLength, Buffer.byteLength(planted[v.key]), `valueLength of ${v.key}`);
+		assert.equal(v.masked, v.valueLength >= 4, `masked of ${v.key}: logs hide values of 4 bytes or more`);
 	}
 });
 
