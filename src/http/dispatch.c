@@ -62,6 +62,15 @@ static bool bodiless_body_ok(struct sw_http_request *req)
 	if (i < b.len) {
 		char err[160];
 		json_t *v = sw_json_parse_object(b, err, sizeof(err));
+		char path[128];
+		if (!v && sw_json_out_of_range_path(b, path, sizeof(path)) && path[0]) {
+			/* A member all the same (its number out of range). */
+			struct sw_field_errors fe = { 0 };
+			path[strcspn(path, ".[")] = '\0';
+			sw_field_error(&fe, path, "is not a known field");
+			sw_http_validation_error(req, &fe);
+			return false;
+		}
 		if (!v) {
 			sw_http_error(req, 400, "INVALID_JSON", err);
 			return false;

@@ -32,6 +32,9 @@ test('an_empty_body_on_a_bodiless_route_is_taken', async () => {
 test('members_on_a_bodiless_route_are_422_naming_them', async () => {
 	const e = h.assertError(await challenge({ x: 1, name: 'n' }), 422, 'VALIDATION_FAILED');
 	assert.deepEqual(e.fields, { x: ['is not a known field'], name: ['is not a known field'] });
+	// A member whose number no JSON parser here holds is still a member.
+	const big = await challenge('{"n": {"deep": 1e400}}', { 'Content-Type': 'application/json' });
+	assert.deepEqual(h.assertError(big, 422, 'VALIDATION_FAILED').fields, { n: ['is not a known field'] });
 });
 
 test('a_body_that_is_not_an_object_on_a_bodiless_route_is_400', async () => {
