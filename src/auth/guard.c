@@ -425,15 +425,15 @@ bool sw_auth_rate_limit(struct sw_http_request *req, const struct sw_ratelimit *
 	return false;
 }
 
+bool sw_auth_admit(struct sw_http_request *req)
+{
+	const struct sw_ratelimit global = { "global_address", sw_http_config(req)->rate_limit_per_minute, 60 };
+	return sw_auth_rate_limit(req, &global, sw_str_cstr(sw_http_peer_address(req)),
+				  "Too many requests from this address; wait before trying again.");
+}
+
 void sw_guard(struct sw_http_request *req)
 {
-	/* The global limit per address, before anything costs: every routed
-	 * request, public ones included, passes here. Routes that check a
-	 * secret (sign-in, webhooks) keep their own tighter limits. */
-	const struct sw_ratelimit global = { "global_address", sw_http_config(req)->rate_limit_per_minute, 60 };
-	if (!sw_auth_rate_limit(req, &global, sw_str_cstr(sw_http_peer_address(req)),
-				"Too many requests from this address; wait before trying again."))
-		return;
 	if (req->route->access == SW_ACCESS_PUBLIC) {
 		sw_http_run_handler(req);
 		return;

@@ -21,6 +21,8 @@ static bool allow_or_404(struct sw_http_request *req, struct sw_buf *allow)
 
 void sw_http_dispatch(struct sw_http_request *req)
 {
+	if (req->server->shared->admit && !req->server->shared->admit(req))
+		return;
 	if (req->method == SW_HTTP_OPTIONS) {
 		struct sw_buf allow = { 0 };
 		if (!allow_or_404(req, &allow))

@@ -101,7 +101,7 @@ int main(void)
 	}
 	raise_fd_limit();
 
-	struct sw_server_shared shared = { .config = &config, .guard = sw_guard };
+	struct sw_server_shared shared = { .config = &config, .guard = sw_guard, .admit = sw_auth_admit };
 	struct sw_main_threads threads_shared = { .server = &shared, .pool_created = sw_auth_listen,
 						  .ready = on_ready };
 	if (split_origins(&shared, config.cors_origins) < 0) {

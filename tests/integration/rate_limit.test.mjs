@@ -35,8 +35,10 @@ test('every_route_is_429_with_retry_after_past_the_global_limit', async () => {
 	assert.ok(n > 100 && n < 140, `refused at request ${n}`);
 	h.assertError(res, 429, 'RATE_LIMITED');
 	assert.match(String(res.headers['retry-after']), /^[1-9]\d*$/);
-	// The whole address is limited, authenticated routes and 404s of ids too.
+	// The whole address is limited: authenticated routes, unknown paths, OPTIONS.
 	h.assertError(await h.request(srv.port, 'GET', '/auth/session'), 429, 'RATE_LIMITED');
+	h.assertError(await h.request(srv.port, 'GET', '/no-such-path'), 429, 'RATE_LIMITED');
+	h.assertError(await h.request(srv.port, 'OPTIONS', '/health'), 429, 'RATE_LIMITED');
 	h.assertError(await h.request(srv.port, 'POST', '/auth/sign-in', { body: { email: 'a@example.com', password: 'x' } }), 429, 'RATE_LIMITED');
 	await srv.stop();
 });

@@ -304,6 +304,10 @@ struct sw_server_shared {
 	 * level. It either runs the handler (sw_http_run_handler), now or after
 	 * a database lookup, or answers the request itself (401/403). */
 	void (*guard)(struct sw_http_request *req);
+	/* Runs first for every complete request, routed or not (OPTIONS, 404
+	 * and 405 included): the global rate limit (src/auth). false when it
+	 * has answered the request itself. NULL: every request passes. */
+	bool (*admit)(struct sw_http_request *req);
 };
 
 /* One server per loop thread. Its owner (the thread's composition root,
