@@ -208,7 +208,7 @@ static void add_errors(json_t *responses, const struct sw_route *r)
 		own_429 |= *e == 429;
 		add_error(responses, *e, status_description(*e));
 	}
-	if (!r->doc.request_schema && is_unsafe(r->method) && !own_422)
+	if (!r->max_body && is_unsafe(r->method) && !own_422)
 		add_error(responses, 422, "VALIDATION_FAILED: the body has members, and this operation "
 					  "takes none");
 	if (!own_429) /* the guard's global limit per address */
@@ -351,7 +351,7 @@ static int add_operation(json_t *paths, const struct sw_route *r)
 				  r->doc.request_media ? "Form fields as the schema names them; limited to the "
 							 "route's body size."
 						       : "JSON object; limited to the route's body size."));
-	} else if (is_unsafe(r->method)) {
+	} else if (!r->max_body && is_unsafe(r->method)) {
 		/* conn.c and dispatch.c take "{}" or nothing on a bodiless route. */
 		json_object_set_new(op, "requestBody",
 			json_pack("{s:b, s:{s:{s:{s:s}}}, s:s}", "required", 0, "content",
