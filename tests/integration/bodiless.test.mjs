@@ -66,4 +66,15 @@ test('the_document_gives_every_bodiless_unsafe_operation_an_optional_empty_body'
 	assert.equal(op.requestBody.required, false);
 	assert.equal(op.requestBody.content['application/json'].schema.$ref, '#/components/schemas/EmptyBody');
 	assert.ok(doc.paths['/auth/sign-out'].post.responses['422'], 'its 422 is documented');
+	// Every POST, PUT, PATCH and DELETE documents a body: its own, or the optional empty one.
+	const missing = [];
+	for (const [p, item] of Object.entries(doc.paths)) {
+		for (const m of ['post', 'put', 'patch', 'delete']) {
+			const op = item[m];
+			if (!op) continue;
+			if (!op.requestBody) missing.push(`${m.toUpperCase()} ${p}`);
+			else if (op.requestBody.required === false && !op.responses['422']) missing.push(`${m.toUpperCase()} ${p}: its 422`);
+		}
+	}
+	assert.deepEqual(missing, []);
 });
