@@ -373,6 +373,8 @@ int main(int argc, char **argv)
 		{ "STEWARD_LISTEN", listen }, { "STEWARD_DATA_DIR", data_dir },
 		{ "STEWARD_ACCESS_LOG", "off" }, { "STEWARD_DB_POOL_SIZE", "1" },
 		{ "DATABASE_URL", "postgresql:///none?host=/nonexistent-sw-bench" },
+		/* Every reader is 127.0.0.1: out of the global limit's way. */
+		{ "STEWARD_RATE_LIMIT_PER_MINUTE", "100000000" },
 	};
 	for (size_t i = 0; i < SW_ARRAY_SIZE(env); i++)
 		setenv(env[i][0], env[i][1], 1);

@@ -36,6 +36,26 @@ static void lookup(struct sw_http_request *req, sw_db_cb found)
 
 /* ---- GET /deployments/:id/logs ---- */
 
+/* A position of a Range: 1*DIGIT of any length (RFC 9110 14.1.1: leading
+ * zeros allowed, and "recipients MUST anticipate potentially large decimal
+ * numerals"), saturating at UINT64_MAX, which no log reaches: a first
+ * position past any size is then 416, a last one or a suffix past the end
+ * is cut to the end, as for any other number past it. */
+static bool range_number(struct sw_str s, uint64_t *ret)
+{
+	uint64_t v = 0;
+	if (!s.len)
+		return false;
+	for (size_t i = 0; i < s.len; i++) {
+		if (s.ptr[i] < '0' || s.ptr[i] > '9')
+			return false;
+		unsigned d = (unsigned)(s.ptr[i] - '0');
+		v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
+	}
+	*ret = v;
+	return true;
+}
+
 /* Reads a single "bytes=" range (RFC 9110 14.1.2). false: no usable Range
  * (absent, several ranges, malformed: the whole log is sent). */
 static bool parse_range(struct sw_str v, uint64_t size, uint64_t *ret_off, uint64_t *ret_len,
@@ -51,8 +71,8 @@ static bool parse_range(struct sw_str v, uint64_t size, uint64_t *ret_off, uint6
 	struct sw_str first = sw_str_from(r.ptr, (size_t)(dash - r.ptr));
 	struct sw_str last = sw_str_from(dash + 1, r.len - first.len - 1);
 	uint64_t a = 0, b = 0;
-	if (first.len > 20 || last.len > 20 || (first.len && !sw_parse_u64(first, &a)) ||
-	    (last.len && !sw_parse_u64(last, &b)) || (!first.len && !last.len))
+	if ((first.len && !range_number(first, &a)) || (last.len && !range_number(last, &b)) ||
+	    (!first.len && !last.len))
 		return false;
 	if (!first.len) { /* the last b bytes */
 		if (b == 0 || size == 0) {
@@ -148,13 +168,24 @@ static void live_found(void *arg, const PGresult *res, const struct sw_db_error 
 
 static void live_get(struct sw_http_request *req)
 {
+	/* The ids this stream sends are byte offsets in canonical decimal:
+	 * anything else (a sign, leading zeros, past int64) was never one. */
+	const struct sw_http_header *h = sw_http_request_header(req, SW_STR("Last-Event-ID"));
+	int64_t id;
+	if (h && h->value.len && !sw_parse_i64_canonical(h->value, &id)) {
+		struct sw_field_errors fe = { 0 };
+		sw_field_error(&fe, "Last-Event-ID", "must be an id this stream sent: a byte offset "
+						     "in decimal, without a sign or leading zeros");
+		sw_http_validation_error(req, &fe);
+		return;
+	}
 	lookup(req, live_found);
 }
 
 /* ---- routes ---- */
 
 static const int logs_errors[] = { 404, 416, 500, 503, 0 };
-static const int live_errors[] = { 404, 500, 503, 0 };
+static const int live_errors[] = { 404, 422, 500, 503, 0 };
 /* Both answer 200 with a body that is not the JSON envelope. */
 #define LOG_ROUTE_DOC(errors, media) \
 	.tag = "Deployments", .success_status = 200, .error_statuses = (errors), .media_type = (media)
@@ -172,7 +203,8 @@ static const struct sw_route routes[] = {
 		    "variables appears as ***. Lines are UTF-8 (an invalid byte from a build is "
 		    "U+FFFD), each ending in \\n. A deployment with no log yet answers an empty body. "
 		    "`Range: bytes=a-b`, `bytes=a-` or `bytes=-n` (one range) answers 206 with "
-		    "Content-Range; a range starting past the end is 416 RANGE_NOT_SATISFIABLE (with "
+		    "Content-Range; a range starting past the end (however large the number) is 416 "
+		    "RANGE_NOT_SATISFIABLE (with "
 		    "`Content-Range: bytes */size`); several ranges, or any If-Range, are ignored and "
 		    "the whole log is sent (200, `Accept-Ranges: bytes`). HEAD gives the headers "
 		    "(Content-Length) alone." SW_API_DOC_SCOPED,
@@ -195,7 +227,9 @@ static const struct sw_route routes[] = {
 		    "they are written (shared by every reader), then the status event. A deployment "
 		    "that has ended gets its whole log and the status event at once. "
 		    "`Last-Event-ID: <id>` (EventSource sends it when it reconnects) resumes right "
-		    "after that offset (an offset inside a line resumes at the next line). A reader "
+		    "after that offset (an offset inside a line resumes at the next line); a value "
+		    "that is not an id the stream sends (not canonical decimal: a sign, leading "
+		    "zeros, past 2^63 - 1) is 422 on `Last-Event-ID`; an empty one starts over. A reader "
 		    "served by a stewardd process other than the one running the deployment (several "
 		    "replicas on one database) gets the same events, read from the file every second "
 		    "while the deployment runs. A reader more than 4 MiB of log behind the writer, "

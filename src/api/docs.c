@@ -26,11 +26,19 @@ static const char description[] =
 	"403 FORBIDDEN (signed in, but the role does not allow it); 404 NOT_FOUND (also for an "
 	"object of another organization, whose existence is not revealed); 405 METHOD_NOT_ALLOWED "
 	"with `Allow`; 408 REQUEST_TIMEOUT; 409 conflicts; 413 PAYLOAD_TOO_LARGE; 414 URI_TOO_LONG; "
-	"415 UNSUPPORTED_MEDIA_TYPE; 417 EXPECTATION_FAILED; 422 VALIDATION_FAILED; 431 "
+	"415 UNSUPPORTED_MEDIA_TYPE; 417 EXPECTATION_FAILED; 422 VALIDATION_FAILED; 429 "
+	"RATE_LIMITED with `Retry-After` (every operation: a global limit per client address, "
+	"STEWARD_RATE_LIMIT_PER_MINUTE, default 1200 a minute; tighter on the routes that say so); 431 "
 	"HEADERS_TOO_LARGE; 500 INTERNAL_ERROR; 503 SERVICE_UNAVAILABLE or DATABASE_UNAVAILABLE.\n"
 	"* **Requests.** JSON bodies need `Content-Type: application/json`, must be one object, "
 	"may not repeat a key or nest deeper than 32 levels, and are limited per route (64 KiB "
-	"unless stated). Unknown fields are refused (422) rather than ignored.\n"
+	"unless stated). Unknown fields are refused (422) rather than ignored. An operation that takes "
+	"no body accepts none or an empty object `{}` (what fetch, axios and SDKs send), refuses an "
+	"object with members by naming them (422), and documents an optional `EmptyBody`. A number "
+	"no member can hold (an integer past 64 bits, a real past a double such as `1e400`) is 422 "
+	"on that member, not 400; `-0` is the number 0; a leading zero (`07`) is not JSON (400 "
+	"INVALID_JSON). Numbers in the query (`limit`, `cursor`) and in headers (`Last-Event-ID`) are "
+	"canonical decimals, else 422 naming them; `Range` positions may be of any size (RFC 9110).\n"
 	"* **Identifiers** are UUIDs; **timestamps** are RFC 3339 in UTC with milliseconds.\n"
 	"* **Collections and items.** A collection answers GET with a page and POST with the new "
 	"object (201); an item answers GET, PATCH (a partial body: only the members given change) "
@@ -64,6 +72,9 @@ static const char description[] =
 /* Components: schemas of bodies and of the data of responses. */
 static const char components[] = "{"
 	"\"schemas\":{"
+	"\"EmptyBody\":{\"type\":\"object\",\"additionalProperties\":false,\"maxProperties\":0,"
+	"\"properties\":{},\"description\":\"This operation takes no body: send none, or `{}` (any "
+	"Content-Type). A member is refused with 422 naming it; over 1 KiB is 413.\"},"
 	"\"Pagination\":{\"type\":\"object\",\"required\":[\"nextCursor\"],\"properties\":{"
 	"\"nextCursor\":{\"type\":[\"string\",\"null\"],\"description\":\"Pass as ?cursor= for the next "
 	"page; null on the last page.\"}}},"
@@ -192,11 +203,19 @@ static void add_error(json_t *responses, int status, const char *what)
  * the route's own 403 kept beside them. */
 static void add_errors(json_t *responses, const struct sw_route *r)
 {
-	bool own_403 = false;
+	bool own_403 = false, own_422 = false, own_429 = false;
 	for (const int *e = r->doc.error_statuses; e && *e; e++) {
 		own_403 |= *e == 403;
+		own_422 |= *e == 422;
+		own_429 |= *e == 429;
 		add_error(responses, *e, status_description(*e));
 	}
+	if (!r->max_body && is_unsafe(r->method) && !own_422)
+		add_error(responses, 422, "VALIDATION_FAILED: the body has members, and this operation "
+					  "takes none");
+	if (!own_429) /* the guard's global limit per address */
+		add_error(responses, 429, "RATE_LIMITED: too many requests from this address "
+					  "(STEWARD_RATE_LIMIT_PER_MINUTE); see Retry-After");
 	if (r->access == SW_ACCESS_PUBLIC)
 		return;
 	add_error(responses, 401, "UNAUTHENTICATED: no valid session cookie or API token");
@@ -334,6 +353,12 @@ static int add_operation(json_t *paths, const struct sw_route *r)
 				  r->doc.request_media ? "Form fields as the schema names them; limited to the "
 							 "route's body size."
 						       : "JSON object; limited to the route's body size."));
+	} else if (!r->max_body && is_unsafe(r->method)) {
+		/* conn.c and dispatch.c take "{}" or nothing on a bodiless route. */
+		json_object_set_new(op, "requestBody",
+			json_pack("{s:b, s:{s:{s:{s:s}}}, s:s}", "required", 0, "content",
+				  "application/json", "schema", "$ref", "#/components/schemas/EmptyBody",
+				  "description", "None, or an empty JSON object."));
 	}
 	json_t *responses = json_object();
 	char code[8];

@@ -7,12 +7,15 @@
  *   passkey verify      per address 30 / 5 min
  *   webhooks            per address 60 / 1 min (every request, verified or
  *                       not: a burst of 60, then one a second)
+ *   every route         per address STEWARD_RATE_LIMIT_PER_MINUTE (default
+ *                       1200, at least 120) / 1 min, in the guard
  *
  * A successful sign-in refills the account's bucket, so a person who
  * mistyped a few times is not locked out after getting it right. The
  * buckets are per process: with several replicas an attacker gets each
  * replica's allowance, which the per-account Argon2id cost still bounds. */
 #include <stdio.h>
+#include "steward/auth/auth.h"
 #include "steward/auth/ratelimit.h"
 #include "api/api_internal.h"
 
@@ -25,14 +28,7 @@ const struct sw_ratelimit sw_api_limit_webhook_address = { "webhook_address", 60
 
 bool sw_api_rate_limit(struct sw_http_request *req, const struct sw_ratelimit *rl, struct sw_str key)
 {
-	unsigned retry = 0;
-	if (sw_ratelimit_take(rl, key, sw_now_ms(), &retry))
-		return true;
-	char value[16];
-	snprintf(value, sizeof(value), "%u", retry ? retry : 1);
-	sw_http_add_header(req, "Retry-After", sw_str_cstr(value));
-	sw_http_error(req, 429, "RATE_LIMITED", "Too many attempts; wait before trying again.");
-	return false;
+	return sw_auth_rate_limit(req, rl, key, "Too many attempts; wait before trying again.");
 }
 
 bool sw_api_rate_limit_sign_in(struct sw_http_request *req, const char *account)

@@ -1,12 +1,24 @@
 /* Passkeys: the registration ceremony. POST /auth/passkeys re-authenticates
- * with the password and returns creation options; POST
- * /auth/passkeys/confirm consumes the challenge, verifies the attestation
+ * with the password and returns creation options, storing nothing: the
+ * challenge carries its own proof (below). POST /auth/passkeys/confirm
+ * checks that proof, uses the challenge up (the one row it writes before
+ * the credential), verifies the attestation
  * (sw_webauthn_verify_registration()) and only then stores the passkey.
- * The decisions are stated in passkeys.c. */
+ * The decisions are stated in passkeys.c.
+ *
+ * The challenge: 16 random bytes, its expiry (Unix seconds, 8 bytes big
+ * endian), then the MAC under the master key (sw_seal_mac(), label
+ * "passkey-registration") of the user's id, a NUL, the relying party's
+ * id, a NUL and those 24 bytes. So it names its user, its relying party
+ * and its expiry, and cannot be made or altered without the key; single
+ * use is the row of its SHA-256 that the confirmation inserts. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#include <openssl/rand.h>
 #include "steward/base/limits.h"
+#include "steward/base/seal.h"
 #include "steward/base/secret.h"
 #include "api/passkeys.h"
 #include "steward/db/statements_passkeys.h"
@@ -15,12 +27,65 @@
 #define REGISTRATION_GONE \
 	"The registration is unknown, expired or already answered; start again with POST /auth/passkeys."
 
+/* ---- the stateless challenge ---- */
+
+#define NONCE_BYTES 16
+#define PAYLOAD_BYTES (NONCE_BYTES + 8)
+#define CHALLENGE_BYTES (PAYLOAD_BYTES + 32)
+#define MAC_LABEL "passkey-registration"
+_Static_assert(CHALLENGE_BYTES <= SW_WEBAUTHN_MAX_CHALLENGE, "a challenge the reader keeps whole");
+
+struct challenge {
+	uint8_t bytes[CHALLENGE_BYTES];
+	char text[SW_BASE64URL_LEN(CHALLENGE_BYTES) + 1];
+};
+
+/* The MAC of payload for user_id and the relying party. */
+static int challenge_mac(const char *user_id, const uint8_t payload[PAYLOAD_BYTES], uint8_t out[32])
+{
+	const char *rp = sw_api_passkey_rp_loaded()->rp_id;
+	size_t ul = strlen(user_id) + 1, rl = strlen(rp) + 1;
+	uint8_t msg[37 + 256 + PAYLOAD_BYTES];
+	if (ul > 37 || rl > 256)
+		return -EINVAL;
+	memcpy(msg, user_id, ul);
+	memcpy(msg + ul, rp, rl);
+	memcpy(msg + ul + rl, payload, PAYLOAD_BYTES);
+	return sw_seal_mac(MAC_LABEL, msg, ul + rl + PAYLOAD_BYTES, out);
+}
+
+static bool challenge_new(const char *user_id, struct challenge *c)
+{
+	uint64_t expires = (uint64_t)time(NULL) + SW_API_PASSKEY_CHALLENGE_TTL_S;
+	if (RAND_bytes(c->bytes, NONCE_BYTES) != 1)
+		return false;
+	for (int i = 0; i < 8; i++)
+		c->bytes[NONCE_BYTES + i] = (uint8_t)(expires >> (56 - 8 * i));
+	return challenge_mac(user_id, c->bytes, c->bytes + PAYLOAD_BYTES) == 0 &&
+	       sw_base64url_encode(c->bytes, CHALLENGE_BYTES, c->text, sizeof(c->text)) >= 0;
+}
+
+/* Whether the challenge the client data answers is one issued to user_id
+ * here and not expired; *ret_expires its expiry (Unix seconds). */
+static bool challenge_valid(const char *user_id, const uint8_t *p, size_t n, int64_t *ret_expires)
+{
+	uint8_t mac[32];
+	if (n != CHALLENGE_BYTES || challenge_mac(user_id, p, mac) < 0 ||
+	    !sw_ct_equal(mac, sizeof(mac), p + PAYLOAD_BYTES, 32))
+		return false;
+	uint64_t expires = 0;
+	for (int i = 0; i < 8; i++)
+		expires = expires << 8 | p[NONCE_BYTES + i];
+	*ret_expires = (int64_t)SW_MIN(expires, (uint64_t)INT64_MAX);
+	return expires > (uint64_t)time(NULL);
+}
+
 /* ---- POST /auth/passkeys: start a registration ---- */
 
 struct begin {
 	struct sw_http_request *req;
 	struct sw_api_secret password; /* wiped once checked */
-	struct sw_api_passkey_challenge challenge;
+	struct challenge challenge;
 	/* From the user's state row (sw_db_stmt_passkey_user_state). */
 	const char *email;
 	const char *name;
@@ -100,12 +165,9 @@ static void write_creation_options(struct sw_json *j, const struct begin *b, con
 	sw_json_object_end(j);
 }
 
-static void begin_stored(void *arg, const PGresult *res, const struct sw_db_error *err)
+static void begin_answer(struct begin *b)
 {
-	struct begin *b = arg;
 	struct sw_http_request *req = b->req;
-	if (!sw_api_one_row(req, res, err, 500, "INTERNAL_ERROR", "The challenge was not stored."))
-		return;
 	uint8_t handle[SW_API_PASSKEY_UUID_BYTES];
 	char handle_b64[SW_BASE64URL_LEN(SW_API_PASSKEY_UUID_BYTES) + 1];
 	if (!sw_api_passkey_user_handle(req->principal.user_id, handle) ||
@@ -137,14 +199,11 @@ static void begin_user_read(void *arg, const PGresult *res, const struct sw_db_e
 	b->name = sw_arena_strndup(&req->arena, PQgetvalue(res, 0, SW_DB_PASSKEY_USER_NAME),
 				   (size_t)PQgetlength(res, 0, SW_DB_PASSKEY_USER_NAME));
 	b->ids_hex = sw_arena_strndup(&req->arena, ids ? ids : "", ids ? strlen(ids) : 0);
-	if (!b->email || !b->name || !b->ids_hex || !sw_api_passkey_challenge_new(&b->challenge)) {
+	if (!b->email || !b->name || !b->ids_hex || !challenge_new(req->principal.user_id, &b->challenge)) {
 		sw_api_internal_error(req);
 		return;
 	}
-	char ttl[16];
-	snprintf(ttl, sizeof(ttl), "%d", SW_API_PASSKEY_CHALLENGE_TTL_S);
-	const char *params[3] = { req->principal.user_id, b->challenge.hash, ttl };
-	sw_api_query(req, &sw_db_stmt_passkey_registration_create, params, 3, begin_stored, b);
+	begin_answer(b);
 }
 
 static void begin_reauthed(void *arg, bool ok)
@@ -283,12 +342,9 @@ static void confirm_consumed(void *arg, const PGresult *res, const struct sw_db_
 {
 	struct confirm *c = arg;
 	struct sw_http_request *req = c->req;
+	/* No row: the challenge was used already. */
 	if (!sw_api_one_row(req, res, err, 409, "CHALLENGE_INVALID", REGISTRATION_GONE))
 		return;
-	if (PQgetvalue(res, 0, 0)[0] != 't') {
-		sw_http_error(req, 409, "CHALLENGE_INVALID", REGISTRATION_GONE);
-		return;
-	}
 	char why[128];
 	int r = sw_webauthn_verify_registration(sw_api_passkey_rp_loaded(), c->in.client_data, c->in.client_data_len,
 						c->in.attestation, c->in.attestation_len,
@@ -323,6 +379,15 @@ void sw_api_passkeys_confirm(struct sw_http_request *req)
 		sw_api_internal_error(req);
 		return;
 	}
-	const char *params[2] = { req->principal.user_id, c->in.challenge_hash };
-	sw_api_query(req, &sw_db_stmt_passkey_registration_consume, params, 2, confirm_consumed, c);
+	/* Issued to this user by this relying party, and alive: else it is
+	 * refused before anything is written. */
+	int64_t expires;
+	if (!challenge_valid(req->principal.user_id, c->in.challenge, c->in.challenge_len, &expires)) {
+		sw_http_error(req, 409, "CHALLENGE_INVALID", REGISTRATION_GONE);
+		return;
+	}
+	char expires_text[24];
+	snprintf(expires_text, sizeof(expires_text), "%lld", (long long)expires);
+	const char *params[3] = { req->principal.user_id, c->in.challenge_hash, expires_text };
+	sw_api_query(req, &sw_db_stmt_passkey_registration_consume, params, 3, confirm_consumed, c);
 }

@@ -17,11 +17,13 @@
  *   once and every ceremony answers 503 PASSKEYS_NOT_CONFIGURED (listing,
  *   renaming and deleting still work).
  * - Registration: POST /auth/passkeys re-authenticates with the password
- *   and returns creation options; the only row written is the challenge
- *   (its SHA-256, the user, 5 minutes), never a credential. POST
- *   /auth/passkeys/confirm consumes that challenge whatever the outcome,
- *   verifies the attestation and only then stores the passkey. A ceremony
- *   abandoned in between leaves nothing a list or a sign-in can see.
+ *   and returns creation options, writing nothing: the challenge is
+ *   stateless, bound to the user, the relying party and a 5-minute expiry
+ *   by a MAC under the master key (passkey_registration.c). POST
+ *   /auth/passkeys/confirm checks it, uses it up whatever the outcome (its
+ *   SHA-256 recorded, so a replay is refused), verifies the attestation
+ *   and only then stores the passkey. A ceremony abandoned in between
+ *   leaves nothing at all.
  * - Options ask for a discoverable credential, user verification, and
  *   attestation "none": attestation is not anchored to any root here, so
  *   asking for it would only add a browser prompt. "none" and "packed"
@@ -277,8 +279,9 @@ static const struct sw_route routes[] = {
 	  { "Start registering a passkey",
 	    "Re-authenticates with the password (422 on field password when wrong), then returns "
 	    "the options for navigator.credentials.create() in their JSON form "
-	    "(PublicKeyCredential.parseCreationOptionsFromJSON): a 32-byte challenge valid for "
-	    "5 minutes, the relying party (id from AUTH_PASSKEY_RP_ID, else the host of "
+	    "(PublicKeyCredential.parseCreationOptionsFromJSON): a 56-byte challenge valid for "
+	    "5 minutes (stateless: bound to the user, the relying party and its expiry by a MAC "
+	    "under the master key; nothing is stored), the relying party (id from AUTH_PASSKEY_RP_ID, else the host of "
 	    "PUBLIC_BASE_URL, else localhost), user.id = the 16 bytes of the user's id, ES256, "
 	    "EdDSA and RS256, a discoverable credential with user verification, attestation "
 	    "none, and the user's passkeys as excludeCredentials. No credential is stored until "
@@ -291,8 +294,8 @@ static const struct sw_route routes[] = {
 	  { "Finish registering a passkey",
 	    "Takes a device name and the new credential (PublicKeyCredential.toJSON()). The "
 	    "challenge named in its client data must be one issued to this user by POST "
-	    "/auth/passkeys, unexpired; it is used up by this call whatever the outcome (409 "
-	    "CHALLENGE_INVALID otherwise: start again). Verifies type, challenge, origin (one of "
+	    "/auth/passkeys (by this relying party), unexpired; it is used up by this call whatever "
+	    "the outcome, which records its hash (409 CHALLENGE_INVALID otherwise: start again). Verifies type, challenge, origin (one of "
 	    "AUTH_PASSKEY_ORIGINS, else the origin of PUBLIC_BASE_URL, else "
 	    "http://localhost:<port>), rpIdHash, the UP and UV flags, the algorithm and the "
 	    "attestation (none, or packed: self or x5c, not chained to a root); a failed check "

@@ -9,7 +9,8 @@
  *   and per key GET, PUT (set: 201 when new, 200 when replaced) and DELETE
  *   (204; a repeat 404).
  * - No response ever carries a value: a variable is {key, valueLength
- *   (bytes of UTF-8), createdAt, updatedAt}. The spec's disclosure rule 1;
+ *   (bytes of UTF-8), masked, createdAt, updatedAt}; masked is false for a
+ *   value too short for logs to hide (SW_VARIABLE_SCRUB_MIN_LEN). The spec's disclosure rule 1;
  *   values leave the database only for a deployment (next issue).
  * - Keys: [A-Za-z_][A-Za-z0-9_]*, at most 128 bytes, case kept (FOO and foo
  *   are two variables). Values: valid UTF-8 without NUL, at most 32 KiB.
@@ -32,7 +33,19 @@ static const struct sw_api_column variable_columns[] = {
 	{ "createdAt", SW_DB_VARIABLE_CREATED_AT, SW_API_COL_TEXT },
 	{ "updatedAt", SW_DB_VARIABLE_UPDATED_AT, SW_API_COL_TEXT },
 };
-static const struct sw_api_object variable_object = { variable_columns, SW_ARRAY_SIZE(variable_columns), 0 };
+
+/* A variable: its columns, and whether deployments' logs mask its value
+ * (SW_VARIABLE_SCRUB_MIN_LEN bytes or more). */
+static void variable_write(struct sw_json *j, const PGresult *res, int row, const void *ctx)
+{
+	(void)ctx;
+	sw_json_object_begin(j);
+	sw_api_write_columns(j, res, row, 0, variable_columns, SW_ARRAY_SIZE(variable_columns));
+	sw_json_key(j, "masked");
+	sw_json_bool(j, strtoll(PQgetvalue(res, row, SW_DB_VARIABLE_VALUE_LENGTH), NULL, 10) >=
+				SW_VARIABLE_SCRUB_MIN_LEN);
+	sw_json_object_end(j);
+}
 
 /* The application of the path (its first parameter), a UUID; false when
  * answered 404. */
@@ -65,7 +78,7 @@ static void answer_list(struct sw_http_request *req, const PGresult *res, const 
 	sw_json_array_begin(&j);
 	for (int i = 0; i < PQntuples(res); i++)
 		if (!PQgetisnull(res, i, SW_DB_VARIABLE_KEY))
-			sw_api_write_object(&j, res, i, &variable_object);
+			variable_write(&j, res, i, NULL);
 	sw_json_array_end(&j);
 	sw_http_json_end(req, 200, &buf, &j);
 }
@@ -134,7 +147,7 @@ static void got(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct one *o = arg;
 	if (sw_api_found(o->req, res, err))
-		sw_api_answer_row(o->req, 200, res, 0, sw_api_write_object, &variable_object);
+		sw_api_answer_row(o->req, 200, res, 0, variable_write, NULL);
 }
 
 static void variable_get(struct sw_http_request *req)
@@ -222,7 +235,7 @@ static void put_done(void *arg, const PGresult *res, const struct sw_db_error *e
 		if (strcmp(PQgetvalue(res, i, SW_DB_VARIABLE_KEY), w->key) != 0)
 			continue;
 		bool created = PQgetvalue(res, i, SW_DB_VARIABLE_CREATED)[0] == 't';
-		sw_api_answer_row(req, created ? 201 : 200, res, i, sw_api_write_object, &variable_object);
+		sw_api_answer_row(req, created ? 201 : 200, res, i, variable_write, NULL);
 		return;
 	}
 	sw_api_internal_error(req);
@@ -411,7 +424,8 @@ static const int err_get[] = { 404, 503, 0 };
 static const int err_put[] = { 400, 404, 409, 413, 415, 422, 503, 0 };
 static const int err_delete[] = { 404, 503, 0 };
 
-#define NO_VALUES " Values are never returned: only keys and valueLength (bytes)."
+#define NO_VALUES " Values are never returned: only keys, valueLength (bytes) and masked " \
+	"(false for a value shorter than 4 bytes, which deployment logs do not hide)."
 #define NOT_FOUND_DOC " An application of another organization is not found (404)."
 #define BODY SW_RESOURCE_BODY_MAX
 
@@ -452,10 +466,14 @@ static const struct sw_route routes[] = {
 	"\"description\":\"UTF-8 without NUL, at most 32 KiB (bytes).\"}"
 
 static const char schemas[] = "{"
-	"\"Variable\":{\"type\":\"object\",\"required\":[\"key\",\"valueLength\",\"createdAt\",\"updatedAt\"],"
+	"\"Variable\":{\"type\":\"object\",\"required\":[\"key\",\"valueLength\",\"masked\",\"createdAt\",\"updatedAt\"],"
 	"\"properties\":{\"key\":{\"type\":\"string\",\"pattern\":\"" KEY_PATTERN "\"},"
 	"\"valueLength\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":32768,"
 	"\"description\":\"Bytes of the value (UTF-8); the value itself is never returned.\"},"
+	"\"masked\":{\"type\":\"boolean\",\"description\":\"Whether deployment logs and error "
+	"messages replace this value with ***: false for a value shorter than 4 bytes "
+	"(SW_VARIABLE_SCRUB_MIN_LEN), whose every occurrence would otherwise be hidden; keep "
+	"secrets longer.\"},"
 	"\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
 	"\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
 	"\"VariableList\":{\"type\":\"array\",\"maxItems\":500,"

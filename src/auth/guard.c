@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "steward/auth/auth.h"
+#include "steward/auth/ratelimit.h"
 #include "steward/db/db.h"
 #include "steward/http/http_auth.h"
 #include "steward/base/log.h"
@@ -409,6 +410,26 @@ static void lookup_done(void *arg, const PGresult *res, const struct sw_db_error
 			    params, 1, ignore_result, NULL);
 	}
 	admit(req);
+}
+
+bool sw_auth_rate_limit(struct sw_http_request *req, const struct sw_ratelimit *rl,
+			struct sw_str key, const char *message)
+{
+	unsigned retry = 0;
+	if (sw_ratelimit_take(rl, key, sw_now_ms(), &retry))
+		return true;
+	char value[16];
+	snprintf(value, sizeof(value), "%u", retry ? retry : 1);
+	sw_http_add_header(req, "Retry-After", sw_str_cstr(value));
+	sw_http_error(req, 429, "RATE_LIMITED", message);
+	return false;
+}
+
+bool sw_auth_admit(struct sw_http_request *req)
+{
+	const struct sw_ratelimit global = { "global_address", sw_http_config(req)->rate_limit_per_minute, 60 };
+	return sw_auth_rate_limit(req, &global, sw_str_cstr(sw_http_peer_address(req)),
+				  "Too many requests from this address; wait before trying again.");
 }
 
 void sw_guard(struct sw_http_request *req)

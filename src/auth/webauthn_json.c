@@ -116,6 +116,27 @@ static void read_transports(json_t *resp, struct sw_webauthn_response *c, struct
 	snprintf(c->transports + o, sizeof(c->transports) - o, "}");
 }
 
+/* What toJSON() adds to an attestation beside the attestation object: the
+ * authenticator data and the public key again (SPKI), and its algorithm.
+ * They are never trusted (the attestation object is what is verified), but
+ * they are part of the body the document describes, so they are refused
+ * as field errors when they are not what it says: base64url, bounded. */
+static void registration_extras(struct sw_arena *arena, json_t *resp, struct sw_webauthn_response *c,
+				struct sw_field_errors *fe)
+{
+	size_t n = 0;
+	b64_member(resp, "authenticatorData", "credential.response.authenticatorData", false,
+		   c->auth_data, sizeof(c->auth_data), &n, fe);
+	uint8_t *key = sw_arena_alloc(arena, SW_WEBAUTHN_MAX_PUBLIC_KEY);
+	if (key)
+		b64_member(resp, "publicKey", "credential.response.publicKey", false, key,
+			   SW_WEBAUTHN_MAX_PUBLIC_KEY, &n, fe);
+	json_t *alg = json_object_get(resp, "publicKeyAlgorithm");
+	if (alg && (!json_is_integer(alg) || json_integer_value(alg) < INT32_MIN ||
+		    json_integer_value(alg) > INT32_MAX))
+		sw_field_error(fe, "credential.response.publicKeyAlgorithm", "must be a COSE algorithm (an integer)");
+}
+
 void sw_webauthn_response_read(struct sw_arena *arena, json_t *body, bool registration,
 			       struct sw_webauthn_response *c, struct sw_field_errors *fe)
 {
@@ -161,6 +182,7 @@ void sw_webauthn_response_read(struct sw_arena *arena, json_t *body, bool regist
 			b64_member(resp, "attestationObject", "credential.response.attestationObject", true,
 				   c->attestation, SW_WEBAUTHN_MAX_ATTESTATION, &c->attestation_len, fe);
 		read_transports(resp, c, fe);
+		registration_extras(arena, resp, c, fe);
 		return;
 	}
 	b64_member(resp, "authenticatorData", "credential.response.authenticatorData", true,

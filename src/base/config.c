@@ -150,6 +150,9 @@ int sw_config_load(struct sw_config *c, char *err, size_t errlen)
 	r = r ?: get_uint("STEWARD_DB_QUERY_TIMEOUT_MS", SW_DEFAULT_DB_QUERY_TIMEOUT_MS, 10, 3600000,
 			  &c->db_query_timeout_ms, err, errlen);
 	r = r ?: get_bool("SIGNUP_ENABLED", false, &c->signup_enabled, err, errlen);
+	r = r ?: get_uint("STEWARD_RATE_LIMIT_PER_MINUTE", SW_DEFAULT_RATE_LIMIT_PER_MINUTE,
+			  SW_RATE_LIMIT_PER_MINUTE_MIN, SW_RATE_LIMIT_PER_MINUTE_MAX,
+			  &c->rate_limit_per_minute, err, errlen);
 	r = r ?: get_bool("STEWARD_ACCESS_LOG", true, &c->access_log, err, errlen);
 	r = r ?: get_uint("DEPLOY_LOG_MAX_BYTES", 16u * 1024 * 1024, 64u * 1024, 1024u * 1024 * 1024,
 			  &c->deploy_log_max_bytes, err, errlen);

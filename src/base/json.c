@@ -1,6 +1,9 @@
 /* The JSON writer and the strict input parser (see steward/base/json.h). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <openssl/crypto.h>
 #include "steward/base/json.h"
 
 void sw_json_init(struct sw_json *j, struct sw_buf *buf)
@@ -245,4 +248,120 @@ json_t *sw_json_parse_object(struct sw_str body, char *err, size_t errlen)
 		return NULL;
 	}
 	return v;
+}
+
+/* ---- numbers out of range ---- */
+
+/* Where the scanner is: an object (its current key) or an array (its
+ * current index). */
+struct frame {
+	bool object;
+	bool want_key; /* an object's next string is a key */
+	struct sw_str key;
+	size_t index;
+};
+
+/* Whether the number token t is one jansson refuses for its size: an
+ * integer past 64 bits, a real past a double. */
+static bool number_out_of_range(struct sw_str t)
+{
+	char buf[64];
+	char *copy = t.len < sizeof(buf) ? buf : malloc(t.len + 1);
+	if (!copy)
+		return false;
+	memcpy(copy, t.ptr, t.len);
+	copy[t.len] = '\0';
+	bool out;
+	errno = 0;
+	if (strpbrk(copy, ".eE")) {
+		double d = strtod(copy, NULL);
+		out = errno == ERANGE && (d == HUGE_VAL || d == -HUGE_VAL);
+	} else {
+		(void)strtoll(copy, NULL, 10);
+		out = errno == ERANGE;
+	}
+	if (copy != buf)
+		free(copy);
+	return out;
+}
+
+static void path_of(const struct frame *st, unsigned depth, char *path, size_t cap)
+{
+	size_t o = 0;
+	path[0] = '\0';
+	for (unsigned i = 0; i < depth && o + 1 < cap; i++) {
+		int n = st[i].object ? snprintf(path + o, cap - o, "%s%.*s", o ? "." : "",
+						(int)st[i].key.len, st[i].key.ptr)
+				     : snprintf(path + o, cap - o, "[%zu]", st[i].index);
+		if (n < 0)
+			break;
+		o += (size_t)n;
+	}
+}
+
+bool sw_json_out_of_range_path(struct sw_str body, char *path, size_t cap)
+{
+	struct frame st[SW_JSON_MAX_DEPTH + 1];
+	unsigned depth = 0;
+	bool found = false;
+	if (!cap || !body.len)
+		return false;
+	/* The body with each such number made 0: it must then be JSON. */
+	char *copy = malloc(body.len);
+	if (!copy)
+		return false;
+	memcpy(copy, body.ptr, body.len);
+	const char *s = body.ptr;
+	size_t n = body.len;
+	for (size_t i = 0; i < n;) {
+		char c = s[i];
+		if (c == '"') {
+			size_t j = i + 1;
+			while (j < n && s[j] != '"')
+				j += s[j] == '\\' ? 2 : 1;
+			if (j >= n)
+				break;
+			if (depth && st[depth - 1].object && st[depth - 1].want_key) {
+				st[depth - 1].key = sw_str_from(s + i + 1, j - i - 1);
+				st[depth - 1].want_key = false;
+			}
+			i = j + 1;
+		} else if (c == '{' || c == '[') {
+			if (depth == SW_ARRAY_SIZE(st))
+				break;
+			st[depth++] = (struct frame){ .object = c == '{', .want_key = c == '{' };
+			i++;
+		} else if (c == '}' || c == ']') {
+			depth -= depth > 0;
+			i++;
+		} else if (c == ',') {
+			if (depth && st[depth - 1].object)
+				st[depth - 1].want_key = true;
+			else if (depth)
+				st[depth - 1].index++;
+			i++;
+		} else if (c == '-' || (c >= '0' && c <= '9')) {
+			size_t j = i;
+			while (j < n && s[j] && strchr("+-0123456789.eE", s[j]))
+				j++;
+			if (number_out_of_range(sw_str_from(s + i, j - i))) {
+				if (!found)
+					path_of(st, depth, path, cap);
+				found = true;
+				memset(copy + i, ' ', j - i);
+				copy[i] = '0';
+			}
+			i = j;
+		} else {
+			i++;
+		}
+	}
+	if (found) {
+		json_t *v = json_loadb(copy, body.len, JSON_REJECT_DUPLICATES, NULL);
+		found = json_is_object(v);
+		json_decref(v);
+	}
+	OPENSSL_cleanse(copy, body.len); /* a body may hold a secret */
+	free(copy);
+	return found;
 }

@@ -327,6 +327,28 @@ int sw_seal(const void *plain, size_t n, const char *aad, char *out, size_t cap)
 	return r;
 }
 
+int sw_seal_mac(const char *label, const void *msg, size_t n, uint8_t out[32])
+{
+	static const char derive[] = "steward-mac-v1";
+	memset(out, 0, 32);
+	if (!master.loaded || !label)
+		return -EINVAL;
+	size_t ln = strlen(label) + 1;
+	uint8_t *buf = malloc(ln + n);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, label, ln);
+	if (n)
+		memcpy(buf + ln, msg, n);
+	uint8_t key[32];
+	int r = sw_hmac_sha256(master.key, KEY_LEN, derive, sizeof(derive) - 1, key);
+	r = r ?: sw_hmac_sha256(key, sizeof(key), buf, ln + n, out);
+	OPENSSL_cleanse(key, sizeof(key));
+	OPENSSL_cleanse(buf, ln + n);
+	free(buf);
+	return r;
+}
+
 static bool key_id_form(const char *s)
 {
 	for (size_t i = 0; i < KEY_ID_LEN; i++)

@@ -28,30 +28,21 @@ const struct sw_db_stmt sw_db_stmt_passkey_user_state = {
 	.nparams = 1,
 };
 
-/* (user_id, challenge_hash_hex, lifetime_seconds) -> expires_at (RFC
- * 3339). Drops the user's expired registrations and all but the newest
- * SW_PASSKEY_PENDING_MAX - 1 live ones first. */
-const struct sw_db_stmt sw_db_stmt_passkey_registration_create = {
-	.name = "passkey_registration_create",
-	.sql = "WITH gc AS (DELETE FROM passkey_registrations WHERE user_id = $1::uuid"
-	       "  AND (expires_at <= now() OR challenge_hash NOT IN ("
-	       "   SELECT challenge_hash FROM passkey_registrations WHERE user_id = $1::uuid"
-	       "   ORDER BY created_at DESC LIMIT " STR(SW_PASSKEY_PENDING_MAX) " - 1)))"
-	       " INSERT INTO passkey_registrations (challenge_hash, user_id, expires_at)"
-	       " VALUES (decode($2, 'hex'), $1::uuid, now() + make_interval(secs => $3::int))"
-	       " RETURNING steward_rfc3339(expires_at)",
-	.nparams = 3,
-};
-
-/* (user_id, challenge_hash_hex) -> one row, "t" when the registration was
- * live, "f" when expired; none when the user has no such registration.
- * Deletes it either way. */
+/* (user_id, challenge_hash_hex, expires_at as Unix seconds) -> one row
+ * when the registration's challenge is used up now; none when it was used
+ * before (a replay). A registration stores nothing until it is confirmed
+ * (the challenge is stateless, src/api/passkey_registration.c): this table
+ * holds the challenges already answered, until they expire, and this is
+ * its one insert. Long-expired ones of the user go in the same statement
+ * (an expired challenge is refused before any query). */
 const struct sw_db_stmt sw_db_stmt_passkey_registration_consume = {
 	.name = "passkey_registration_consume",
-	.sql = "DELETE FROM passkey_registrations"
-	       " WHERE challenge_hash = decode($2, 'hex') AND user_id = $1::uuid"
-	       " RETURNING expires_at > now()",
-	.nparams = 2,
+	.sql = "WITH gc AS (DELETE FROM passkey_registrations WHERE user_id = $1::uuid"
+	       "  AND expires_at < now() - interval '1 hour')"
+	       " INSERT INTO passkey_registrations (challenge_hash, user_id, expires_at)"
+	       " VALUES (decode($2, 'hex'), $1::uuid, to_timestamp($3::bigint))"
+	       " ON CONFLICT (challenge_hash) DO NOTHING RETURNING true",
+	.nparams = 3,
 };
 
 /* (user_id, credential_id_hex, public_key_hex, algorithm, sign_count,
@@ -148,7 +139,6 @@ const struct sw_db_stmt sw_db_stmt_passkey_used = {
 
 static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_passkey_user_state,
-	&sw_db_stmt_passkey_registration_create,
 	&sw_db_stmt_passkey_registration_consume,
 	&sw_db_stmt_passkey_create,
 	&sw_db_stmt_passkeys_list,

@@ -68,8 +68,8 @@ int sw_deploy_log_path(const char *dir, const char *deployment_id, char *out, si
 
 static int secret_add(struct sw_deploy_log *l, size_t *cap, const char *p, size_t n)
 {
-	if (n == 0)
-		return 0;
+	if (n < SW_VARIABLE_SCRUB_MIN_LEN)
+		return 0; /* too short to mask without hiding the log itself */
 	if (l->nsecrets == *cap) {
 		size_t c = *cap ? *cap * 2 : 8;
 		struct secret *s = realloc(l->secrets, c * sizeof(*s));

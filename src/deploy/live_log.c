@@ -440,10 +440,12 @@ static void poll_tick(struct sw_timer *t)
 static uint64_t resume_offset(const struct sw_http_request *req)
 {
 	const struct sw_http_header *h = sw_http_request_header(req, SW_STR("Last-Event-ID"));
-	uint64_t v = 0;
-	if (!h || h->value.len == 0 || h->value.len > 20 || !sw_parse_u64(h->value, &v))
+	int64_t v = 0;
+	/* Any other value is refused before the stream starts
+	 * (src/api/deployment_logs.c); absent or empty: from the start. */
+	if (!h || h->value.len == 0 || !sw_parse_i64_canonical(h->value, &v))
 		return 0;
-	return v;
+	return (uint64_t)v;
 }
 
 void sw_deploy_live_start(struct sw_http_request *req, const struct sw_deploy_live_source *src)

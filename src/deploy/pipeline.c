@@ -207,7 +207,7 @@ void sw_pl_scrub(const struct sw_pl *p, char *s, size_t cap)
 	for (size_t i = 0; i < p->nsecrets; i++) {
 		const char *v = p->secrets[i];
 		size_t vlen = strlen(v), o = 0;
-		if (!vlen || !strstr(s, v))
+		if (vlen < SW_VARIABLE_SCRUB_MIN_LEN || !strstr(s, v))
 			continue;
 		for (const char *in = s; *in;) {
 			if (strncmp(in, v, vlen) == 0) {

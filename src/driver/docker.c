@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "steward/base/limits.h"
 #include "steward/base/validate.h"
 #include "driver/driver_internal.h"
 
@@ -477,8 +478,8 @@ static void scrub_env(char *err, size_t errlen, const char *const *env)
 	}
 	for (size_t i = 0; env && env[i]; i++) {
 		const char *v = strchr(env[i], '=');
-		if (!v || !*++v)
-			continue;
+		if (!v || strlen(++v) < SW_VARIABLE_SCRUB_MIN_LEN)
+			continue; /* too short to mask (limits.h) */
 		size_t vlen = strlen(v), o = 0;
 		for (const char *c = err; *c && o + 1 < errlen;) {
 			size_t rest = strlen(c);

@@ -271,7 +271,9 @@ static void start_request(struct sw_conn *c, const struct sw_http_head *h, size_
 				    &req->params, &allowed);
 	bool has_body = h->body_kind == SW_HTTP_BODY_CHUNKED ||
 			(h->body_kind == SW_HTTP_BODY_LENGTH && h->content_length > 0);
-	size_t max_body = (m == SW_ROUTE_FOUND) ? req->route->max_body : 0;
+	size_t max_body = 0;
+	if (m == SW_ROUTE_FOUND)
+		max_body = req->route->max_body ? req->route->max_body : SW_HTTP_BODILESS_MAX_BODY;
 
 	if (has_body && (m != SW_ROUTE_FOUND || h->content_length > max_body)) {
 		/* Unknown path, wrong method, or too large: answer without
@@ -281,8 +283,8 @@ static void start_request(struct sw_conn *c, const struct sw_http_head *h, size_
 		sw_buf_consume(&c->in, head_len);
 		if (m == SW_ROUTE_FOUND) {
 			srv->error(req, 413, "PAYLOAD_TOO_LARGE",
-				      max_body ? "The request body is larger than this route accepts." :
-						 "This route accepts no request body.");
+				      req->route->max_body ? "The request body is larger than this route accepts." :
+							     "This route accepts no request body.");
 		} else {
 			req->route = NULL;
 			srv->dispatch(req);

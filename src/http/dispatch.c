@@ -1,6 +1,7 @@
 /* What a complete request meets before its handler: OPTIONS (with the
  * CORS preflight), 404 and 405 from the route table, the guard, and the
  * query-string rule. The state machine reaches it through srv->dispatch. */
+#include "steward/base/json.h"
 #include "steward/http/query.h"
 #include "http/conn.h"
 
@@ -20,6 +21,8 @@ static bool allow_or_404(struct sw_http_request *req, struct sw_buf *allow)
 
 void sw_http_dispatch(struct sw_http_request *req)
 {
+	if (req->server->shared->admit && !req->server->shared->admit(req))
+		return;
 	if (req->method == SW_HTTP_OPTIONS) {
 		struct sw_buf allow = { 0 };
 		if (!allow_or_404(req, &allow))
@@ -47,6 +50,49 @@ void sw_http_dispatch(struct sw_http_request *req)
 	req->server->shared->guard(req);
 }
 
+/* A route that takes no body still reads a small one (conn.c), since most
+ * clients send "{}" on every POST: white space or an empty JSON object is
+ * no body, and the handler sees none. Members are refused by name, as on
+ * any route that does not know them; other bytes are 400 INVALID_JSON.
+ * false when the request has been answered. */
+static bool bodiless_body_ok(struct sw_http_request *req)
+{
+	struct sw_str b = req->body;
+	size_t i = 0;
+	while (i < b.len && (b.ptr[i] == ' ' || b.ptr[i] == '\t' || b.ptr[i] == '\r' || b.ptr[i] == '\n'))
+		i++;
+	if (i < b.len) {
+		char err[160];
+		json_t *v = sw_json_parse_object(b, err, sizeof(err));
+		char path[128];
+		if (!v && sw_json_out_of_range_path(b, path, sizeof(path)) && path[0]) {
+			/* A member all the same (its number out of range). */
+			struct sw_field_errors fe = { 0 };
+			path[strcspn(path, ".[")] = '\0';
+			sw_field_error(&fe, path, "is not a known field");
+			sw_http_validation_error(req, &fe);
+			return false;
+		}
+		if (!v) {
+			sw_http_error(req, 400, "INVALID_JSON", err);
+			return false;
+		}
+		if (json_object_size(v)) {
+			struct sw_field_errors fe = { 0 };
+			const char *key;
+			json_t *member;
+			json_object_foreach(v, key, member)
+				sw_field_error(&fe, key, "is not a known field");
+			sw_http_validation_error(req, &fe);
+			json_decref(v);
+			return false;
+		}
+		json_decref(v);
+	}
+	req->body.len = 0;
+	return true;
+}
+
 void sw_http_run_handler(struct sw_http_request *req)
 {
 	/* An API route that documents no query parameters takes none: a
@@ -62,5 +108,7 @@ void sw_http_run_handler(struct sw_http_request *req)
 			return;
 		}
 	}
+	if (!req->route->max_body && req->body.len && !bodiless_body_ok(req))
+		return;
 	req->route->handler(req);
 }

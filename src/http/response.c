@@ -125,7 +125,16 @@ json_t *sw_http_json_body(struct sw_http_request *req)
 	}
 	char err[160];
 	json_t *v = sw_json_parse_object(req->body, err, sizeof(err));
-	if (!v)
+	char path[128];
+	if (!v && sw_json_out_of_range_path(req->body, path, sizeof(path))) {
+		/* JSON but for a number no member can hold: the member's
+		 * error, as for any other value out of its range. */
+		struct sw_field_errors fe = { 0 };
+		sw_field_error(&fe, path[0] ? path : "body",
+			       "is a number out of range (integers are 64-bit at most, reals finite)");
+		sw_http_validation_error(req, &fe);
+	} else if (!v) {
 		sw_http_error(req, 400, "INVALID_JSON", err);
+	}
 	return v;
 }

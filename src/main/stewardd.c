@@ -170,7 +170,7 @@ int main(void)
 	}
 	raise_fd_limit();
 
-	struct sw_server_shared shared = { .config = &config, .guard = sw_guard };
+	struct sw_server_shared shared = { .config = &config, .guard = sw_guard, .admit = sw_auth_admit };
 	if (agent_configure(&config) < 0)
 		return 2;
 	struct sw_main_threads threads_shared = { .server = &shared, .pool_created = pool_created,

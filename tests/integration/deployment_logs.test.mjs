@@ -117,6 +117,10 @@ test('one_range_answers_206_with_content_range', async () => {
 		['bytes=10-', 10, size - 1],
 		['bytes=-7', size - 7, size - 1],
 		[`bytes=5-${size + 100}`, 5, size - 1],
+		// Numbers of any size (RFC 9110: recipients anticipate large numerals), leading zeros.
+		['bytes=0-99999999999999999999999999', 0, size - 1],
+		['bytes=-99999999999999999999999999', 0, size - 1],
+		['bytes=0003-0009', 3, 9],
 	];
 	for (const [range, a, b] of cases) {
 		const res = await call(srv, 'GET', `/deployments/${id}/logs`, owner, { headers: { Range: range } });
@@ -127,6 +131,10 @@ test('one_range_answers_206_with_content_range', async () => {
 	const past = await call(srv, 'GET', `/deployments/${id}/logs`, owner, { headers: { Range: `bytes=${size}-` } });
 	h.assertError(past, 416, 'RANGE_NOT_SATISFIABLE');
 	assert.equal(past.headers['content-range'], `bytes */${size}`);
+	for (const range of ['bytes=18446744073709551616-', 'bytes=99999999999999999999999999-']) {
+		const huge = await call(srv, 'GET', `/deployments/${id}/logs`, owner, { headers: { Range: range } });
+		h.assertError(huge, 416, 'RANGE_NOT_SATISFIABLE');
+	}
 	// Several ranges, a malformed one, or If-Range: the whole log.
 	for (const headers of [{ Range: 'bytes=0-1,5-6' }, { Range: 'bytes=9-3' }, { Range: 'items=0-3' }, { Range: 'bytes=0-3', 'If-Range': '"x"' }]) {
 		const res = await call(srv, 'GET', `/deployments/${id}/logs`, owner, { headers });
@@ -200,7 +208,18 @@ test('live_resumes_after_last_event_id', async () => {
 	assert.equal(await from('6'), 'second\nthird\n');
 	assert.equal(await from('8'), 'third\n'); // inside "second": the next line
 	assert.equal(await from('19'), '');
-	assert.equal(await from('not a number'), 'first\nsecond\nthird\n');
+	assert.equal(await from(''), 'first\nsecond\nthird\n', 'an empty id starts over');
+});
+
+test('a_last_event_id_that_is_not_an_id_the_stream_sent_is_422', async () => {
+	const id = await insertDeployment(owner, app.id, { status: 'SUCCEEDED' });
+	writeLog(id, 'first\n');
+	for (const lastId of ['not a number', '-0', '+6', '006', '9223372036854775808', '99999999999999999999999', '1e3']) {
+		const res = await call(srv, 'GET', `/deployments/${id}/live`, owner, { headers: { 'Last-Event-ID': lastId } });
+		assert.deepEqual(Object.keys(h.assertError(res, 422, 'VALIDATION_FAILED').fields), ['Last-Event-ID'], lastId);
+	}
+	const ok = await call(srv, 'GET', `/deployments/${id}/live`, owner, { headers: { 'Last-Event-ID': '9223372036854775807' } });
+	assert.equal(ok.status, 200, 'the largest id is one: past the end, only the status follows');
 });
 
 test('live_of_a_deployment_running_elsewhere_follows_the_file_until_the_row_ends', async () => {

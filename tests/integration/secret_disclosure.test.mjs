@@ -231,11 +231,21 @@ test('no_request_of_the_sweep_failed_on_the_server', () => {
 	assert.deepEqual(serverErrors, []);
 });
 
+// An agent token is answered with the command line that starts the agent
+// (agentCommand), which carries it too: twice in that one answer, in
+// those two members only.
+function timesInOwnAnswer(s) {
+	if (!s.kind.startsWith('agentToken ')) return 1;
+	const data = JSON.parse(s.entry.text).data;
+	assert.ok(data.agentCommand.includes(`STEWARD_AGENT_TOKEN='${s.value}'`), 'the command line starts the agent with its token');
+	return 2;
+}
+
 test('a_secret_answered_once_appears_in_that_answer_once_and_nowhere_else', () => {
 	for (const s of once) {
 		for (const e of transcript) {
 			const n = count(textOf(e), s.value);
-			if (e === s.entry) assert.equal(n, 1, `${s.kind} appears ${n} times in its own answer`);
+			if (e === s.entry) assert.equal(n, timesInOwnAnswer(s), `${s.kind} appears ${n} times in its own answer`);
 			else assert.equal(n, 0, `${s.kind} (answered to ${s.entry.who}) is also in ${e.method} ${e.path} as ${e.who} (${e.status}): ${e.text.slice(0, 400)}`);
 		}
 	}
@@ -303,8 +313,9 @@ test('variables_answer_keys_and_value_lengths_only', async () => {
 	const planted = fx.secrets.variables;
 	assert.deepEqual(list.map((v) => v.key).sort(), Object.keys(planted).sort());
 	for (const v of list) {
-		assert.deepEqual(Object.keys(v).filter((k) => !['key', 'valueLength', 'createdAt', 'updatedAt'].includes(k)), [], `members of ${v.key}`);
+		assert.deepEqual(Object.keys(v).filter((k) => !['key', 'valueLength', 'masked', 'createdAt', 'updatedAt'].includes(k)), [], `members of ${v.key}`);
 		assert.equal(v.valueLength, Buffer.byteLength(planted[v.key]), `valueLength of ${v.key}`);
+		assert.equal(v.masked, v.valueLength >= 4, `masked of ${v.key}: logs hide values of 4 bytes or more`);
 	}
 });
 

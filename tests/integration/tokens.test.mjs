@@ -82,6 +82,23 @@ test('issue_validation_failures_are_422_per_field', async () => {
 	}
 });
 
+test('numbers_past_int64_or_a_double_are_422_on_their_member_not_400', async () => {
+	const send = (text) => call(srv, 'POST', '/api-tokens', owner, { body: text, headers: { 'Content-Type': 'application/json' } });
+	for (const n of ['9223372036854775808', '-9223372036854775809', '99999999999999999999999999', '1e400', '-1E+400']) {
+		const e = h.assertError(await send(`{"name": "a", "expiresInDays": ${n}}`), 422, 'VALIDATION_FAILED');
+		assert.deepEqual(Object.keys(e.fields), ['expiresInDays'], n);
+		assert.match(e.fields.expiresInDays[0], /out of range/, n);
+	}
+	// -0 is the JSON number zero (out of this field's range, like 0); 1e-400 is a real (not whole days).
+	for (const n of ['-0', '1e-400', '9223372036854775807']) {
+		const e = h.assertError(await send(`{"name": "a", "expiresInDays": ${n}}`), 422, 'VALIDATION_FAILED');
+		assert.deepEqual(e.fields, { expiresInDays: ['must be a whole number of days from 1 to 365'] }, n);
+	}
+	// A leading zero is not JSON at all.
+	h.assertError(await send('{"name": "a", "expiresInDays": 07}'), 400, 'INVALID_JSON');
+	h.assertError(await send('{"name": "a", "expiresInDays": 1e400,}'), 400, 'INVALID_JSON');
+});
+
 test('expires_in_days_sets_the_expiry', async () => {
 	const t = await ok(call(srv, 'POST', '/api-tokens', owner, { body: { name: 'week', expiresInDays: 7 } }), 201);
 	const days = (Date.parse(t.expiresAt) - Date.parse(t.createdAt)) / 86400000;

@@ -29,7 +29,7 @@ test('put_creates_201_then_replaces_200_and_answers_no_value', async () => {
 	assert.equal(res.status, 201, res.text);
 	assert.ok(!res.text.includes(v1));
 	const created = res.json().data;
-	assert.deepEqual(Object.keys(created).sort(), ['createdAt', 'key', 'updatedAt', 'valueLength']);
+	assert.deepEqual(Object.keys(created).sort(), ['createdAt', 'key', 'masked', 'updatedAt', 'valueLength']);
 	assert.equal(created.key, 'DATABASE_URL');
 	assert.equal(created.valueLength, Buffer.byteLength(v1));
 	assert.match(created.createdAt, TS);
@@ -43,6 +43,21 @@ test('put_creates_201_then_replaces_200_and_answers_no_value', async () => {
 	assert.equal(empty.valueLength, 0);
 });
 
+test('each_variable_says_whether_logs_mask_it_shorter_than_4_bytes_not', async () => {
+	const masked = async (key, value) => (await ok(call(srv, 'PUT', `${base}/${key}`, owner, { body: { value } }), 201)).masked;
+	assert.equal(await masked('MASK_ONE', '1'), false);
+	assert.equal(await masked('MASK_THREE', 'dev'), false);
+	assert.equal(await masked('MASK_FOUR', 's3cr'), true);
+	assert.equal(await masked('MASK_TWO_BYTES_OF_ONE', 'é'), false, 'bytes, not characters');
+	assert.equal(await masked('MASK_FOUR_BYTES_OF_TWO', 'éé'), true);
+	const list = await ok(call(srv, 'GET', base, owner));
+	assert.equal(list.find((x) => x.key === 'MASK_ONE').masked, false);
+	assert.equal(list.find((x) => x.key === 'MASK_FOUR').masked, true);
+	const patched = await ok(call(srv, 'PATCH', base, owner, { body: { set: { MASK_ONE: 'long enough' }, unset: ['MASK_THREE', 'MASK_FOUR', 'MASK_TWO_BYTES_OF_ONE', 'MASK_FOUR_BYTES_OF_TWO'] } }));
+	assert.equal(patched.find((x) => x.key === 'MASK_ONE').masked, true);
+	await ok(call(srv, 'DELETE', `${base}/MASK_ONE`, owner), 204);
+});
+
 test('get_lists_keys_and_lengths_by_key_never_values', async () => {
 	const v = canary('list');
 	await ok(call(srv, 'PUT', `${base}/alpha_lower`, owner, { body: { value: v } }), 201);
@@ -53,7 +68,7 @@ test('get_lists_keys_and_lengths_by_key_never_values', async () => {
 	const list = res.json().data;
 	const keys = list.map((x) => x.key);
 	assert.deepEqual(keys, [...keys].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)), 'sorted by key, byte order');
-	for (const x of list) assert.deepEqual(Object.keys(x).sort(), ['createdAt', 'key', 'updatedAt', 'valueLength']);
+	for (const x of list) assert.deepEqual(Object.keys(x).sort(), ['createdAt', 'key', 'masked', 'updatedAt', 'valueLength']);
 	assert.equal(list.find((x) => x.key === 'alpha_lower').valueLength, v.length);
 	const one = await ok(call(srv, 'GET', `${base}/Zeta`, owner));
 	assert.deepEqual(one, list.find((x) => x.key === 'Zeta'));

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "steward/base/limits.h"
 #include "steward/deploy/deploy.h"
 #include "scratch_dir.h"
 #include "test_help.h"
@@ -80,19 +81,35 @@ TEST(each_secret_value_is_replaced_before_the_line_is_written)
 
 TEST(overlapping_and_nested_values_leave_nothing_of_either)
 {
-	/* "abc" and "bcd" overlap in "abcd"; "pass" is inside "password1". */
-	const char *secrets[] = { "abc", "bcd", "pass", "password1" };
+	/* "abcd" and "bcde" overlap in "abcde"; "pass" is inside "password1". */
+	const char *secrets[] = { "abcd", "bcde", "pass", "password1" };
 	const char *id = new_id();
 	struct sw_deploy_log *l = open_log(id, 1 << 20, secrets, 4);
 	REQUIRE(l);
-	line(l, "x abcd y");
+	line(l, "x abcde y");
 	line(l, "password1 pass passport");
-	line(l, "aaabcbcdd");
+	line(l, "aaabcdbcdee");
 	sw_deploy_log_close(l, NULL);
 	char *s = read_log(id, NULL);
 	REQUIRE(s);
-	CHECK_STR_EQ(s, "x *** y\n*** *** ***port\naa***d\n");
-	CHECK(!strstr(s, "bcd") && !strstr(s, "abc") && !strstr(s, "d y"));
+	CHECK_STR_EQ(s, "x *** y\n*** *** ***port\naa***e\n");
+	CHECK(!strstr(s, "bcd") && !strstr(s, "abc") && !strstr(s, "e y"));
+	free(s);
+}
+
+TEST(a_value_shorter_than_the_scrub_minimum_is_not_masked)
+{
+	/* A one-character value would hide every "1" in the log. */
+	const char *secrets[] = { "1", "dev", "s3cr" };
+	const char *id = new_id();
+	struct sw_deploy_log *l = open_log(id, 1 << 20, secrets, 3);
+	REQUIRE(l);
+	line(l, "step 1/10: dev build with s3cr");
+	sw_deploy_log_close(l, NULL);
+	char *s = read_log(id, NULL);
+	REQUIRE(s);
+	CHECK_INT_EQ(SW_VARIABLE_SCRUB_MIN_LEN, 4);
+	CHECK_STR_EQ(s, "step 1/10: dev build with ***\n");
 	free(s);
 }
 

@@ -93,6 +93,31 @@ TEST(parser_accepts_an_object)
 	json_decref(v);
 }
 
+/* The member of a number jansson refuses for its size, or nothing. */
+static const char *out_of_range(const char *body)
+{
+	static char path[64];
+	return sw_json_out_of_range_path(sw_str_cstr(body), path, sizeof(path)) ? path : NULL;
+}
+
+TEST(a_number_out_of_range_is_named_by_its_member)
+{
+	CHECK_STR_EQ(out_of_range("{\"port\": 9223372036854775808}"), "port");
+	CHECK_STR_EQ(out_of_range("{\"a\": 1, \"b\": -9223372036854775809}"), "b");
+	CHECK_STR_EQ(out_of_range("{\"a\": {\"x\": \"1e400\", \"y\": [1, 2, 1e400]}}"), "a.y[2]");
+	CHECK_STR_EQ(out_of_range("{\"s\": \"a\\\"b\", \"n\": -1E+400}"), "n");
+	CHECK_STR_EQ(out_of_range("{\"list\": [{\"k\": 1}, {\"k\": 123456789012345678901234567890}]}"), "list[1].k");
+	/* In range, or not JSON for another reason too: nothing. */
+	CHECK(!out_of_range("{\"a\": 9223372036854775807, \"b\": -9223372036854775808, \"c\": 1e308, \"d\": 1e-400, \"e\": -0}"));
+	CHECK(!out_of_range("{\"a\": 1e400, \"b\": }"));
+	CHECK(!out_of_range("{\"a\": 01}"));
+	CHECK(!out_of_range(""));
+	/* And the parser refuses what the scanner names. */
+	char err[160];
+	CHECK(!sw_json_parse_object(sw_str_cstr("{\"a\": 1e400}"), err, sizeof(err)));
+	CHECK(!sw_json_parse_object(sw_str_cstr("{\"a\": 9223372036854775808}"), err, sizeof(err)));
+}
+
 TEST(parser_refuses_duplicate_keys)
 {
 	char err[160];

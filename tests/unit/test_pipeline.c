@@ -50,19 +50,23 @@ static void with_secrets(struct sw_pl *p, const char **secrets, size_t n)
 	p->nsecrets = n;
 }
 
-TEST(scrub_replaces_every_value_even_short_ones_within_the_buffer)
+TEST(scrub_replaces_every_value_of_4_bytes_or_more_within_the_buffer)
 {
 	struct sw_pl p;
-	const char *secrets[] = { "hunter2", "ab" };
-	with_secrets(&p, secrets, 2);
-	char s[64] = "pw hunter2 and hunter2hunter2; ab-ab";
+	const char *secrets[] = { "hunter2", "abcd", "ab" };
+	with_secrets(&p, secrets, 3);
+	char s[64] = "pw hunter2 and hunter2hunter2; abcd-abcd";
 	sw_pl_scrub(&p, s, sizeof(s));
 	CHECK_STR_EQ(s, "pw *** and ******; ***-***");
-	/* "***" is longer than a two-byte value: the result is cut to fit,
-	 * never leaving a piece of a value. */
-	char small[8] = "abababa";
-	sw_pl_scrub(&p, small, sizeof(small));
-	CHECK_STR_EQ(small, "*******");
+	/* Shorter than SW_VARIABLE_SCRUB_MIN_LEN: not masked, or every "ab"
+	 * in a message would be. */
+	char shorter[16] = "ab-ab";
+	sw_pl_scrub(&p, shorter, sizeof(shorter));
+	CHECK_STR_EQ(shorter, "ab-ab");
+	/* The result is cut to fit, never leaving a piece of a value. */
+	char cut[6] = "abcdx";
+	sw_pl_scrub(&p, cut, sizeof(cut));
+	CHECK_STR_EQ(cut, "***x");
 	char none[16] = "nothing here";
 	sw_pl_scrub(&p, none, sizeof(none));
 	CHECK_STR_EQ(none, "nothing here");

@@ -69,6 +69,26 @@ static struct sw_config config_for(const char *dir)
 	return c;
 }
 
+TEST(a_mac_is_the_hmac_seal_h_defines_bound_to_its_label_and_key)
+{
+	sw_seal_init_key(key_a);
+	uint8_t mac[32], again[32], other[32], mac_key[32], want[32];
+	CHECK_INT_EQ(sw_seal_mac("passkey-registration", "abc", 3, mac), 0);
+	/* HMAC-SHA256 keyed by HMAC-SHA256(key, "steward-mac-v1") of label NUL msg. */
+	CHECK_INT_EQ(sw_hmac_sha256(key_a, 32, "steward-mac-v1", 14, mac_key), 0);
+	CHECK_INT_EQ(sw_hmac_sha256(mac_key, 32, "passkey-registration\0abc", 24, want), 0);
+	CHECK(memcmp(mac, want, 32) == 0);
+	CHECK_INT_EQ(sw_seal_mac("passkey-registration", "abc", 3, again), 0);
+	CHECK(memcmp(mac, again, 32) == 0);
+	CHECK_INT_EQ(sw_seal_mac("another-use", "abc", 3, other), 0);
+	CHECK(memcmp(mac, other, 32) != 0);
+	sw_seal_init_key(key_b);
+	CHECK_INT_EQ(sw_seal_mac("passkey-registration", "abc", 3, other), 0);
+	CHECK(memcmp(mac, other, 32) != 0);
+	sw_seal_release();
+	CHECK_INT_EQ(sw_seal_mac("passkey-registration", "abc", 3, other), -EINVAL);
+}
+
 TEST(sealed_value_opens_to_the_plaintext)
 {
 	sw_seal_init_key(key_a);

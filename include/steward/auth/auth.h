@@ -54,6 +54,21 @@ bool sw_password_verify(const char *encoded, struct sw_str password);
  * FORBIDDEN. */
 void sw_guard(struct sw_http_request *req);
 
+/* The admit hook (sw_server_shared.admit): the global rate limit per
+ * client address, STEWARD_RATE_LIMIT_PER_MINUTE requests a minute (a burst
+ * of that many, then one every 60/N s), before anything else a request
+ * costs; routes that check a secret (sign-in, webhooks) keep their own
+ * tighter limits. false when it has answered 429 RATE_LIMITED with
+ * Retry-After. */
+bool sw_auth_admit(struct sw_http_request *req);
+
+struct sw_ratelimit;
+/* Takes a token of rl for key (sw_ratelimit_take()); when refused,
+ * answers 429 RATE_LIMITED with Retry-After (whole seconds) and message,
+ * and returns false. */
+bool sw_auth_rate_limit(struct sw_http_request *req, const struct sw_ratelimit *rl,
+			struct sw_str key, const char *message);
+
 /* The principal cache (process-wide). sw_auth_cache_forget() takes a
  * "steward_auth" notification payload: "session:<id>", "token:<id>" or
  * "user:<id>" (every credential of that user) or "org:<id>" (every

@@ -29,6 +29,7 @@ struct sw_config {
 	unsigned idle_timeout_ms;   /* STEWARD_IDLE_TIMEOUT_MS */
 	unsigned shutdown_timeout_ms; /* STEWARD_SHUTDOWN_TIMEOUT_MS */
 	unsigned db_query_timeout_ms; /* STEWARD_DB_QUERY_TIMEOUT_MS */
+	unsigned rate_limit_per_minute; /* STEWARD_RATE_LIMIT_PER_MINUTE: requests per address */
 	bool access_log;          /* STEWARD_ACCESS_LOG, default on */
 	/* Deployments */
 	unsigned deploy_log_max_bytes; /* DEPLOY_LOG_MAX_BYTES, default 16 MiB (64 KiB..1 GiB) */

@@ -49,4 +49,12 @@ int sw_json_append_escaped(struct sw_buf *b, struct sw_str s);
  * "duplicate key \"email\"", "nesting deeper than 32 levels"). */
 json_t *sw_json_parse_object(struct sw_str body, char *err, size_t errlen);
 
+/* Why a body sw_json_parse_object() refused may deserve a field error: when
+ * body is valid JSON but for numbers out of range (an integer past 64-bit,
+ * which jansson refuses, or a real past a double, 1e400), writes the path
+ * of the first one's member into path (cap bytes: "port",
+ * "set.KEY", "list[2]"; cut to fit) and returns true. false when the body
+ * has none, or is not JSON for another reason too. */
+bool sw_json_out_of_range_path(struct sw_str body, char *path, size_t cap);
+
 #endif

@@ -16,8 +16,21 @@
 
 /* Bodies: the default per-route limit; a route may set a smaller or larger one. */
 #define SW_HTTP_DEFAULT_MAX_BODY (64 * 1024)
+/* What a route that takes no body still reads: clients (fetch, axios, most
+ * SDKs) send "{}" or a small object on every POST. Such a body is empty, or
+ * an empty JSON object, or it is refused with 422 naming its members;
+ * past this many bytes it is 413 unread. */
+#define SW_HTTP_BODILESS_MAX_BODY 1024
 /* Output queued on one connection before we stop reading from it. */
 #define SW_HTTP_MAX_PENDING_OUTPUT (4 * 1024 * 1024)
+
+/* Build logs and engine messages are scrubbed of the application's variable
+ * values (src/deploy/build_log.c, src/driver/docker.c, the pipeline's
+ * messages), but not of a value shorter than this many bytes: masking "1",
+ * "on" or "dev" would hide every such character or word in the log and make
+ * it unreadable, and so short a value is no secret. The variables API says
+ * which values are masked ("masked" on each variable). */
+#define SW_VARIABLE_SCRUB_MIN_LEN 4
 
 /* JSON input */
 #define SW_JSON_MAX_DEPTH 32
@@ -29,6 +42,14 @@
 #define SW_DEFAULT_SHUTDOWN_TIMEOUT_MS 10000   /* in-flight work on SIGTERM */
 #define SW_DEFAULT_DB_QUERY_TIMEOUT_MS 5000
 #define SW_DEFAULT_MAX_CONNECTIONS 20000       /* per process */
+
+/* The global rate limit: requests per minute from one address, on every
+ * route (a burst of that many, then one every 60/N seconds);
+ * STEWARD_RATE_LIMIT_PER_MINUTE. Its floor keeps the webhook route's own
+ * limit (60 a minute, src/api/limits.c) the tighter one. */
+#define SW_DEFAULT_RATE_LIMIT_PER_MINUTE 1200
+#define SW_RATE_LIMIT_PER_MINUTE_MIN 120
+#define SW_RATE_LIMIT_PER_MINUTE_MAX 100000000
 
 /* Database */
 #define SW_DB_MAX_PENDING_QUERIES 4096         /* per loop; beyond: 503 */

@@ -47,6 +47,15 @@ int sw_seal(const void *plain, size_t n, const char *aad, char *out, size_t cap)
  * small, -ENOMEM. The caller wipes out when done. */
 int sw_unseal(const char *sealed, const char *aad, void *out, size_t cap, size_t *ret_len);
 
+/* A MAC under the master key, for a value the server hands out and must
+ * recognise later without storing it (a passkey registration's
+ * challenge): HMAC-SHA256 of label, a NUL, then msg (n bytes), keyed by
+ * HMAC-SHA256(master key, "steward-mac-v1"), a key for MACs alone. label
+ * names the use, so a MAC made for one never verifies for another. 0,
+ * -EINVAL (no key loaded, label NULL), -ENOMEM, -EIO; out is zeroed on
+ * failure. */
+int sw_seal_mac(const char *label, const void *msg, size_t n, uint8_t out[32]);
+
 /* ---- the places a value is sealed to: its associated data ----
  * These strings are part of every value stored: a value sealed under one
  * opens only under the same, so each is written once, here, and never

@@ -11,9 +11,6 @@
 /* Passkeys one user may hold; sw_db_stmt_passkey_create stores none past
  * it (a bound on excludeCredentials and on the list, not a quota). */
 #define SW_PASSKEYS_PER_USER_MAX 20
-/* Registrations a user may have pending at once: starting another drops
- * the oldest. */
-#define SW_PASSKEY_PENDING_MAX 5
 /* Expired sign-in challenges one new challenge clears on its way in. */
 #define SW_PASSKEY_CHALLENGE_GC_BATCH 100
 
@@ -54,7 +51,6 @@ enum sw_db_passkey_sign_in_col {
 };
 
 extern const struct sw_db_stmt sw_db_stmt_passkey_user_state;
-extern const struct sw_db_stmt sw_db_stmt_passkey_registration_create;
 extern const struct sw_db_stmt sw_db_stmt_passkey_registration_consume;
 extern const struct sw_db_stmt sw_db_stmt_passkey_create;
 extern const struct sw_db_stmt sw_db_stmt_passkeys_list;

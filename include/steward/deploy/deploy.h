@@ -36,7 +36,8 @@ struct sw_loop;
  * also scrubbed line by line (a build may print a key one line at a time).
  * A value is never split across two calls: each call is whole lines, and
  * scrubbing runs on all of it before it is split (at "\n", and past
- * SW_DEPLOY_LOG_MAX_LINE bytes). Every value is scrubbed, however short.
+ * SW_DEPLOY_LOG_MAX_LINE bytes). A value (or a line of one) shorter than
+ * SW_VARIABLE_SCRUB_MIN_LEN bytes is not scrubbed (limits.h says why).
  *
  * Text: lines are stored as UTF-8; a NUL or an invalid sequence becomes
  * U+FFFD, and "\r\n" ends a line as "\n" does (a lone "\r" is kept).
@@ -54,8 +55,8 @@ struct sw_deploy_log;
 /* Opens (creates or appends to) the log of deployment_id (a UUID, else
  * EINVAL) under dir (the data directory: dir/logs/<id>.log, the directory
  * made 0700 when missing). An existing log is continued: its size, tail
- * and cut state are read back. secrets: values to scrub (copied; empty
- * ones ignored). NULL with errno (EBUSY: a writer of this process has it
+ * and cut state are read back. secrets: values to scrub (copied; those
+ * shorter than SW_VARIABLE_SCRUB_MIN_LEN ignored). NULL with errno (EBUSY: a writer of this process has it
  * open already). */
 struct sw_deploy_log *sw_deploy_log_open(const char *dir, const char *deployment_id,
 					 uint64_t max_bytes, const char *const *secrets,

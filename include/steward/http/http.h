@@ -103,7 +103,11 @@ struct sw_route {
 	const char *pattern; /* "/projects/:id/environments" */
 	enum sw_access access;
 	sw_http_handler handler;
-	size_t max_body;     /* 0: no body accepted (a body is 413) */
+	/* 0: the route takes no body. It still reads up to
+	 * SW_HTTP_BODILESS_MAX_BODY bytes: white space or an empty JSON object
+	 * is taken as no body, anything else is refused before the handler
+	 * runs (422 naming the members, 400 INVALID_JSON), longer is 413. */
+	size_t max_body;
 	unsigned flags;
 	struct sw_route_doc doc;
 };
@@ -281,7 +285,9 @@ void sw_field_error(struct sw_field_errors *fe, const char *field, const char *m
 void sw_http_validation_error(struct sw_http_request *req, struct sw_field_errors *fe);
 
 /* Parses the body as a JSON object (415 on a wrong Content-Type, 400 on
- * bad JSON, responding itself); NULL means the request has been answered. */
+ * bad JSON, 422 on the member of a number out of range: JSON but for an
+ * integer past 64 bits or a real past a double; responding itself); NULL
+ * means the request has been answered. */
 json_t *sw_http_json_body(struct sw_http_request *req);
 
 /* ---- server ---- */
@@ -298,6 +304,10 @@ struct sw_server_shared {
 	 * level. It either runs the handler (sw_http_run_handler), now or after
 	 * a database lookup, or answers the request itself (401/403). */
 	void (*guard)(struct sw_http_request *req);
+	/* Runs first for every complete request, routed or not (OPTIONS, 404
+	 * and 405 included): the global rate limit (src/auth). false when it
+	 * has answered the request itself. NULL: every request passes. */
+	bool (*admit)(struct sw_http_request *req);
 };
 
 /* One server per loop thread. Its owner (the thread's composition root,
