@@ -22,32 +22,20 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
-import { createRequire } from 'node:module';
 import * as h from '../integration/harness.mjs';
 import { deploymentRows } from '../integration/deployment_rows.mjs';
 import { tarOf } from '../integration/deploy_world.mjs';
 import { awayFromBoundary, stepNow, totp } from '../integration/totp.mjs';
 import { startSmtpSink } from '../integration/smtp_sink.mjs';
+import { accessible as axeCheck, launch, needDashboard, playwright, stewarddOn } from './browser.mjs';
 
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const PASSWORD = 'correct horse battery';
 const EMAIL = 'olive@example.com';
 // The live log's cap on rendered lines (ui/src/logview.js).
 const MAX_RENDERED_LINES = 2000;
 
-h.need(CHROMIUM, 'chromium');
-let chromium;
-try {
-	({ chromium } = await import('playwright-core'));
-} catch {
-	h.skip('playwright-core is not installed (npm ci --prefix tests/browser)');
-}
-const UI_DIR = path.join(path.dirname(h.stewarddPath()), 'ui');
-if (!fs.existsSync(path.join(UI_DIR, 'index.html'))) {
-	h.skip(`${UI_DIR}/index.html not found: the dashboard was not built (npm ci --prefix ui, then cmake --build)`);
-}
-const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const chromium = await playwright();
+needDashboard();
 
 let pg, srv, origin, browser, context, page, rows, sink;
 const problems = []; // console errors and CSP refusals seen by the page
@@ -63,34 +51,17 @@ async function startServer() {
 // origin), waiting for /health ourselves (the harness's wait would ask
 // another port). srv and rows keep naming the first process's database.
 async function restartServer() {
-	const again = await h.startStewardd({
+	await stewarddOn(srv.port, {
 		db: pg,
-		waitHealth: false,
-		env: { STEWARD_RUNNERS: 'false', SMTP_URL: sink.url, DATABASE_URL: srv.env.DATABASE_URL, STEWARD_DATA_DIR: srv.env.STEWARD_DATA_DIR, STEWARD_LISTEN: `127.0.0.1:${srv.port}` },
+		env: { STEWARD_RUNNERS: 'false', SMTP_URL: sink.url, DATABASE_URL: srv.env.DATABASE_URL, STEWARD_DATA_DIR: srv.env.STEWARD_DATA_DIR },
 	});
-	let exited = false;
-	again.exited.then(() => (exited = true));
-	for (let i = 0; ; i++) {
-		try {
-			if ((await h.request(srv.port, 'GET', '/health', { timeoutMs: 2000 })).status === 200) break;
-		} catch {}
-		if (exited || i > 300) throw new Error(`stewardd did not come back on port ${srv.port}:\n${again.logs.text()}`);
-		await h.sleep(100);
-	}
 }
 
 before(async () => {
 	pg = await h.startPostgres();
 	sink = await startSmtpSink();
 	await startServer();
-	browser = await chromium.launch({
-		executablePath: CHROMIUM,
-		headless: true,
-		timeout: 30000,
-		// playwright gives the browser a fresh temporary profile (--user-data-dir).
-		args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-			'--disable-component-update', '--disable-sync'],
-	});
+	browser = await launch(chromium);
 	context = await browser.newContext();
 	page = await context.newPage();
 	page.setDefaultTimeout(15000);
@@ -111,19 +82,7 @@ after(async () => {
 	await h.cleanupAll();
 });
 
-// Runs axe-core in the page: no serious or critical violation. The
-// checker is evaluated over the DevTools protocol, which the page's
-// Content-Security-Policy does not govern (the app's own code could not
-// load it inline, and should not).
-async function accessible(what) {
-	await page.evaluate(AXE);
-	const result = await page.evaluate(async () => {
-		const r = await window.axe.run(document, { resultTypes: ['violations'] });
-		return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }));
-	});
-	const bad = result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-	assert.deepEqual(bad, [], `axe-core on ${what}: ${JSON.stringify(bad, null, 1)}`);
-}
+const accessible = (what) => axeCheck(page, what);
 
 const field = (label) => page.getByLabel(label, { exact: true });
 
