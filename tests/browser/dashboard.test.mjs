@@ -364,7 +364,7 @@ test('sign_out_then_a_deep_link_signs_in_with_the_password_and_returns_there', a
 	await accessible('the sign-in form');
 	await field('E-mail').fill(EMAIL);
 	await field('Password').fill('not the password');
-	await page.getByRole('button', { name: 'Sign in' }).click();
+	await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 	await page.getByRole('alert').waitFor();
 	// With the keyboard alone this time.
 	await page.reload();
@@ -383,7 +383,7 @@ test('sign_out_then_a_deep_link_signs_in_with_the_password_and_returns_there', a
 async function signIn(p, secondFactor) {
 	await p.getByLabel('E-mail', { exact: true }).fill(EMAIL);
 	await p.getByLabel('Password', { exact: true }).fill(PASSWORD);
-	await p.getByRole('button', { name: 'Sign in' }).click();
+	await p.getByRole('button', { name: 'Sign in', exact: true }).click();
 	if (secondFactor) {
 		await p.getByLabel('Code from your authenticator app, or a recovery code').fill(secondFactor);
 		await p.getByRole('button', { name: 'Verify' }).click();
@@ -421,7 +421,7 @@ test('two_factor_is_turned_on_in_the_account_page_then_asked_at_sign_in', async 
 	await signOut();
 	await field('E-mail').fill(EMAIL);
 	await field('Password').fill(PASSWORD);
-	await page.getByRole('button', { name: 'Sign in' }).click();
+	await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 	const code = field('Code from your authenticator app, or a recovery code');
 	await code.waitFor();
 	await accessible('the second factor');
@@ -496,7 +496,7 @@ test('a_forgotten_password_is_reset_through_the_mailed_link', async () => {
 	await page.goto(`${origin}/app/sign-in`);
 	await field('E-mail').fill(EMAIL);
 	await field('Password').fill(NEW_PASSWORD);
-	await page.getByRole('button', { name: 'Sign in' }).click();
+	await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 	await page.waitForURL(`${origin}/app/applications`);
 });
 

@@ -1,0 +1,233 @@
+// An application's git source (the deploy key's public half and the
+// webhook to paste into the git host; the webhook secret shown once),
+// domains with their verification instructions, volumes and containers.
+import { useState } from 'preact/hooks';
+import { api, get, post } from './api.js';
+import { Badge, ErrorBox, Field, Form, ListOf, Loading, ShownOnce, RowAction, Table, useAction, useData, useForm, when } from './ui.jsx';
+
+// What to paste into the git host: the deploy key (read-only) and the push
+// webhook. `secret` only in the answer that created or rotated it.
+export function GitHostSetup({ source, secret }) {
+	return (
+		<div>
+			<h2>Set up the repository</h2>
+			<p>Add this read-only deploy key to the repository, so Steward can fetch it:</p>
+			<ShownOnce label="Deploy key (public)" value={source.deployKey.publicKey}>
+				(fingerprint <code>{source.deployKey.fingerprint}</code>) is the public half: it stays on this page.
+			</ShownOnce>
+			<p>Point the repository's push webhook at this URL (content type JSON):</p>
+			<ShownOnce label="Webhook URL" value={source.webhookUrl}>
+				receives pushes to <code>{source.branch}</code>.
+			</ShownOnce>
+			{secret && (
+				<ShownOnce label="Webhook secret" value={secret}>
+					signs the webhook's requests. It is shown once: paste it into the git host now.
+				</ShownOnce>
+			)}
+		</div>
+	);
+}
+
+export function GitSource({ app }) {
+	const source = useData(() => get(`/applications/${app.id}/git-source`).catch((e) => (e.status === 404 ? null : Promise.reject(e))), [app.id]);
+	const [secret, setSecret] = useState(null);
+	const { error, act } = useAction();
+	const form = useForm({ repositoryUrl: '', branch: 'main' }, async (v) => {
+		const s = await api('PUT', `/applications/${app.id}/git-source`, { repositoryUrl: v.repositoryUrl.trim(), branch: v.branch.trim() || 'main' });
+		if (s.webhookSecret) setSecret(s.webhookSecret);
+		source.reload();
+	});
+	const rotate = act(async () => {
+		const r = await post(`/applications/${app.id}/git-source/webhook-secret`);
+		setSecret(r.webhookSecret);
+	});
+	if (source.error) return <ErrorBox error={source.error} />;
+	if (source.loading && source.data === null) return <Loading what="the git source" />;
+	const s = source.data;
+	return (
+		<div>
+			{s && (
+				<dl class="facts">
+					<dt>Repository</dt>
+					<dd>{s.repositoryUrl}</dd>
+					<dt>Branch</dt>
+					<dd>{s.branch}</dd>
+					<dt>Provider</dt>
+					<dd>{s.provider}</dd>
+				</dl>
+			)}
+			{s && <GitHostSetup source={s} secret={secret} />}
+			{s && (
+				<div class="actions">
+					<button type="button" class="secondary" onClick={rotate}>
+						New webhook secret
+					</button>
+					<ErrorBox error={error} />
+				</div>
+			)}
+			<h2>{s ? 'Change the repository' : 'Connect a repository'}</h2>
+			<Form form={form} submit={s ? 'Save' : 'Connect repository'} class="row">
+				<Field form={form} name="repositoryUrl" label="Repository URL" placeholder="git@github.com:acme/web.git" autocomplete="off" required />
+				<Field form={form} name="branch" label="Branch" autocomplete="off" />
+			</Form>
+		</div>
+	);
+}
+
+export function Domains({ app }) {
+	const list = useData(() => get(`/applications/${app.id}/domains?limit=100`), [app.id]);
+	const { error, act } = useAction();
+	const [checked, setChecked] = useState(null);
+	const form = useForm({ hostname: '' }, async (v, setValues) => {
+		await post(`/applications/${app.id}/domains`, { hostname: v.hostname.trim() });
+		setValues({ hostname: '' });
+		list.reload();
+	});
+	const verify = (d) =>
+		act(async () => {
+			setChecked(null);
+			try {
+				await post(`/domains/${d.id}/verify`);
+				setChecked(`${d.hostname} is verified.`);
+			} finally {
+				list.reload();
+			}
+		});
+	const remove = (d) =>
+		act(async () => {
+			await api('DELETE', `/applications/${app.id}/domains/${d.id}`);
+			list.reload();
+		});
+	return (
+		<div>
+			<ErrorBox error={error} />
+			{checked && <p role="status">{checked}</p>}
+			<ListOf list={list} what="domains" empty="No domains.">
+				{(rows) =>
+					rows.map((d) => (
+						<div class="card domain" key={d.id}>
+							<div class="title-row">
+								<h3>{d.hostname}</h3>
+								<Badge status={d.status} />
+							</div>
+							{d.status === 'VERIFIED' ? (
+								<p>
+									Verified {when(d.verifiedAt)} by {d.verificationMethod}.
+								</p>
+							) : (
+								<>
+									<p>Prove you control this hostname in one of two ways, then check:</p>
+									<ol>
+										<li>
+											A DNS {d.instructions.dns.type} record named <code>{d.instructions.dns.name}</code> with the value{' '}
+											<code>{d.instructions.dns.value}</code>
+										</li>
+										<li>
+											Or <code>{d.instructions.http.url}</code> answering 200 with the body <code>{d.instructions.http.body}</code>
+										</li>
+									</ol>
+									{d.lastCheckError && (
+										<p class="muted">
+											Last check {when(d.lastCheckedAt)}: {d.lastCheckError}
+										</p>
+									)}
+								</>
+							)}
+							<div class="actions">
+								{d.status !== 'VERIFIED' && (
+									<button type="button" onClick={verify(d)} aria-label={`Check now: ${d.hostname}`}>
+										Check now
+									</button>
+								)}
+								<RowAction onClick={remove(d)} label={`Remove ${d.hostname}`}>Remove</RowAction>
+							</div>
+						</div>
+					))
+				}
+			</ListOf>
+			<Form form={form} submit="Add domain" class="row">
+				<Field form={form} name="hostname" label="Hostname" placeholder="www.example.com" autocomplete="off" required />
+			</Form>
+		</div>
+	);
+}
+
+export function Volumes({ app }) {
+	const list = useData(() => get(`/applications/${app.id}/volumes?limit=100`), [app.id]);
+	const { error, act } = useAction();
+	const form = useForm({ name: '', mountPath: '' }, async (v, setValues) => {
+		await post(`/applications/${app.id}/volumes`, { name: v.name.trim(), mountPath: v.mountPath.trim() });
+		setValues({ name: '', mountPath: '' });
+		list.reload();
+	});
+	const remove = (v) =>
+		act(async () => {
+			await api('DELETE', `/applications/${app.id}/volumes/${v.id}`);
+			list.reload();
+		});
+	return (
+		<div>
+			<p class="muted">Volumes keep their files across deployments. A change applies at the next deployment.</p>
+			<ErrorBox error={error} />
+			<ListOf list={list} what="volumes" empty="No volumes.">
+				{(rows) => (
+					<Table head={['Name', 'Mounted at', 'On the host', <span class="sr-only">Actions</span>]}>
+						{rows.map((v) => (
+							<tr key={v.id}>
+								<td>{v.name}</td>
+								<td>
+									<code>{v.mountPath}</code>
+								</td>
+								<td>
+									<code>{v.hostPath || 'managed'}</code>
+								</td>
+								<td>
+									<RowAction onClick={remove(v)} label={`Remove volume ${v.name}`}>Remove</RowAction>
+								</td>
+							</tr>
+						))}
+					</Table>
+				)}
+			</ListOf>
+			<Form form={form} submit="Add volume" class="row">
+				<Field form={form} name="name" label="Volume name" autocomplete="off" required />
+				<Field form={form} name="mountPath" label="Mount path" placeholder="/data" autocomplete="off" required />
+			</Form>
+		</div>
+	);
+}
+
+export function Containers({ app }) {
+	const list = useData(() => get(`/applications/${app.id}/containers`), [app.id]);
+	return (
+		<div>
+			<div class="actions">
+				<button type="button" class="secondary" onClick={list.reload}>
+					Refresh
+				</button>
+			</div>
+			<ListOf list={list} what="containers" empty="No containers: the application has not run yet.">
+				{(rows) => (
+					<Table head={['Name', 'Deployment', 'State', 'Status', 'Image', 'Created']}>
+						{rows.map((c) => (
+							<tr key={c.id}>
+								<td>
+									{c.name} {c.colour && <span class="muted">({c.colour})</span>}
+								</td>
+								<td>{c.deploymentNumber ? `#${c.deploymentNumber}` : '–'}</td>
+								<td>
+									<Badge status={c.state} />
+								</td>
+								<td>{c.status}</td>
+								<td>
+									<code>{c.image}</code>
+								</td>
+								<td>{when(c.createdAt)}</td>
+							</tr>
+						))}
+					</Table>
+				)}
+			</ListOf>
+		</div>
+	);
+}
