@@ -540,6 +540,12 @@ test('servers_show_status_badges_and_a_new_servers_agent_token_once', async () =
 	await page.reload();
 	await row.waitFor();
 	assert.ok(!(await page.content()).includes(secrets.agent));
+	// A new token, once; the old one is gone.
+	await button('New agent token for edge-1').click();
+	const again = await shownOnce('Agent token of edge-1');
+	assert.match(again, /^sta_/);
+	assert.notEqual(again, secrets.agent);
+	secrets.agent2 = again;
 });
 
 test('every_page_is_walked_and_no_secret_is_in_the_dom_or_the_network_log', async () => {
@@ -645,6 +651,22 @@ test('the_main_flows_work_with_the_keyboard_alone', async () => {
 	await tabTo(button('Hide credentials'));
 	await page.keyboard.press('Enter');
 	await button('Reveal credentials').waitFor();
+	// A passkey added in the account page, then signing in with it.
+	await cdp.send('WebAuthn.clearCredentials', { authenticatorId });
+	await tabTo(page.getByRole('link', { name: 'Account' }));
+	await page.keyboard.press('Enter');
+	await tabTo(field('Passkey name'));
+	await page.keyboard.type('Keys');
+	await page.keyboard.press('Tab');
+	await page.keyboard.type(PASSWORD);
+	await page.keyboard.press('Enter');
+	await page.getByRole('cell', { name: 'Keys', exact: true }).waitFor();
+	await tabTo(button('Sign out'));
+	await page.keyboard.press('Enter');
+	await page.waitForURL(`${origin}/app/sign-in`);
+	await tabTo(button('Sign in with a passkey'));
+	await page.keyboard.press('Enter');
+	await page.waitForURL(`${origin}/app/applications`);
 });
 
 test('the_pages_met_no_csp_refusal_and_no_script_error', () => {

@@ -380,6 +380,9 @@ export function Servers() {
 	useTitle('Servers');
 	const list = useData(() => get('/servers?limit=200'), []);
 	const [made, setMade] = useState(null);
+	const { error, act } = useAction();
+	// A new token for a server: the old one stops working at once.
+	const rotate = (s) => act(async () => setMade(await post(`/servers/${s.id}/agent-token`)));
 	const form = useForm({ name: '', host: '' }, async (v, setValues) => {
 		const body = { name: v.name.trim() };
 		if (v.host.trim()) body.host = v.host.trim();
@@ -400,9 +403,10 @@ export function Servers() {
 					</ShownOnce>
 				</>
 			)}
+			<ErrorBox error={error} />
 			<ListOf list={list} what="servers" empty="No servers.">
 				{(rows) => (
-					<Table head={['Name', 'Host', 'Status', 'Applications', 'Services', 'Last seen']}>
+					<Table head={['Name', 'Host', 'Status', 'Applications', 'Services', 'Last seen', <span class="sr-only">Actions</span>]}>
 						{rows.map((s) => (
 							<tr key={s.id}>
 								<td>
@@ -415,6 +419,7 @@ export function Servers() {
 								<td>{s.applicationCount}</td>
 								<td>{s.serviceCount}</td>
 								<td>{when(s.lastSeenAt)}</td>
+								<td>{!s.isLocal && <RowAction onClick={rotate(s)} label={`New agent token for ${s.name}`}>New agent token</RowAction>}</td>
 							</tr>
 						))}
 					</Table>

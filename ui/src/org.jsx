@@ -299,7 +299,7 @@ export function Audit() {
 			{!fieldError && (
 				<ListOf list={list} what="the audit log" empty="Nothing recorded matches.">
 					{(rows) => (
-						<Table head={['When', 'Action', 'Actor', 'Target', 'From']}>
+						<Table head={['When', 'Action', 'Actor', 'Target', 'From', 'Details']}>
 							{rows.map((r) => (
 								<tr key={r.id}>
 									<td>{when(r.createdAt)}</td>
@@ -309,6 +309,7 @@ export function Audit() {
 									<td>{r.actorUserId || '–'}</td>
 									<td>{r.targetType ? `${r.targetType} ${r.targetId || ''}` : '–'}</td>
 									<td>{r.ip || '–'}</td>
+									<td>{r.metadata && Object.keys(r.metadata).length ? <code>{JSON.stringify(r.metadata)}</code> : '–'}</td>
 								</tr>
 							))}
 						</Table>
