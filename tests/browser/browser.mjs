@@ -89,3 +89,11 @@ export async function stewarddOn(port, { db, env = {} }) {
 		await h.sleep(100);
 	}
 }
+
+// A full-page screenshot kept as a test artifact:
+// <build>/browser-artifacts/<name>.png (SW_BROWSER_ARTIFACTS elsewhere).
+export async function screenshot(page, name) {
+	const dir = process.env.SW_BROWSER_ARTIFACTS || path.join(process.env.SW_BUILD_DIR || path.dirname(h.stewarddPath()), 'browser-artifacts');
+	fs.mkdirSync(dir, { recursive: true });
+	await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true });
+}

@@ -27,7 +27,7 @@ import { deploymentRows } from '../integration/deployment_rows.mjs';
 import { tarOf } from '../integration/deploy_world.mjs';
 import { awayFromBoundary, stepNow, totp } from '../integration/totp.mjs';
 import { startSmtpSink } from '../integration/smtp_sink.mjs';
-import { accessible as axeCheck, launch, needDashboard, playwright, stewarddOn } from './browser.mjs';
+import { accessible as axeCheck, launch, needDashboard, playwright, screenshot, stewarddOn } from './browser.mjs';
 
 const PASSWORD = 'correct horse battery';
 const EMAIL = 'olive@example.com';
@@ -83,6 +83,7 @@ after(async () => {
 });
 
 const accessible = (what) => axeCheck(page, what);
+const shot = (name) => screenshot(page, `dashboard-${name}`);
 
 const field = (label) => page.getByLabel(label, { exact: true });
 
@@ -93,6 +94,7 @@ test('first_run_shows_the_setup_form_then_the_applications', async () => {
 	await page.waitForURL(`${origin}/app/setup`);
 	await page.getByRole('heading', { name: 'Welcome to Steward' }).waitFor();
 	await accessible('the setup form');
+	await shot('setup');
 	await field('Your name').fill('Olive Owner');
 	await field('E-mail').fill(EMAIL);
 	await field('Password (10 characters or more)').fill('short');
@@ -125,6 +127,7 @@ test('a_project_then_an_application_are_created_from_the_pages', async () => {
 	const nav = page.getByRole('navigation', { name: 'Projects' });
 	await nav.getByRole('link', { name: 'shop' }).waitFor();
 	await accessible('the list of applications');
+	await shot('applications');
 	await page.getByRole('link', { name: 'New application' }).click();
 	await page.waitForURL(`${origin}/app/applications/new`);
 	await field('Name (lower-case letters, digits, hyphens)').fill('Not A Name');
@@ -175,6 +178,7 @@ test('variables_show_keys_and_lengths_never_values', async () => {
 	await page.getByRole('cell', { name: `${Buffer.byteLength(secret)} bytes` }).waitFor();
 	assert.equal(await field('Value').inputValue(), '', 'the form forgets the value');
 	await accessible('the variables');
+	await shot('variables');
 	assert.ok(!(await page.content()).includes('s3cr3t'), 'the value is nowhere in the page');
 	await page.reload();
 	await page.getByRole('cell', { name: 'DATABASE_URL', exact: true }).waitFor();
@@ -207,6 +211,7 @@ test('the_deployments_list_shows_status_badges', async () => {
 	assert.equal(await table.locator('.badge-failed').textContent(), 'FAILED');
 	assert.equal(await table.locator('.badge-queued').textContent(), 'QUEUED');
 	await accessible('the deployments');
+	await shot('deployments');
 	// While one is in flight the list follows its status, without a reload.
 	await rows.sql(`UPDATE deployments SET status = 'CANCELLED', finished_at = now() WHERE id = '${queued}'`);
 	await table.locator('.badge-cancelled').waitFor({ timeout: 15000 });
@@ -276,6 +281,7 @@ test('the_live_log_takes_1000_lines_a_second_follows_the_tail_and_resumes_after_
 	seen.lines.forEach((l, i) => assert.equal(l, line(first + i)));
 	assert.match(seen.note, new RegExp(`^${written - seen.lines.length} earlier lines`));
 	assert.ok(seen.atBottom, 'the view follows the tail');
+	await shot('live-log');
 	// The page never stalled for long (a generous bound: CI runs sanitizer builds beside it).
 	assert.ok(seen.longest < 1000, `longest task ${seen.longest} ms`);
 	// The reconnection named the last event it had.
@@ -409,6 +415,7 @@ test('two_factor_is_turned_on_in_the_account_page_then_asked_at_sign_in', async 
 	const key = (await page.locator('code.secret').textContent()).replace(/\s/g, '');
 	assert.match(key, /^[A-Z2-7]{32}$/);
 	await accessible('two-factor enrolment');
+	await shot('two-factor');
 	await awayFromBoundary();
 	await field('Code from the app').fill(totp(key, stepNow()));
 	await page.getByRole('button', { name: 'Turn on' }).click();
@@ -455,6 +462,7 @@ test('sessions_are_listed_and_another_one_is_revoked', async () => {
 		await table.getByText('This session').waitFor();
 		assert.equal(await table.locator('tbody tr').count(), 2);
 		await accessible('the account page');
+	await shot('sessions');
 		await table.getByRole('button', { name: 'Revoke' }).click();
 		await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 1);
 		// The other browser is signed out on its next request.
@@ -481,6 +489,7 @@ test('a_forgotten_password_is_reset_through_the_mailed_link', async () => {
 	await page.goto(`${origin}/reset-password?token=${token}`);
 	await page.getByRole('heading', { name: 'Set a new password' }).waitFor();
 	await accessible('the new-password page');
+	await shot('new-password');
 	await field('New password (10 characters or more)').fill('short');
 	await page.getByRole('button', { name: 'Set password' }).click();
 	await page.locator('.field-error').waitFor();

@@ -6,7 +6,7 @@
 // accepted in another browser, roles changed by the OWNER; a MEMBER sees
 // no OWNER controls and the API refuses them anyway), API tokens (shown
 // once, copied), the plan and an operator's grant, the audit log and its
-// filters; an application created from git (the deploy key's public half,
+// filters; projects and their environments; an application created from git (the deploy key's public half,
 // the webhook URL and its secret shown once), domains with their
 // verification instructions, volumes, containers, a rollback; managed
 // services (the connection revealed on demand and audited), notification
@@ -25,11 +25,9 @@
 // --prefix tests/browser), or without a built dashboard.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import * as h from '../integration/harness.mjs';
 import { deploymentRows } from '../integration/deployment_rows.mjs';
-import { accessible as axeCheck, launch, needDashboard, playwright, stewarddOn, virtualAuthenticator } from './browser.mjs';
+import { accessible as axeCheck, launch, needDashboard, playwright, screenshot, stewarddOn, virtualAuthenticator } from './browser.mjs';
 
 const PASSWORD = 'correct horse battery';
 const EMAIL = 'olive@example.com';
@@ -37,7 +35,6 @@ const MEMBER_EMAIL = 'mia@example.com';
 
 const chromium = await playwright();
 needDashboard();
-const ARTIFACTS = process.env.SW_BROWSER_ARTIFACTS || path.join(process.env.SW_BUILD_DIR || path.dirname(h.stewarddPath()), 'browser-artifacts');
 
 let srv, port, origin, browser, context, page, cdp, authenticatorId, rows;
 const problems = [];
@@ -61,7 +58,6 @@ before(async () => {
 		},
 	});
 	rows = deploymentRows(pg, srv);
-	fs.mkdirSync(ARTIFACTS, { recursive: true });
 	browser = await launch(chromium, ['--host-resolver-rules=MAP localhost 127.0.0.1']);
 	context = await browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
 	page = await context.newPage();
@@ -80,9 +76,7 @@ after(async () => {
 
 const accessible = (what, p = page) => axeCheck(p, what);
 
-async function shot(name, p = page) {
-	await p.screenshot({ path: path.join(ARTIFACTS, `journeys-${name}.png`), fullPage: true });
-}
+const shot = (name, p = page) => screenshot(p, `journeys-${name}`);
 
 const field = (label, p = page) => p.getByLabel(label, { exact: true });
 const button = (name, p = page) => p.getByRole('button', { name, exact: true });
@@ -365,6 +359,24 @@ test('an_application_from_git_shows_the_deploy_key_and_the_webhook_once', async 
 	secrets.webhook2 = rotated;
 });
 
+test('projects_hold_environments_added_and_deleted_from_their_page', async () => {
+	await page.getByRole('link', { name: 'Manage projects' }).click();
+	await page.getByRole('heading', { name: 'shop' }).waitFor();
+	await field('New environment in shop').fill('staging');
+	await button('Add environment').click();
+	const nav = page.getByRole('navigation', { name: 'Projects' });
+	await nav.getByRole('link', { name: 'staging' }).waitFor();
+	await accessible('the projects');
+	await shot('projects');
+	// An environment that holds an application: the API's refusal, shown.
+	await button('Delete environment production of shop').click();
+	await page.getByRole('alert').waitFor();
+	await button('Delete environment staging of shop').click();
+	await nav.getByRole('link', { name: 'staging' }).waitFor({ state: 'detached' });
+	await page.goto(`${origin}/app/applications/${appId}`);
+	await page.getByRole('heading', { name: 'web', exact: true }).waitFor();
+});
+
 test('domains_show_their_verification_instructions_and_state', async () => {
 	await page.getByRole('link', { name: 'Domains' }).click();
 	await page.getByText('No domains.').waitFor();
@@ -574,6 +586,7 @@ test('every_page_is_walked_and_no_secret_is_in_the_dom_or_the_network_log', asyn
 		['/app/plan', 'Plan'],
 		['/app/audit', 'Audit log'],
 		['/app/account', 'Account'],
+		['/app/projects', 'Projects'],
 	];
 	const answers = [];
 	const onResponse = async (r) => {

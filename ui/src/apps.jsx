@@ -50,7 +50,71 @@ export function ProjectNav({ projects, current, reload }) {
 			<Form form={form} submit="Add project" class="inline">
 				<Field form={form} name="name" label="New project" placeholder="name" required />
 			</Form>
+			<Link href="/app/projects">Manage projects</Link>
 		</nav>
+	);
+}
+
+function ProjectCard({ project, reload }) {
+	const { error, act } = useAction();
+	const form = useForm({ name: '' }, async (v, setValues) => {
+		await post(`/projects/${project.id}/environments`, { name: v.name.trim() });
+		setValues({ name: '' });
+		reload();
+	});
+	const removeEnv = (e) =>
+		act(async () => {
+			await api('DELETE', `/projects/${project.id}/environments/${e.id}`);
+			reload();
+		});
+	const remove = act(async () => {
+		await api('DELETE', `/projects/${project.id}`);
+		reload();
+	});
+	return (
+		<div class="card domain">
+			<div class="title-row">
+				<h2>{project.name}</h2>
+				<RowAction onClick={remove} label={`Delete project ${project.name}`}>
+					Delete
+				</RowAction>
+			</div>
+			<ErrorBox error={error} />
+			<Table head={['Environment', 'Applications', <span class="sr-only">Actions</span>]}>
+				{project.environments.map((e) => (
+					<tr key={e.id}>
+						<td>
+							<Link href={`/app/applications${q({ environmentId: e.id })}`}>{e.name}</Link>
+						</td>
+						<td>{e.applicationCount ?? '–'}</td>
+						<td>
+							<RowAction onClick={removeEnv(e)} label={`Delete environment ${e.name} of ${project.name}`}>
+								Delete
+							</RowAction>
+						</td>
+					</tr>
+				))}
+			</Table>
+			<Form form={form} submit="Add environment" class="row">
+				<Field form={form} name="name" label={`New environment in ${project.name}`} placeholder="staging" autocomplete="off" required />
+			</Form>
+		</div>
+	);
+}
+
+// Projects and their environments: add an environment, delete what is
+// empty (the API refuses a project or environment that holds applications).
+export function Projects({ projects, reload }) {
+	useTitle('Projects');
+	if (!projects) return <Loading what="projects" />;
+	return (
+		<section>
+			<h1>Projects</h1>
+			{projects.length === 0 && <p class="muted">No projects yet: add one in the list of projects.</p>}
+			{projects.map((p) => (
+				<ProjectCard key={p.id} project={p} reload={reload} />
+			))}
+		</section>
 	);
 }
 

@@ -6,7 +6,7 @@ import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError, get, post, whenSignedOut } from './api.js';
 import { Account } from './account.jsx';
-import { ApplicationPage, Applications, NewApplication, ProjectNav, TABS } from './apps.jsx';
+import { ApplicationPage, Applications, NewApplication, ProjectNav, Projects, TABS } from './apps.jsx';
 import { AcceptInvitation, ForgotPassword, PUBLIC_PATHS, ResetPassword, SignIn, Setup } from './auth.jsx';
 import { DeploymentPage } from './deployment.jsx';
 import { AlertCount, Alerts, Channels, ServicePage, Servers, Services } from './ops.jsx';
@@ -39,6 +39,7 @@ function Shell({ session, signOut }) {
 	else if ((m = match('/app/applications/:id/:tab', path)) && TABS.some(([t]) => t === m.tab)) page = <ApplicationPage id={m.id} tab={m.tab} />;
 	else if ((m = match('/app/deployments/:id', path))) page = <DeploymentPage id={m.id} />;
 	else if (path === '/app/account') page = <Account session={session} />;
+	else if (path === '/app/projects') page = <Projects projects={projects.data} reload={projects.reload} />;
 	else if (path === '/app/organization') page = <Organization session={session} />;
 	else if (path === '/app/tokens') page = <Tokens />;
 	else if (path === '/app/plan') page = <Plans session={session} />;
