@@ -222,6 +222,7 @@ test('a_member_sees_no_owner_controls_and_the_api_refuses_them', async () => {
 	await member.getByRole('cell', { name: MEMBER_EMAIL, exact: true }).waitFor();
 	await member.getByText('You are MEMBER. Only an OWNER changes members and invitations.').waitFor();
 	assert.equal(await member.getByRole('button', { name: 'Invite' }).count(), 0);
+	assert.equal(await member.getByRole('button', { name: 'Rename' }).count(), 0);
 	assert.equal(await member.getByRole('combobox').count(), 0, 'no role menus');
 	assert.equal(await member.getByRole('button', { name: /^Remove|^Cancel/ }).count(), 0);
 	assert.equal(await member.getByRole('link', { name: 'Audit log' }).count(), 0, 'not an operator');
@@ -260,6 +261,14 @@ test('the_owner_changes_a_members_role', async () => {
 	await page.getByLabel(`Role of ${EMAIL}`).selectOption('MEMBER');
 	await page.getByRole('alert').filter({ hasText: 'OWNER' }).waitFor();
 	await memberContext.close();
+	// The OWNER renames the organization: the header follows.
+	await field('Organization name').fill('Acme Corp');
+	await button('Rename').click();
+	await page.getByText(`Acme Corp · ${EMAIL}`).waitFor();
+	await page.getByRole('heading', { name: 'Acme Corp' }).waitFor();
+	await field('Organization name').fill('Acme');
+	await button('Rename').click();
+	await page.getByText(`Acme · ${EMAIL}`).waitFor();
 });
 
 test('an_api_token_is_shown_once_with_a_copy_button_then_revoked', async () => {
@@ -419,6 +428,24 @@ test('volumes_are_added_and_removed', async () => {
 	await page.getByText('No volumes.').waitFor();
 });
 
+test('an_applications_settings_are_changed_with_the_apis_field_errors', async () => {
+	await page.getByRole('link', { name: 'Settings' }).click();
+	await field('Port the application listens on').fill('70000');
+	await button('Save settings').click();
+	await page.locator('.field-error').waitFor();
+	assert.equal(await field('Port the application listens on').getAttribute('aria-invalid'), 'true');
+	await field('Port the application listens on').fill('8080');
+	await field('Health check path').fill('/healthz');
+	await field('Deploy strategy').selectOption('BLUE_GREEN');
+	await button('Save settings').click();
+	await page.getByRole('status').filter({ hasText: 'Settings saved.' }).waitFor();
+	await accessible('the settings');
+	const a = (await api(page, 'GET', `/applications/${appId}`)).body.data;
+	assert.deepEqual([a.port, a.healthCheckPath, a.deployStrategy], [8080, '/healthz', 'BLUE_GREEN']);
+	await page.reload();
+	assert.equal(await field('Health check path').inputValue(), '/healthz');
+});
+
 test('containers_are_read_from_the_engine_or_its_refusal_shown', async () => {
 	await page.getByRole('link', { name: 'Containers' }).click();
 	// Without a container engine the API's message; with one, the list.
@@ -490,6 +517,21 @@ test('a_service_is_created_and_its_connection_revealed_on_demand', async () => {
 	assert.ok(!(await page.content()).includes(secrets.servicePassword));
 	await button('Back up now').click();
 	await page.locator('table .badge-queued').waitFor();
+	// A weekly schedule.
+	await page.getByText('No scheduled backups.').waitFor();
+	await field('Scheduled backups').selectOption('yes');
+	await field('Every').selectOption('WEEKLY');
+	await field('On').selectOption('FRIDAY');
+	await field('At (hour, UTC)').fill('4');
+	await field('Backups kept').fill('500');
+	await button('Save schedule').click();
+	await page.locator('.field-error').waitFor();
+	await field('Backups kept').fill('5');
+	await button('Save schedule').click();
+	await page.getByText(/^Next scheduled backup:/).waitFor();
+	const schedule = (await api(page, 'GET', `/services/${serviceId}/backups/schedule`)).body.data;
+	assert.deepEqual([schedule.enabled, schedule.frequency, schedule.weekday, schedule.hourUtc, schedule.retentionCount], [true, 'WEEKLY', 'FRIDAY', 4, 5]);
+	await accessible('a service with its schedule');
 });
 
 test('a_notification_channel_shows_its_signing_secret_once_and_sends_a_test', async () => {
@@ -558,6 +600,9 @@ test('servers_show_status_badges_and_a_new_servers_agent_token_once', async () =
 	assert.match(again, /^sta_/);
 	assert.notEqual(again, secrets.agent);
 	secrets.agent2 = again;
+	// Nothing deployed there: it can be removed.
+	await button('Remove server edge-1').click();
+	await row.waitFor({ state: 'detached' });
 });
 
 test('every_page_is_walked_and_no_secret_is_in_the_dom_or_the_network_log', async () => {
@@ -575,6 +620,7 @@ test('every_page_is_walked_and_no_secret_is_in_the_dom_or_the_network_log', asyn
 		[`/app/applications/${appId}/domains`, 'web'],
 		[`/app/applications/${appId}/volumes`, 'web'],
 		[`/app/applications/${appId}/containers`, 'web'],
+		[`/app/applications/${appId}/settings`, 'web'],
 		[`/app/deployments/${deployment}`, 'Deployment #1'],
 		['/app/services', 'Services'],
 		[`/app/services/${serviceId}`, 'db'],

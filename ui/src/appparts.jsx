@@ -231,3 +231,45 @@ export function Containers({ app }) {
 		</div>
 	);
 }
+
+// The settings a deployment reads (each applies at the next deployment).
+export function Settings({ app, changed }) {
+	const [saved, setSaved] = useState(false);
+	const form = useForm(
+		{
+			description: app.description || '',
+			port: String(app.port),
+			healthCheckPath: app.healthCheckPath,
+			deployStrategy: app.deployStrategy,
+			imageRetentionCount: String(app.imageRetentionCount),
+		},
+		async (v) => {
+			setSaved(false);
+			await api('PATCH', `/applications/${app.id}`, {
+				description: v.description,
+				port: Number(v.port),
+				healthCheckPath: v.healthCheckPath,
+				deployStrategy: v.deployStrategy,
+				imageRetentionCount: Number(v.imageRetentionCount),
+			});
+			setSaved(true);
+			changed();
+		},
+	);
+	return (
+		<div>
+			<p class="muted">Changes apply at the next deployment.</p>
+			{saved && <p role="status">Settings saved.</p>}
+			<Form form={form} submit="Save settings">
+				<Field form={form} name="description" label="Description" autocomplete="off" />
+				<Field form={form} name="port" label="Port the application listens on" type="number" min="1" max="65535" />
+				<Field form={form} name="healthCheckPath" label="Health check path" autocomplete="off" />
+				<Field form={form} name="deployStrategy" label="Deploy strategy">
+					<option value="RECREATE">Recreate (a few seconds of downtime)</option>
+					<option value="BLUE_GREEN">Blue-green (needs a verified domain)</option>
+				</Field>
+				<Field form={form} name="imageRetentionCount" label="Images kept for rollback" type="number" min="1" />
+			</Form>
+		</div>
+	);
+}

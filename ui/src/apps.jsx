@@ -2,7 +2,7 @@
 // deployments, lifecycle and variables.
 import { useState } from 'preact/hooks';
 import { api, get, post, postForm } from './api.js';
-import { Containers, Domains, GitHostSetup, GitSource, Volumes } from './appparts.jsx';
+import { Containers, Domains, GitHostSetup, GitSource, Settings, Volumes } from './appparts.jsx';
 import { Link, navigate } from './router.jsx';
 import { Badge, ErrorBox, Field, Form, Lifecycle, Loading, RowAction, Table, duration, useAction, useData, useForm, useRefresh, useTitle, when } from './ui.jsx';
 
@@ -347,6 +347,7 @@ export const TABS = [
 	['domains', 'Domains'],
 	['volumes', 'Volumes'],
 	['containers', 'Containers'],
+	['settings', 'Settings'],
 ];
 
 export function ApplicationPage({ id, tab }) {
@@ -374,6 +375,7 @@ export function ApplicationPage({ id, tab }) {
 			{tab === 'domains' && <Domains app={a} />}
 			{tab === 'volumes' && <Volumes app={a} />}
 			{tab === 'containers' && <Containers app={a} />}
+			{tab === 'settings' && <Settings app={a} changed={app.reload} />}
 			{tab === 'deployments' && (
 				<>
 					<Deploy app={a} />

@@ -28,7 +28,7 @@ const SECTIONS = [
 	['/app/audit', 'Audit log', true],
 ];
 
-function Shell({ session, signOut }) {
+function Shell({ session, signOut, reloadSession }) {
 	const { path, query } = useLocation();
 	const projects = useData(() => get('/projects?limit=200'), []);
 	let page;
@@ -40,7 +40,7 @@ function Shell({ session, signOut }) {
 	else if ((m = match('/app/deployments/:id', path))) page = <DeploymentPage id={m.id} />;
 	else if (path === '/app/account') page = <Account session={session} />;
 	else if (path === '/app/projects') page = <Projects projects={projects.data} reload={projects.reload} />;
-	else if (path === '/app/organization') page = <Organization session={session} />;
+	else if (path === '/app/organization') page = <Organization session={session} renamed={reloadSession} />;
 	else if (path === '/app/tokens') page = <Tokens />;
 	else if (path === '/app/plan') page = <Plans session={session} />;
 	else if (path === '/app/audit' && session.user.isOperator) page = <Audit />;
@@ -154,7 +154,7 @@ function App() {
 				</main>
 			);
 		default:
-			return <Shell session={boot.session} signOut={signOut} />;
+			return <Shell session={boot.session} signOut={signOut} reloadSession={load} />;
 	}
 }
 

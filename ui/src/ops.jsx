@@ -102,6 +102,59 @@ function Connection({ id }) {
 	);
 }
 
+// Scheduled backups: HOURLY, DAILY at an hour (UTC) or WEEKLY on a day
+// at an hour; the newest retentionCount are kept.
+function Schedule({ id }) {
+	const current = useData(() => get(`/services/${id}/backups/schedule`), [id]);
+	if (current.error) return <ErrorBox error={current.error} />;
+	if (!current.data) return <Loading what="the backup schedule" />;
+	return <ScheduleForm id={id} current={current.data} saved={current.reload} />;
+}
+
+const WEEKDAYS = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'];
+
+function ScheduleForm({ id, current, saved }) {
+	const c = current;
+	const form = useForm(
+		{ enabled: c.enabled ? 'yes' : 'no', frequency: c.frequency || 'DAILY', hourUtc: c.hourUtc === null || c.hourUtc === undefined ? '3' : String(c.hourUtc), weekday: c.weekday || 'SUNDAY', retentionCount: String(c.retentionCount || 7) },
+		async (v) => {
+			const body = { enabled: v.enabled === 'yes', frequency: v.frequency, retentionCount: Number(v.retentionCount) };
+			if (v.frequency !== 'HOURLY') body.hourUtc = Number(v.hourUtc);
+			if (v.frequency === 'WEEKLY') body.weekday = v.weekday;
+			await api('PUT', `/services/${id}/backups/schedule`, body);
+			saved();
+		},
+	);
+	const f = form.values.frequency;
+	return (
+		<>
+			<p class="muted">{c.enabled && c.nextRunAt ? `Next scheduled backup: ${when(c.nextRunAt)}.` : 'No scheduled backups.'}</p>
+			<Form form={form} submit="Save schedule" class="row">
+				<Field form={form} name="enabled" label="Scheduled backups">
+					<option value="yes">On</option>
+					<option value="no">Off</option>
+				</Field>
+				<Field form={form} name="frequency" label="Every">
+					<option value="HOURLY">hour</option>
+					<option value="DAILY">day</option>
+					<option value="WEEKLY">week</option>
+				</Field>
+				{f === 'WEEKLY' && (
+					<Field form={form} name="weekday" label="On">
+						{WEEKDAYS.map((d) => (
+							<option key={d} value={d}>
+								{d[0] + d.slice(1).toLowerCase()}
+							</option>
+						))}
+					</Field>
+				)}
+				{f !== 'HOURLY' && <Field form={form} name="hourUtc" label="At (hour, UTC)" type="number" min="0" max="23" />}
+				<Field form={form} name="retentionCount" label="Backups kept" type="number" min="1" max="100" />
+			</Form>
+		</>
+	);
+}
+
 export function ServicePage({ id }) {
 	const svc = useData(() => get(`/services/${id}`), [id]);
 	const backups = useData(() => get(`/services/${id}/backups?limit=50`), [id]);
@@ -132,6 +185,7 @@ export function ServicePage({ id }) {
 			<h2>Connection</h2>
 			<Connection id={id} />
 			<h2>Backups</h2>
+			<Schedule id={id} />
 			<div class="actions">
 				<button type="button" class="secondary" onClick={backup}>
 					Back up now
@@ -383,6 +437,11 @@ export function Servers() {
 	const { error, act } = useAction();
 	// A new token for a server: the old one stops working at once.
 	const rotate = (s) => act(async () => setMade(await post(`/servers/${s.id}/agent-token`)));
+	const remove = (s) =>
+		act(async () => {
+			await api('DELETE', `/servers/${s.id}`);
+			list.reload();
+		});
 	const form = useForm({ name: '', host: '' }, async (v, setValues) => {
 		const body = { name: v.name.trim() };
 		if (v.host.trim()) body.host = v.host.trim();
@@ -419,7 +478,14 @@ export function Servers() {
 								<td>{s.applicationCount}</td>
 								<td>{s.serviceCount}</td>
 								<td>{when(s.lastSeenAt)}</td>
-								<td>{!s.isLocal && <RowAction onClick={rotate(s)} label={`New agent token for ${s.name}`}>New agent token</RowAction>}</td>
+								<td>
+									{!s.isLocal && (
+										<div class="actions">
+											<RowAction onClick={rotate(s)} label={`New agent token for ${s.name}`}>New agent token</RowAction>
+											<RowAction onClick={remove(s)} label={`Remove server ${s.name}`}>Remove</RowAction>
+										</div>
+									)}
+								</td>
 							</tr>
 						))}
 					</Table>

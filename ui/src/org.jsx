@@ -125,12 +125,25 @@ function Invitations({ session, owner }) {
 	);
 }
 
-export function Organization({ session }) {
+function Rename({ session, renamed }) {
+	const form = useForm({ name: session.organization.name }, async (v) => {
+		await api('PATCH', `/organizations/${session.organization.id}`, { name: v.name });
+		await renamed();
+	});
+	return (
+		<Form form={form} submit="Rename" class="row">
+			<Field form={form} name="name" label="Organization name" autocomplete="organization" required />
+		</Form>
+	);
+}
+
+export function Organization({ session, renamed }) {
 	useTitle('Organization');
 	const owner = session.organization.role === 'OWNER';
 	return (
 		<section>
 			<h1>{session.organization.name}</h1>
+			{owner && <Rename session={session} renamed={renamed} />}
 			<p class="muted">
 				You are {session.organization.role}.{owner ? '' : ' Only an OWNER changes members and invitations.'}
 			</p>
