@@ -275,6 +275,11 @@ test('an_api_token_is_shown_once_with_a_copy_button_then_revoked', async () => {
 	await page.getByRole('link', { name: 'API tokens' }).click();
 	await page.getByText('No tokens.').waitFor();
 	await field('Token name').fill('ci');
+	await field('Expires after (days, empty: never)').fill('400');
+	await button('Create token').click();
+	await page.locator('.field-error').waitFor();
+	assert.equal(await field('Expires after (days, empty: never)').getAttribute('aria-invalid'), 'true');
+	await field('Expires after (days, empty: never)').fill('');
 	await button('Create token').click();
 	const token = await shownOnce('Token ci');
 	assert.match(token, /^st_/);
@@ -328,6 +333,19 @@ test('the_audit_log_for_operators_with_filters', async () => {
 	await button('Filter').click();
 	await page.locator('tbody tr').first().waitFor();
 	assert.equal(await page.locator('.field-error').count(), 0);
+	// A time window: until before since is refused; a window around now lists.
+	await field('Since').fill('2030-01-02T00:00');
+	await field('Until').fill('2030-01-01T00:00');
+	await button('Filter').click();
+	await page.locator('.field-error').waitFor();
+	assert.equal(await field('Until').getAttribute('aria-invalid'), 'true');
+	await field('Since').fill('2020-01-01T00:00');
+	await field('Until').fill('2099-01-01T00:00');
+	await button('Filter').click();
+	await page.locator('tbody tr').first().waitFor();
+	await field('Since').fill('2098-01-01T00:00');
+	await button('Filter').click();
+	await page.getByText('Nothing recorded matches.').waitFor();
 });
 
 let appId;
