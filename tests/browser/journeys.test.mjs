@@ -171,8 +171,12 @@ test('sign_in_with_the_passkey_needs_no_password', async () => {
 	assert.notEqual(await page.getByRole('row').filter({ hasText: 'Laptop' }).locator('td').nth(2).textContent(), '–', 'last used is recorded');
 });
 
-test('a_removed_passkey_no_longer_signs_in', async () => {
-	await button('Remove passkey Laptop').click();
+test('a_passkey_is_renamed_then_removed_and_no_longer_signs_in', async () => {
+	await button('Rename passkey Laptop').click();
+	await field('New name for Laptop').fill('Work laptop');
+	await button('Save name').click();
+	await page.getByRole('cell', { name: 'Work laptop', exact: true }).waitFor();
+	await button('Remove passkey Work laptop').click();
 	await page.getByText('No passkeys.').waitFor();
 	await signOut();
 	// The authenticator still holds it; the server no longer knows it.

@@ -92,9 +92,22 @@ function TwoFactor() {
 	);
 }
 
+function RenamePasskey({ passkey, done }) {
+	const form = useForm({ name: passkey.name }, async (v) => {
+		await api('PATCH', `/auth/passkeys/${passkey.id}`, { name: v.name.trim() });
+		done();
+	});
+	return (
+		<Form form={form} submit="Save name" class="row">
+			<Field form={form} name="name" label={`New name for ${passkey.name}`} autocomplete="off" required />
+		</Form>
+	);
+}
+
 function Passkeys() {
 	const list = useData(() => get('/auth/passkeys'), []);
 	const { error, act } = useAction();
+	const [renaming, setRenaming] = useState(null);
 	const add = useForm({ name: '', password: '' }, async (v, setValues) => {
 		await registerPasskey(v.password, v.name.trim() || 'Passkey');
 		setValues({ name: '', password: '' });
@@ -118,7 +131,20 @@ function Passkeys() {
 							<td>{when(p.createdAt)}</td>
 							<td>{when(p.lastUsedAt)}</td>
 							<td>
-								<RowAction onClick={remove(p)} label={`Remove passkey ${p.name}`}>Remove</RowAction>
+								{renaming === p.id ? (
+									<RenamePasskey
+										passkey={p}
+										done={() => {
+											setRenaming(null);
+											list.reload();
+										}}
+									/>
+								) : (
+									<div class="actions">
+										<RowAction onClick={() => setRenaming(p.id)} label={`Rename passkey ${p.name}`}>Rename</RowAction>
+										<RowAction onClick={remove(p)} label={`Remove passkey ${p.name}`}>Remove</RowAction>
+									</div>
+								)}
 							</td>
 						</tr>
 					))}
