@@ -575,6 +575,11 @@ test('a_notification_channel_shows_its_signing_secret_once_and_sends_a_test', as
 	await page.reload();
 	await page.getByRole('cell', { name: 'ops-hook', exact: true }).waitFor();
 	assert.ok(!(await page.content()).includes(secrets.channel));
+	// Disabled, then enabled again.
+	await button('Disable channel ops-hook').click();
+	await button('Enable channel ops-hook').click();
+	await button('Disable channel ops-hook').waitFor();
+	assert.equal((await api(page, 'GET', '/notification-channels')).body.data[0].enabled, true);
 });
 
 test('alert_rules_and_the_navigation_badge', async () => {
@@ -585,6 +590,11 @@ test('alert_rules_and_the_navigation_badge', async () => {
 	await button('Add rule').click();
 	await page.getByRole('cell', { name: 'hot-cpu', exact: true }).waitFor();
 	await page.getByRole('cell', { name: 'CPU_PERCENT ABOVE 90 for 300 s' }).waitFor();
+	await button('Disable rule hot-cpu').click();
+	await button('Enable rule hot-cpu').waitFor();
+	assert.equal((await api(page, 'GET', '/alerts/rules')).body.data[0].enabled, false);
+	await button('Enable rule hot-cpu').click();
+	await button('Disable rule hot-cpu').waitFor();
 	await accessible('the alerts');
 	// An open alert (as the evaluator raises them): listed, counted in the navigation, resolved.
 	const ruleId = (await rows.sql(`SELECT id FROM alert_rules WHERE name = 'hot-cpu'`)).trim();

@@ -248,6 +248,11 @@ export function Alerts() {
 			await post(`/alerts/${a.id}/resolve`);
 			alerts.reload();
 		});
+	const toggleRule = (r) =>
+		act(async () => {
+			await api('PATCH', `/alerts/rules/${r.id}`, { enabled: !r.enabled });
+			rules.reload();
+		});
 	const removeRule = (r) =>
 		act(async () => {
 			await api('DELETE', `/alerts/rules/${r.id}`);
@@ -286,7 +291,7 @@ export function Alerts() {
 			<h2>Rules</h2>
 			<ListOf list={rules} what="rules" empty="No rules.">
 				{(rows) => (
-					<Table head={['Name', 'Kind', 'Condition', 'Severity', 'Channels', <span class="sr-only">Actions</span>]}>
+					<Table head={['Name', 'Kind', 'Condition', 'Severity', 'Channels', 'Enabled', <span class="sr-only">Actions</span>]}>
 						{rows.map((r) => (
 							<tr key={r.id}>
 								<td>{r.name}</td>
@@ -296,8 +301,12 @@ export function Alerts() {
 									<Badge status={r.severity} />
 								</td>
 								<td>{(r.channelIds || []).length}</td>
+								<td>{r.enabled ? 'yes' : 'no'}</td>
 								<td>
-									<RowAction onClick={removeRule(r)} label={`Remove rule ${r.name}`}>Remove</RowAction>
+									<div class="actions">
+										<RowAction onClick={toggleRule(r)} label={`${r.enabled ? 'Disable' : 'Enable'} rule ${r.name}`}>{r.enabled ? 'Disable' : 'Enable'}</RowAction>
+										<RowAction onClick={removeRule(r)} label={`Remove rule ${r.name}`}>Remove</RowAction>
+									</div>
 								</td>
 							</tr>
 						))}
@@ -375,6 +384,11 @@ export function Channels() {
 			await post(`/notification-channels/${c.id}/test`);
 			setMsg(`A test message to ${c.name} is on its way.`);
 		});
+	const toggle = (c) =>
+		act(async () => {
+			await api('PATCH', `/notification-channels/${c.id}`, { enabled: !c.enabled });
+			list.reload();
+		});
 	const remove = (c) =>
 		act(async () => {
 			await api('DELETE', `/notification-channels/${c.id}`);
@@ -403,6 +417,7 @@ export function Channels() {
 								<td>
 									<div class="actions">
 										<RowAction onClick={test(c)} label={`Send a test to ${c.name}`}>Test</RowAction>
+										<RowAction onClick={toggle(c)} label={`${c.enabled ? 'Disable' : 'Enable'} channel ${c.name}`}>{c.enabled ? 'Disable' : 'Enable'}</RowAction>
 										<RowAction onClick={remove(c)} label={`Remove channel ${c.name}`}>Remove</RowAction>
 									</div>
 								</td>
