@@ -621,6 +621,10 @@ test('servers_show_status_badges_and_a_new_servers_agent_token_once', async () =
 	assert.ok(command.includes(`STEWARD_URL=${origin}`) && command.includes(secrets.agent), command);
 	const row = page.getByRole('row').filter({ hasText: 'edge-1' });
 	await row.locator('.badge-pending').waitFor();
+	// The host's ingress as Caddy reports it, or why it cannot be read.
+	const proxy = (await api(page, 'GET', '/proxy')).body.data;
+	await page.locator(`[data-reachable="${proxy.reachable}"]`).waitFor();
+	if (!proxy.reachable) await page.getByText(`Caddy does not answer on this host: ${proxy.error}`).waitFor();
 	await accessible('the servers');
 	await shot('servers');
 	await page.reload();

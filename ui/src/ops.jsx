@@ -445,6 +445,52 @@ export function Channels() {
 	);
 }
 
+// The local server's ingress as Caddy reports it now (GET /proxy): the
+// routes of this organization's applications and the certificates'
+// policies; a Caddy that does not answer is shown with the reason.
+function Ingress() {
+	const proxy = useData(() => get('/proxy'), []);
+	if (proxy.error) return <ErrorBox error={proxy.error} />;
+	if (!proxy.data) return <Loading what="the ingress" />;
+	const p = proxy.data;
+	if (!p.reachable) {
+		return (
+			<p class="muted" data-reachable="false">
+				Caddy does not answer on this host: {p.error}
+			</p>
+		);
+	}
+	return (
+		<div data-reachable="true">
+			<p>{p.server ? `Listening on ${p.server.listen.join(', ')}${p.server.automaticHttps ? ', with automatic HTTPS' : ''}.` : 'No route set yet.'}</p>
+			{p.routes.length > 0 && (
+				<Table head={['Hostnames', 'Forwarded to', 'Application']}>
+					{p.routes.map((r) => (
+						<tr key={r.id}>
+							<td>{r.hosts.join(', ')}</td>
+							<td>{r.upstreams.join(', ')}</td>
+							<td>
+								<Link href={`/app/applications/${r.applicationId}`}>{r.applicationId}</Link>
+							</td>
+						</tr>
+					))}
+				</Table>
+			)}
+			{p.certificates.length > 0 && (
+				<Table head={['Certificates for', 'Issuers', 'On demand']}>
+					{p.certificates.map((c, i) => (
+						<tr key={i}>
+							<td>{c.subjects.length ? c.subjects.join(', ') : 'every name'}</td>
+							<td>{c.issuers.join(', ')}</td>
+							<td>{c.onDemand ? 'yes' : 'no'}</td>
+						</tr>
+					))}
+				</Table>
+			)}
+		</div>
+	);
+}
+
 export function Servers() {
 	useTitle('Servers');
 	const list = useData(() => get('/servers?limit=200'), []);
@@ -506,6 +552,8 @@ export function Servers() {
 					</Table>
 				)}
 			</ListOf>
+			<h2>Ingress of this host</h2>
+			<Ingress />
 			<h2>Add a server</h2>
 			<Form form={form} submit="Add server" class="row">
 				<Field form={form} name="name" label="Server name" autocomplete="off" required />
