@@ -390,6 +390,34 @@ test('an_application_from_git_shows_the_deploy_key_and_the_webhook_once', async 
 	secrets.webhook2 = rotated;
 });
 
+test('a_git_credential_is_write_only_and_a_git_source_uses_it', async () => {
+	secrets.gitToken = 'glpat-only-the-git-host-sees-4321';
+	await page.getByRole('link', { name: 'Git credentials' }).click();
+	await page.getByText('No git credentials.').waitFor();
+	await field('Credential name').fill('internal');
+	await field('Git host').selectOption('GENERIC');
+	await field('Token').fill('short');
+	await button('Add credential').click();
+	await page.locator('.field-error').waitFor();
+	await field('Token').fill(secrets.gitToken);
+	await button('Add credential').click();
+	await page.getByRole('cell', { name: '…4321' }).waitFor();
+	assert.equal(await field('Token').inputValue(), '', 'the form forgets the token');
+	assert.ok(!(await page.content()).includes(secrets.gitToken));
+	await accessible('the git credentials');
+	await shot('git-credentials');
+	// A host without an API cannot list repositories: the API's message.
+	await button('Repositories of internal').click();
+	await page.getByRole('alert').waitFor();
+	// The application's git source fetches over https with it.
+	await page.goto(`${origin}/app/applications/${appId}/git`);
+	await field('Repository URL').fill('https://git.example.com/acme/web.git');
+	await field('Git credential (https only)').selectOption({ label: 'internal' });
+	await button('Save').click();
+	await page.getByRole('definition').filter({ hasText: 'https://git.example.com/acme/web.git' }).waitFor();
+	await page.getByRole('definition').filter({ hasText: /^internal$/ }).waitFor();
+});
+
 test('projects_hold_environments_added_and_deleted_from_their_page', async () => {
 	await page.getByRole('link', { name: 'Manage projects' }).click();
 	await page.getByRole('heading', { name: 'shop' }).waitFor();
@@ -669,6 +697,7 @@ test('every_page_is_walked_and_no_secret_is_in_the_dom_or_the_network_log', asyn
 		['/app/audit', 'Audit log'],
 		['/app/account', 'Account'],
 		['/app/projects', 'Projects'],
+		['/app/git-credentials', 'Git credentials'],
 	];
 	const answers = [];
 	const onResponse = async (r) => {

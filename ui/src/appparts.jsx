@@ -3,7 +3,7 @@
 // domains with their verification instructions, volumes and containers.
 import { useState } from 'preact/hooks';
 import { api, get, post } from './api.js';
-import { Badge, ErrorBox, Field, Form, ListOf, Loading, ShownOnce, RowAction, Table, useAction, useData, useForm, when } from './ui.jsx';
+import { Badge, ErrorBox, Field, Form, ListOf, Loading, ShownOnce, RowAction, Table, useAction, useData, useForm, useTitle, when } from './ui.jsx';
 
 // What to paste into the git host: the deploy key (read-only) and the push
 // webhook. `secret` only in the answer that created or rotated it.
@@ -32,8 +32,9 @@ export function GitSource({ app }) {
 	const source = useData(() => get(`/applications/${app.id}/git-source`).catch((e) => (e.status === 404 ? null : Promise.reject(e))), [app.id]);
 	const [secret, setSecret] = useState(null);
 	const { error, act } = useAction();
-	const form = useForm({ repositoryUrl: '', branch: 'main' }, async (v) => {
-		const s = await api('PUT', `/applications/${app.id}/git-source`, { repositoryUrl: v.repositoryUrl.trim(), branch: v.branch.trim() || 'main' });
+	const credentials = useData(() => get('/git-credentials?limit=200'), []);
+	const form = useForm({ repositoryUrl: '', branch: 'main', credentialId: '' }, async (v) => {
+		const s = await api('PUT', `/applications/${app.id}/git-source`, { repositoryUrl: v.repositoryUrl.trim(), branch: v.branch.trim() || 'main', credentialId: v.credentialId || null });
 		if (s.webhookSecret) setSecret(s.webhookSecret);
 		source.reload();
 	});
@@ -54,6 +55,8 @@ export function GitSource({ app }) {
 					<dd>{s.branch}</dd>
 					<dt>Provider</dt>
 					<dd>{s.provider}</dd>
+					<dt>Credential</dt>
+					<dd>{(s.credentialId && credentials.data?.find((c) => c.id === s.credentialId)?.name) || (s.credentialId ? s.credentialId : 'none (public, or ssh with the deploy key)')}</dd>
 				</dl>
 			)}
 			{s && <GitHostSetup source={s} secret={secret} />}
@@ -69,6 +72,14 @@ export function GitSource({ app }) {
 			<Form form={form} submit={s ? 'Save' : 'Connect repository'} class="row">
 				<Field form={form} name="repositoryUrl" label="Repository URL" placeholder="git@github.com:acme/web.git" autocomplete="off" required />
 				<Field form={form} name="branch" label="Branch" autocomplete="off" />
+				<Field form={form} name="credentialId" label="Git credential (https only)">
+					<option value="">None</option>
+					{(credentials.data || []).map((c) => (
+						<option key={c.id} value={c.id}>
+							{c.name}
+						</option>
+					))}
+				</Field>
 			</Form>
 		</div>
 	);
@@ -271,5 +282,91 @@ export function Settings({ app, changed }) {
 				<Field form={form} name="imageRetentionCount" label="Images kept for rollback" type="number" min="1" />
 			</Form>
 		</div>
+	);
+}
+
+// Git credentials: a token for a git host (write-only: only its last four
+// characters come back), used by https fetches and to list repositories.
+export function GitCredentials() {
+	useTitle('Git credentials');
+	const list = useData(() => get('/git-credentials?limit=200'), []);
+	const [repos, setRepos] = useState(null);
+	const { error, act } = useAction();
+	const form = useForm({ name: '', provider: 'GITHUB', token: '', username: '', apiBaseUrl: '' }, async (v, setValues) => {
+		const body = { name: v.name.trim(), provider: v.provider, token: v.token };
+		if (v.username.trim()) body.username = v.username.trim();
+		if (v.apiBaseUrl.trim()) body.apiBaseUrl = v.apiBaseUrl.trim();
+		await post('/git-credentials', body);
+		setValues({ name: '', provider: v.provider, token: '', username: '', apiBaseUrl: '' });
+		list.reload();
+	});
+	const browse = (c) =>
+		act(async () => {
+			setRepos(null);
+			setRepos({ credential: c, rows: await get(`/git-credentials/${c.id}/repositories`) });
+		});
+	const remove = (c) =>
+		act(async () => {
+			await api('DELETE', `/git-credentials/${c.id}`);
+			list.reload();
+		});
+	return (
+		<section>
+			<h1>Git credentials</h1>
+			<p class="muted">A token is sent only to its git host; it is never shown again, only its last four characters.</p>
+			<ErrorBox error={error} />
+			<ListOf list={list} what="git credentials" empty="No git credentials.">
+				{(rows) => (
+					<Table head={['Name', 'Provider', 'Token', 'Last used', <span class="sr-only">Actions</span>]}>
+						{rows.map((c) => (
+							<tr key={c.id}>
+								<td>{c.name}</td>
+								<td>{c.provider}</td>
+								<td>
+									<code>…{c.tokenHint}</code>
+								</td>
+								<td>{when(c.lastUsedAt)}</td>
+								<td>
+									<div class="actions">
+										<RowAction onClick={browse(c)} label={`Repositories of ${c.name}`}>Repositories</RowAction>
+										<RowAction onClick={remove(c)} label={`Remove credential ${c.name}`}>Remove</RowAction>
+									</div>
+								</td>
+							</tr>
+						))}
+					</Table>
+				)}
+			</ListOf>
+			{repos && (
+				<>
+					<h2>Repositories {repos.credential.name} can read</h2>
+					<Table head={['Repository', 'Default branch', 'Clone (https)', 'Private']}>
+						{repos.rows.map((r) => (
+							<tr key={r.fullName}>
+								<td>{r.fullName}</td>
+								<td>{r.defaultBranch}</td>
+								<td>
+									<code>{r.cloneUrlHttps}</code>
+								</td>
+								<td>{r.private ? 'yes' : 'no'}</td>
+							</tr>
+						))}
+					</Table>
+				</>
+			)}
+			<h2>New git credential</h2>
+			<Form form={form} submit="Add credential" class="row">
+				<Field form={form} name="name" label="Credential name" autocomplete="off" required />
+				<Field form={form} name="provider" label="Git host">
+					<option value="GITHUB">GitHub</option>
+					<option value="GITLAB">GitLab</option>
+					<option value="BITBUCKET">Bitbucket</option>
+					<option value="GENERIC">Other</option>
+				</Field>
+				<Field form={form} name="token" label="Token" type="password" autocomplete="off" required />
+				<Field form={form} name="username" label="Username (Bitbucket)" autocomplete="off" />
+				<Field form={form} name="apiBaseUrl" label="API URL (self-hosted only)" autocomplete="off" />
+			</Form>
+		</section>
 	);
 }

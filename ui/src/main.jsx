@@ -8,6 +8,7 @@ import { ApiError, get, post, whenSignedOut } from './api.js';
 import { Account } from './account.jsx';
 import { ApplicationPage, Applications, NewApplication, ProjectNav, Projects, TABS } from './apps.jsx';
 import { AcceptInvitation, ForgotPassword, PUBLIC_PATHS, ResetPassword, SignIn, Setup } from './auth.jsx';
+import { GitCredentials } from './appparts.jsx';
 import { DeploymentPage } from './deployment.jsx';
 import { AlertCount, Alerts, Channels, ServicePage, Servers, Services } from './ops.jsx';
 import { Audit, Organization, Plans, Tokens } from './org.jsx';
@@ -22,6 +23,7 @@ const SECTIONS = [
 	['/app/servers', 'Servers'],
 	['/app/alerts', 'Alerts'],
 	['/app/channels', 'Channels'],
+	['/app/git-credentials', 'Git credentials'],
 	['/app/organization', 'Organization'],
 	['/app/tokens', 'API tokens'],
 	['/app/plan', 'Plan'],
@@ -49,6 +51,7 @@ function Shell({ session, signOut, reloadSession }) {
 	else if (path === '/app/servers') page = <Servers />;
 	else if (path === '/app/alerts') page = <Alerts />;
 	else if (path === '/app/channels') page = <Channels />;
+	else if (path === '/app/git-credentials') page = <GitCredentials />;
 	else page = <p>This page does not exist. <Link href="/app/applications">Applications</Link></p>;
 	const current = query.get('environmentId') || query.get('projectId');
 	return (
