@@ -22,32 +22,20 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
-import { createRequire } from 'node:module';
 import * as h from '../integration/harness.mjs';
 import { deploymentRows } from '../integration/deployment_rows.mjs';
 import { tarOf } from '../integration/deploy_world.mjs';
 import { awayFromBoundary, stepNow, totp } from '../integration/totp.mjs';
 import { startSmtpSink } from '../integration/smtp_sink.mjs';
+import { accessible as axeCheck, launch, needDashboard, playwright, screenshot, stewarddOn } from './browser.mjs';
 
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const PASSWORD = 'correct horse battery';
 const EMAIL = 'olive@example.com';
 // The live log's cap on rendered lines (ui/src/logview.js).
 const MAX_RENDERED_LINES = 2000;
 
-h.need(CHROMIUM, 'chromium');
-let chromium;
-try {
-	({ chromium } = await import('playwright-core'));
-} catch {
-	h.skip('playwright-core is not installed (npm ci --prefix tests/browser)');
-}
-const UI_DIR = path.join(path.dirname(h.stewarddPath()), 'ui');
-if (!fs.existsSync(path.join(UI_DIR, 'index.html'))) {
-	h.skip(`${UI_DIR}/index.html not found: the dashboard was not built (npm ci --prefix ui, then cmake --build)`);
-}
-const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const chromium = await playwright();
+needDashboard();
 
 let pg, srv, origin, browser, context, page, rows, sink;
 const problems = []; // console errors and CSP refusals seen by the page
@@ -63,34 +51,17 @@ async function startServer() {
 // origin), waiting for /health ourselves (the harness's wait would ask
 // another port). srv and rows keep naming the first process's database.
 async function restartServer() {
-	const again = await h.startStewardd({
+	await stewarddOn(srv.port, {
 		db: pg,
-		waitHealth: false,
-		env: { STEWARD_RUNNERS: 'false', SMTP_URL: sink.url, DATABASE_URL: srv.env.DATABASE_URL, STEWARD_DATA_DIR: srv.env.STEWARD_DATA_DIR, STEWARD_LISTEN: `127.0.0.1:${srv.port}` },
+		env: { STEWARD_RUNNERS: 'false', SMTP_URL: sink.url, DATABASE_URL: srv.env.DATABASE_URL, STEWARD_DATA_DIR: srv.env.STEWARD_DATA_DIR },
 	});
-	let exited = false;
-	again.exited.then(() => (exited = true));
-	for (let i = 0; ; i++) {
-		try {
-			if ((await h.request(srv.port, 'GET', '/health', { timeoutMs: 2000 })).status === 200) break;
-		} catch {}
-		if (exited || i > 300) throw new Error(`stewardd did not come back on port ${srv.port}:\n${again.logs.text()}`);
-		await h.sleep(100);
-	}
 }
 
 before(async () => {
 	pg = await h.startPostgres();
 	sink = await startSmtpSink();
 	await startServer();
-	browser = await chromium.launch({
-		executablePath: CHROMIUM,
-		headless: true,
-		timeout: 30000,
-		// playwright gives the browser a fresh temporary profile (--user-data-dir).
-		args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-			'--disable-component-update', '--disable-sync'],
-	});
+	browser = await launch(chromium);
 	context = await browser.newContext();
 	page = await context.newPage();
 	page.setDefaultTimeout(15000);
@@ -111,19 +82,8 @@ after(async () => {
 	await h.cleanupAll();
 });
 
-// Runs axe-core in the page: no serious or critical violation. The
-// checker is evaluated over the DevTools protocol, which the page's
-// Content-Security-Policy does not govern (the app's own code could not
-// load it inline, and should not).
-async function accessible(what) {
-	await page.evaluate(AXE);
-	const result = await page.evaluate(async () => {
-		const r = await window.axe.run(document, { resultTypes: ['violations'] });
-		return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }));
-	});
-	const bad = result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-	assert.deepEqual(bad, [], `axe-core on ${what}: ${JSON.stringify(bad, null, 1)}`);
-}
+const accessible = (what) => axeCheck(page, what);
+const shot = (name) => screenshot(page, `dashboard-${name}`);
 
 const field = (label) => page.getByLabel(label, { exact: true });
 
@@ -134,6 +94,7 @@ test('first_run_shows_the_setup_form_then_the_applications', async () => {
 	await page.waitForURL(`${origin}/app/setup`);
 	await page.getByRole('heading', { name: 'Welcome to Steward' }).waitFor();
 	await accessible('the setup form');
+	await shot('setup');
 	await field('Your name').fill('Olive Owner');
 	await field('E-mail').fill(EMAIL);
 	await field('Password (10 characters or more)').fill('short');
@@ -166,6 +127,7 @@ test('a_project_then_an_application_are_created_from_the_pages', async () => {
 	const nav = page.getByRole('navigation', { name: 'Projects' });
 	await nav.getByRole('link', { name: 'shop' }).waitFor();
 	await accessible('the list of applications');
+	await shot('applications');
 	await page.getByRole('link', { name: 'New application' }).click();
 	await page.waitForURL(`${origin}/app/applications/new`);
 	await field('Name (lower-case letters, digits, hyphens)').fill('Not A Name');
@@ -216,6 +178,7 @@ test('variables_show_keys_and_lengths_never_values', async () => {
 	await page.getByRole('cell', { name: `${Buffer.byteLength(secret)} bytes` }).waitFor();
 	assert.equal(await field('Value').inputValue(), '', 'the form forgets the value');
 	await accessible('the variables');
+	await shot('variables');
 	assert.ok(!(await page.content()).includes('s3cr3t'), 'the value is nowhere in the page');
 	await page.reload();
 	await page.getByRole('cell', { name: 'DATABASE_URL', exact: true }).waitFor();
@@ -248,6 +211,7 @@ test('the_deployments_list_shows_status_badges', async () => {
 	assert.equal(await table.locator('.badge-failed').textContent(), 'FAILED');
 	assert.equal(await table.locator('.badge-queued').textContent(), 'QUEUED');
 	await accessible('the deployments');
+	await shot('deployments');
 	// While one is in flight the list follows its status, without a reload.
 	await rows.sql(`UPDATE deployments SET status = 'CANCELLED', finished_at = now() WHERE id = '${queued}'`);
 	await table.locator('.badge-cancelled').waitFor({ timeout: 15000 });
@@ -317,6 +281,7 @@ test('the_live_log_takes_1000_lines_a_second_follows_the_tail_and_resumes_after_
 	seen.lines.forEach((l, i) => assert.equal(l, line(first + i)));
 	assert.match(seen.note, new RegExp(`^${written - seen.lines.length} earlier lines`));
 	assert.ok(seen.atBottom, 'the view follows the tail');
+	await shot('live-log');
 	// The page never stalled for long (a generous bound: CI runs sanitizer builds beside it).
 	assert.ok(seen.longest < 1000, `longest task ${seen.longest} ms`);
 	// The reconnection named the last event it had.
@@ -405,7 +370,7 @@ test('sign_out_then_a_deep_link_signs_in_with_the_password_and_returns_there', a
 	await accessible('the sign-in form');
 	await field('E-mail').fill(EMAIL);
 	await field('Password').fill('not the password');
-	await page.getByRole('button', { name: 'Sign in' }).click();
+	await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 	await page.getByRole('alert').waitFor();
 	// With the keyboard alone this time.
 	await page.reload();
@@ -424,7 +389,7 @@ test('sign_out_then_a_deep_link_signs_in_with_the_password_and_returns_there', a
 async function signIn(p, secondFactor) {
 	await p.getByLabel('E-mail', { exact: true }).fill(EMAIL);
 	await p.getByLabel('Password', { exact: true }).fill(PASSWORD);
-	await p.getByRole('button', { name: 'Sign in' }).click();
+	await p.getByRole('button', { name: 'Sign in', exact: true }).click();
 	if (secondFactor) {
 		await p.getByLabel('Code from your authenticator app, or a recovery code').fill(secondFactor);
 		await p.getByRole('button', { name: 'Verify' }).click();
@@ -450,6 +415,7 @@ test('two_factor_is_turned_on_in_the_account_page_then_asked_at_sign_in', async 
 	const key = (await page.locator('code.secret').textContent()).replace(/\s/g, '');
 	assert.match(key, /^[A-Z2-7]{32}$/);
 	await accessible('two-factor enrolment');
+	await shot('two-factor');
 	await awayFromBoundary();
 	await field('Code from the app').fill(totp(key, stepNow()));
 	await page.getByRole('button', { name: 'Turn on' }).click();
@@ -462,7 +428,7 @@ test('two_factor_is_turned_on_in_the_account_page_then_asked_at_sign_in', async 
 	await signOut();
 	await field('E-mail').fill(EMAIL);
 	await field('Password').fill(PASSWORD);
-	await page.getByRole('button', { name: 'Sign in' }).click();
+	await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 	const code = field('Code from your authenticator app, or a recovery code');
 	await code.waitFor();
 	await accessible('the second factor');
@@ -496,6 +462,7 @@ test('sessions_are_listed_and_another_one_is_revoked', async () => {
 		await table.getByText('This session').waitFor();
 		assert.equal(await table.locator('tbody tr').count(), 2);
 		await accessible('the account page');
+	await shot('sessions');
 		await table.getByRole('button', { name: 'Revoke' }).click();
 		await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 1);
 		// The other browser is signed out on its next request.
@@ -522,6 +489,7 @@ test('a_forgotten_password_is_reset_through_the_mailed_link', async () => {
 	await page.goto(`${origin}/reset-password?token=${token}`);
 	await page.getByRole('heading', { name: 'Set a new password' }).waitFor();
 	await accessible('the new-password page');
+	await shot('new-password');
 	await field('New password (10 characters or more)').fill('short');
 	await page.getByRole('button', { name: 'Set password' }).click();
 	await page.locator('.field-error').waitFor();
@@ -537,7 +505,7 @@ test('a_forgotten_password_is_reset_through_the_mailed_link', async () => {
 	await page.goto(`${origin}/app/sign-in`);
 	await field('E-mail').fill(EMAIL);
 	await field('Password').fill(NEW_PASSWORD);
-	await page.getByRole('button', { name: 'Sign in' }).click();
+	await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 	await page.waitForURL(`${origin}/app/applications`);
 });
 

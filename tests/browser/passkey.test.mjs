@@ -15,21 +15,12 @@
 // CHROMIUM) or without node_modules (npm ci --prefix tests/browser).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import * as h from '../integration/harness.mjs';
+import { launch, playwright, stewarddOn, virtualAuthenticator } from './browser.mjs';
 
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const PASSWORD = 'correct horse battery';
 
-const skip = h.skip;
-
-if (!fs.existsSync(CHROMIUM)) skip(`${CHROMIUM} not found (apt-get install chromium, or set CHROMIUM)`);
-let chromium;
-try {
-	({ chromium } = await import('playwright-core'));
-} catch {
-	skip('playwright-core is not installed (npm ci --prefix tests/browser)');
-}
+const chromium = await playwright();
 h.stewarddPath(); // exits 77 when STEWARDD is not there
 
 let browser, page, cdp, authenticatorId, origin;
@@ -39,48 +30,12 @@ before(async () => {
 	const port = await h.freePort();
 	origin = `http://localhost:${port}`;
 	// Our own port, known before start: it is in the settings.
-	const srv = await h.startStewardd({
-		db: pg,
-		waitHealth: false,
-		env: {
-			STEWARD_LISTEN: `127.0.0.1:${port}`,
-			PUBLIC_BASE_URL: origin,
-			AUTH_PASSKEY_RP_ID: 'localhost',
-			AUTH_PASSKEY_ORIGINS: origin,
-		},
-	});
-	let exited = false;
-	srv.exited.then(() => (exited = true));
-	for (let i = 0; ; i++) {
-		try {
-			if ((await h.request(port, 'GET', '/health', { timeoutMs: 2000 })).status) break;
-		} catch {}
-		if (exited || i > 200) throw new Error(`stewardd did not answer GET /health:\n${srv.logs.text()}`);
-		await h.sleep(100);
-	}
-	browser = await chromium.launch({
-		executablePath: CHROMIUM,
-		headless: true,
-		timeout: 30000,
-		// playwright gives the browser a fresh temporary profile (--user-data-dir).
-		args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-			'--disable-sync', '--no-first-run', '--host-resolver-rules=MAP localhost 127.0.0.1'],
-	});
+	await stewarddOn(port, { db: pg, env: { PUBLIC_BASE_URL: origin, AUTH_PASSKEY_RP_ID: 'localhost', AUTH_PASSKEY_ORIGINS: origin } });
+	browser = await launch(chromium, ['--host-resolver-rules=MAP localhost 127.0.0.1']);
 	const context = await browser.newContext();
 	page = await context.newPage();
 	page.setDefaultTimeout(15000);
-	cdp = await context.newCDPSession(page);
-	await cdp.send('WebAuthn.enable', { enableUI: false });
-	({ authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-		options: {
-			protocol: 'ctap2',
-			transport: 'internal',
-			hasResidentKey: true,
-			hasUserVerification: true,
-			isUserVerified: true,
-			automaticPresenceSimulation: true,
-		},
-	}));
+	({ cdp, authenticatorId } = await virtualAuthenticator(context, page));
 	const res = await page.goto(`${origin}/health`);
 	assert.equal(res.status(), 200);
 });

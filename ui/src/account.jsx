@@ -1,9 +1,11 @@
 // The caller's account: two-factor authentication (enrol with the password,
 // confirm with a code, recovery codes shown once; disable with the
-// password) and the live sessions (revoke any but the current one).
+// password), passkeys (add with the password and a name; remove) and the
+// live sessions (revoke any but the current one).
 import { useState } from 'preact/hooks';
 import { api, get, post } from './api.js';
-import { ErrorBox, Field, Form, Loading, Table, useAction, useData, useForm, useTitle, when } from './ui.jsx';
+import { passkeysAvailable, registerPasskey } from './passkey.js';
+import { ErrorBox, Field, Form, Loading, RowAction, Table, useAction, useData, useForm, useTitle, when } from './ui.jsx';
 
 function TwoFactor() {
 	const status = useData(() => get('/auth/two-factor'), []);
@@ -90,6 +92,76 @@ function TwoFactor() {
 	);
 }
 
+function RenamePasskey({ passkey, done }) {
+	const form = useForm({ name: passkey.name }, async (v) => {
+		await api('PATCH', `/auth/passkeys/${passkey.id}`, { name: v.name.trim() });
+		done();
+	});
+	return (
+		<Form form={form} submit="Save name" class="row">
+			<Field form={form} name="name" label={`New name for ${passkey.name}`} autocomplete="off" required />
+		</Form>
+	);
+}
+
+function Passkeys() {
+	const list = useData(() => get('/auth/passkeys'), []);
+	const { error, act } = useAction();
+	const [renaming, setRenaming] = useState(null);
+	const add = useForm({ name: '', password: '' }, async (v, setValues) => {
+		await registerPasskey(v.password, v.name.trim() || 'Passkey');
+		setValues({ name: '', password: '' });
+		list.reload();
+	});
+	const remove = (p) =>
+		act(async () => {
+			await api('DELETE', `/auth/passkeys/${p.id}`);
+			list.reload();
+		});
+	return (
+		<div>
+			<p class="muted">A passkey signs you in with no password and no code: your device checks it is you.</p>
+			<ErrorBox error={list.error || error} />
+			{list.data && list.data.length === 0 && <p class="muted">No passkeys.</p>}
+			{list.data && list.data.length > 0 && (
+				<Table head={['Name', 'Added', 'Last used', <span class="sr-only">Actions</span>]}>
+					{list.data.map((p) => (
+						<tr key={p.id}>
+							<td>{p.name}</td>
+							<td>{when(p.createdAt)}</td>
+							<td>{when(p.lastUsedAt)}</td>
+							<td>
+								{renaming === p.id ? (
+									<RenamePasskey
+										passkey={p}
+										done={() => {
+											setRenaming(null);
+											list.reload();
+										}}
+									/>
+								) : (
+									<div class="actions">
+										<RowAction onClick={() => setRenaming(p.id)} label={`Rename passkey ${p.name}`}>Rename</RowAction>
+										<RowAction onClick={remove(p)} label={`Remove passkey ${p.name}`}>Remove</RowAction>
+									</div>
+								)}
+							</td>
+						</tr>
+					))}
+				</Table>
+			)}
+			{passkeysAvailable() ? (
+				<Form form={add} submit="Add a passkey" class="row">
+					<Field form={add} name="name" label="Passkey name" placeholder="e.g. laptop" autocomplete="off" />
+					<Field form={add} name="password" label="Password, to add a passkey" type="password" autocomplete="current-password" required />
+				</Form>
+			) : (
+				<p class="muted">This browser has no passkey support.</p>
+			)}
+		</div>
+	);
+}
+
 function Sessions() {
 	const list = useData(() => get('/auth/sessions'), []);
 	const { error, act } = useAction();
@@ -138,6 +210,8 @@ export function Account({ session }) {
 			</p>
 			<h2>Two-factor authentication</h2>
 			<TwoFactor />
+			<h2>Passkeys</h2>
+			<Passkeys />
 			<h2>Sessions</h2>
 			<Sessions />
 		</section>

@@ -2,8 +2,9 @@
 // deployments, lifecycle and variables.
 import { useState } from 'preact/hooks';
 import { api, get, post, postForm } from './api.js';
+import { Containers, Domains, GitHostSetup, GitSource, Settings, Volumes } from './appparts.jsx';
 import { Link, navigate } from './router.jsx';
-import { Badge, ErrorBox, Field, Form, Loading, Table, duration, useAction, useData, useForm, useRefresh, useTitle, when } from './ui.jsx';
+import { Badge, ErrorBox, Field, Form, Lifecycle, Loading, RowAction, Table, duration, useAction, useData, useForm, useRefresh, useTitle, when } from './ui.jsx';
 
 const IN_FLIGHT = ['QUEUED', 'BUILDING', 'DEPLOYING'];
 
@@ -49,7 +50,71 @@ export function ProjectNav({ projects, current, reload }) {
 			<Form form={form} submit="Add project" class="inline">
 				<Field form={form} name="name" label="New project" placeholder="name" required />
 			</Form>
+			<Link href="/app/projects">Manage projects</Link>
 		</nav>
+	);
+}
+
+function ProjectCard({ project, reload }) {
+	const { error, act } = useAction();
+	const form = useForm({ name: '' }, async (v, setValues) => {
+		await post(`/projects/${project.id}/environments`, { name: v.name.trim() });
+		setValues({ name: '' });
+		reload();
+	});
+	const removeEnv = (e) =>
+		act(async () => {
+			await api('DELETE', `/projects/${project.id}/environments/${e.id}`);
+			reload();
+		});
+	const remove = act(async () => {
+		await api('DELETE', `/projects/${project.id}`);
+		reload();
+	});
+	return (
+		<div class="card domain">
+			<div class="title-row">
+				<h2>{project.name}</h2>
+				<RowAction onClick={remove} label={`Delete project ${project.name}`}>
+					Delete
+				</RowAction>
+			</div>
+			<ErrorBox error={error} />
+			<Table head={['Environment', 'Applications', <span class="sr-only">Actions</span>]}>
+				{project.environments.map((e) => (
+					<tr key={e.id}>
+						<td>
+							<Link href={`/app/applications${q({ environmentId: e.id })}`}>{e.name}</Link>
+						</td>
+						<td>{e.applicationCount ?? '–'}</td>
+						<td>
+							<RowAction onClick={removeEnv(e)} label={`Delete environment ${e.name} of ${project.name}`}>
+								Delete
+							</RowAction>
+						</td>
+					</tr>
+				))}
+			</Table>
+			<Form form={form} submit="Add environment" class="row">
+				<Field form={form} name="name" label={`New environment in ${project.name}`} placeholder="staging" autocomplete="off" required />
+			</Form>
+		</div>
+	);
+}
+
+// Projects and their environments: add an environment, delete what is
+// empty (the API refuses a project or environment that holds applications).
+export function Projects({ projects, reload }) {
+	useTitle('Projects');
+	if (!projects) return <Loading what="projects" />;
+	return (
+		<section>
+			<h1>Projects</h1>
+			{projects.length === 0 && <p class="muted">No projects yet: add one in the list of projects.</p>}
+			{projects.map((p) => (
+				<ProjectCard key={p.id} project={p} reload={reload} />
+			))}
+		</section>
 	);
 }
 
@@ -93,66 +158,60 @@ export function Applications({ query }) {
 	);
 }
 
+// A new application; from git, the repository too, then what to paste
+// into the git host (the webhook secret is in this answer only).
 export function NewApplication({ projects, query }) {
 	useTitle('New application');
+	const [created, setCreated] = useState(null);
 	const envs = (projects || []).flatMap((p) => p.environments.map((e) => ({ id: e.id, label: `${p.name} / ${e.name}` })));
-	const form = useForm({ name: '', environmentId: query.get('environmentId') || '', sourceKind: 'GIT', port: '3000' }, async (v) => {
+	const form = useForm({ name: '', environmentId: query.get('environmentId') || '', sourceKind: 'GIT', repositoryUrl: '', branch: 'main', port: '3000' }, async (v) => {
 		const body = { name: v.name, environmentId: v.environmentId || envs[0]?.id, sourceKind: v.sourceKind, port: Number(v.port) };
-		const a = await post('/applications', body);
-		navigate(`/app/applications/${a.id}`);
+		const git = v.sourceKind === 'GIT' && v.repositoryUrl.trim();
+		const a = created?.app || (await post('/applications', body));
+		if (!git) {
+			navigate(`/app/applications/${a.id}`);
+			return;
+		}
+		setCreated({ app: a });
+		const source = await api('PUT', `/applications/${a.id}/git-source`, { repositoryUrl: v.repositoryUrl.trim(), branch: v.branch.trim() || 'main' });
+		setCreated({ app: a, source });
 	});
 	if (!projects) return <Loading what="projects" />;
 	if (envs.length === 0) return <p class="muted">Create a project first (in the list of projects).</p>;
+	if (created?.source) {
+		return (
+			<section class="card">
+				<h1>{created.app.name} is created</h1>
+				<GitHostSetup source={created.source} secret={created.source.webhookSecret} />
+				<Link class="button" href={`/app/applications/${created.app.id}`}>
+					Go to {created.app.name}
+				</Link>
+			</section>
+		);
+	}
+	const git = form.values.sourceKind === 'GIT';
 	return (
 		<section class="card">
 			<h1>New application</h1>
-			<Form form={form} submit="Create application">
-				<Field form={form} name="name" label="Name (lower-case letters, digits, hyphens)" required />
-				<Field form={form} name="environmentId" label="Project and environment">
+			{created && <p role="status">{created.app.name} is created; its repository is not connected yet.</p>}
+			<Form form={form} submit={created ? 'Connect repository' : 'Create application'}>
+				<Field form={form} name="name" label="Name (lower-case letters, digits, hyphens)" required disabled={!!created} />
+				<Field form={form} name="environmentId" label="Project and environment" disabled={!!created}>
 					{envs.map((e) => (
 						<option key={e.id} value={e.id}>
 							{e.label}
 						</option>
 					))}
 				</Field>
-				<Field form={form} name="sourceKind" label="Source">
+				<Field form={form} name="sourceKind" label="Source" disabled={!!created}>
 					<option value="GIT">Git repository</option>
 					<option value="UPLOAD">Uploaded archives</option>
 				</Field>
-				<Field form={form} name="port" label="Port the application listens on" type="number" min="1" max="65535" />
+				{git && <Field form={form} name="repositoryUrl" label="Repository URL (optional now)" placeholder="git@github.com:acme/web.git" autocomplete="off" />}
+				{git && <Field form={form} name="branch" label="Branch" autocomplete="off" />}
+				<Field form={form} name="port" label="Port the application listens on" type="number" min="1" max="65535" disabled={!!created} />
 			</Form>
 		</section>
-	);
-}
-
-function Lifecycle({ app, changed }) {
-	const [msg, setMsg] = useState(null);
-	const { error, act: run } = useAction();
-	const act = (verb) =>
-		run(async () => {
-			setMsg(null);
-			const job = await post(`/applications/${app.id}/${verb}`);
-			setMsg(`${verb[0].toUpperCase()}${verb.slice(1)} queued (job ${job.status.toLowerCase()}).`);
-			changed();
-		});
-	return (
-		<div class="actions">
-			<button type="button" onClick={act('start')}>
-				Start
-			</button>
-			<button type="button" onClick={act('stop')}>
-				Stop
-			</button>
-			<button type="button" onClick={act('restart')}>
-				Restart
-			</button>
-			{msg && (
-				<span class="ok" role="status">
-					{msg}
-				</span>
-			)}
-			<ErrorBox error={error} />
-		</div>
 	);
 }
 
@@ -266,9 +325,7 @@ function Variables({ app }) {
 								<td>{v.valueLength} bytes</td>
 								<td>{when(v.updatedAt)}</td>
 								<td>
-									<button type="button" class="secondary" onClick={unset(v.key)} aria-label={`Unset ${v.key}`}>
-										Unset
-									</button>
+									<RowAction onClick={unset(v.key)} label={`Unset ${v.key}`}>Unset</RowAction>
 								</td>
 							</tr>
 						))}
@@ -283,6 +340,16 @@ function Variables({ app }) {
 	);
 }
 
+export const TABS = [
+	['deployments', 'Deployments'],
+	['variables', 'Variables'],
+	['git', 'Git'],
+	['domains', 'Domains'],
+	['volumes', 'Volumes'],
+	['containers', 'Containers'],
+	['settings', 'Settings'],
+];
+
 export function ApplicationPage({ id, tab }) {
 	const app = useData(() => get(`/applications/${id}`), [id]);
 	useTitle(app.data ? app.data.name : 'Application');
@@ -295,18 +362,21 @@ export function ApplicationPage({ id, tab }) {
 				<h1>{a.name}</h1>
 				<Badge status={a.status} />
 			</div>
-			<Lifecycle app={a} changed={app.reload} />
+			<Lifecycle path={`/applications/${a.id}`} changed={app.reload} />
 			<nav class="tabs" aria-label="Application">
-				<Link href={`/app/applications/${id}`} aria-current={tab === 'deployments' ? 'page' : undefined}>
-					Deployments
-				</Link>
-				<Link href={`/app/applications/${id}/variables`} aria-current={tab === 'variables' ? 'page' : undefined}>
-					Variables
-				</Link>
+				{TABS.map(([t, label]) => (
+					<Link key={t} href={`/app/applications/${id}${t === 'deployments' ? '' : `/${t}`}`} aria-current={tab === t ? 'page' : undefined}>
+						{label}
+					</Link>
+				))}
 			</nav>
-			{tab === 'variables' ? (
-				<Variables app={a} />
-			) : (
+			{tab === 'variables' && <Variables app={a} />}
+			{tab === 'git' && <GitSource app={a} />}
+			{tab === 'domains' && <Domains app={a} />}
+			{tab === 'volumes' && <Volumes app={a} />}
+			{tab === 'containers' && <Containers app={a} />}
+			{tab === 'settings' && <Settings app={a} changed={app.reload} />}
+			{tab === 'deployments' && (
 				<>
 					<Deploy app={a} />
 					<Deployments app={a} />

@@ -2,8 +2,9 @@
 // recovery code when the account has two-factor authentication).
 import { useState } from 'preact/hooks';
 import { post } from './api.js';
+import { passkeysAvailable, signInWithPasskey } from './passkey.js';
 import { Link, navigate, useLocation } from './router.jsx';
-import { Field, Form, useForm, useTitle } from './ui.jsx';
+import { ErrorBox, Field, Form, useAction, useForm, useTitle } from './ui.jsx';
 
 export function Setup({ done }) {
 	useTitle('Welcome');
@@ -40,6 +41,7 @@ export function SignIn({ done }) {
 		await post('/auth/two-factor/verify', body);
 		await done();
 	});
+	const passkey = useAction();
 	if (challenge) {
 		return (
 			<main class="card narrow">
@@ -58,6 +60,17 @@ export function SignIn({ done }) {
 				<Field form={form} name="email" label="E-mail" type="email" autocomplete="username" required />
 				<Field form={form} name="password" label="Password" type="password" autocomplete="current-password" required />
 			</Form>
+			{passkeysAvailable() && (
+				<div class="alt">
+					<button type="button" class="secondary" onClick={passkey.act(async () => {
+						await signInWithPasskey();
+						await done();
+					})}>
+						Sign in with a passkey
+					</button>
+					<ErrorBox error={passkey.error} />
+				</div>
+			)}
 			<p>
 				<Link href="/app/forgot-password">Forgot your password?</Link>
 			</p>
@@ -66,7 +79,33 @@ export function SignIn({ done }) {
 }
 
 // Public pages: asking for a reset link, and the page the mailed link opens.
-export const PUBLIC_PATHS = ['/app/forgot-password', '/reset-password'];
+export const PUBLIC_PATHS = ['/app/forgot-password', '/reset-password', '/app/accept-invitation'];
+
+// The page an invitation's link opens: a name and a password make the
+// account (the address is the invitation's), and sign it in.
+export function AcceptInvitation({ token, done }) {
+	useTitle('Join an organization');
+	const form = useForm({ name: '', password: '' }, async (v) => {
+		await post('/invitations/accept', { token, name: v.name, password: v.password });
+		navigate('/app/applications', { replace: true });
+		await done();
+	});
+	const bad = form.error?.fields?.token;
+	return (
+		<main class="card narrow">
+			<h1>Join an organization</h1>
+			{bad && (
+				<p class="error" role="alert">
+					This invitation does not work any more ({bad.join(' ')}). Ask for a new one.
+				</p>
+			)}
+			<Form form={form} submit="Create account and join">
+				<Field form={form} name="name" label="Your name" autocomplete="name" required />
+				<Field form={form} name="password" label="Password (10 characters or more)" type="password" autocomplete="new-password" required />
+			</Form>
+		</main>
+	);
+}
 
 export function ForgotPassword() {
 	useTitle('Forgotten password');

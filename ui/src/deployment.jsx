@@ -1,10 +1,10 @@
 // One deployment: its record and the live build log (GET /deployments/:id/live).
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get } from './api.js';
+import { get, post } from './api.js';
 import { openLive } from './live.js';
 import { LogView } from './logview.js';
-import { Link } from './router.jsx';
-import { Badge, ErrorBox, Loading, duration, useData, useTitle, when } from './ui.jsx';
+import { Link, navigate } from './router.jsx';
+import { Badge, ErrorBox, Loading, duration, useAction, useData, useTitle, when } from './ui.jsx';
 
 const STATE_TEXT = {
 	connecting: 'Connecting…',
@@ -38,7 +38,27 @@ function LiveLog({ id, ended }) {
 			<p class="live-state" data-state={state} role="status">
 				{STATE_TEXT[state]} · <a href={`/deployments/${id}/logs`} target="_blank" rel="noopener">Full log</a>
 			</p>
-			<div class="log" ref={box} tabIndex={0} aria-label="Build log" />
+			<div class="log" ref={box} tabIndex={0} role="log" aria-label="Build log" />
+		</div>
+	);
+}
+
+// Rollback: a SUCCEEDED deployment whose image is kept is applied again
+// as a new deployment (trigger ROLLBACK); the API refuses any other.
+function Rollback({ d }) {
+	const { error, act } = useAction();
+	if (d.status !== 'SUCCEEDED' || !d.imageTag) return null;
+	const roll = act(async () => {
+		const r = await post(`/deployments/${d.id}/rollback`);
+		navigate(`/app/deployments/${r.id}`);
+	});
+	return (
+		<div class="actions">
+			<button type="button" class="secondary" onClick={roll}>
+				Roll back to #{d.number}
+			</button>
+			<span class="muted">Runs image {d.imageTag} again, without a rebuild.</span>
+			<ErrorBox error={error} />
 		</div>
 	);
 }
@@ -70,7 +90,16 @@ export function DeploymentPage({ id }) {
 						<dd>{when(d.startedAt)}</dd>
 						<dt>Duration</dt>
 						<dd>{duration(d.durationMs)}</dd>
+						{d.rollbackOf && (
+							<>
+								<dt>Rolls back</dt>
+								<dd>
+									<Link href={`/app/deployments/${d.rollbackOf}`}>the deployment it re-applies</Link>
+								</dd>
+							</>
+						)}
 					</dl>
+					<Rollback d={d} />
 					{d.errorMessage && (
 						<p class="error" role="alert">
 							{d.errorMessage}

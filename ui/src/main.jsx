@@ -6,14 +6,31 @@ import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError, get, post, whenSignedOut } from './api.js';
 import { Account } from './account.jsx';
-import { ApplicationPage, Applications, NewApplication, ProjectNav } from './apps.jsx';
-import { ForgotPassword, PUBLIC_PATHS, ResetPassword, SignIn, Setup } from './auth.jsx';
+import { ApplicationPage, Applications, NewApplication, ProjectNav, Projects, TABS } from './apps.jsx';
+import { AcceptInvitation, ForgotPassword, PUBLIC_PATHS, ResetPassword, SignIn, Setup } from './auth.jsx';
+import { GitCredentials } from './appparts.jsx';
 import { DeploymentPage } from './deployment.jsx';
+import { AlertCount, Alerts, Channels, ServicePage, Servers, Services } from './ops.jsx';
+import { Audit, Organization, Plans, Tokens } from './org.jsx';
 import { Link, match, navigate, useLocation } from './router.jsx';
 import { ErrorBox, Loading, useData } from './ui.jsx';
 import './style.css';
 
-function Shell({ session, signOut }) {
+// The header's sections: [path, label, operators only].
+const SECTIONS = [
+	['/app/applications', 'Applications'],
+	['/app/services', 'Services'],
+	['/app/servers', 'Servers'],
+	['/app/alerts', 'Alerts'],
+	['/app/channels', 'Channels'],
+	['/app/git-credentials', 'Git credentials'],
+	['/app/organization', 'Organization'],
+	['/app/tokens', 'API tokens'],
+	['/app/plan', 'Plan'],
+	['/app/audit', 'Audit log', true],
+];
+
+function Shell({ session, signOut, reloadSession }) {
 	const { path, query } = useLocation();
 	const projects = useData(() => get('/projects?limit=200'), []);
 	let page;
@@ -21,9 +38,20 @@ function Shell({ session, signOut }) {
 	if (path === '/app/applications') page = <Applications query={query} />;
 	else if (path === '/app/applications/new') page = <NewApplication projects={projects.data} query={query} />;
 	else if ((m = match('/app/applications/:id', path))) page = <ApplicationPage id={m.id} tab="deployments" />;
-	else if ((m = match('/app/applications/:id/variables', path))) page = <ApplicationPage id={m.id} tab="variables" />;
+	else if ((m = match('/app/applications/:id/:tab', path)) && TABS.some(([t]) => t === m.tab)) page = <ApplicationPage id={m.id} tab={m.tab} />;
 	else if ((m = match('/app/deployments/:id', path))) page = <DeploymentPage id={m.id} />;
 	else if (path === '/app/account') page = <Account session={session} />;
+	else if (path === '/app/projects') page = <Projects projects={projects.data} reload={projects.reload} />;
+	else if (path === '/app/organization') page = <Organization session={session} renamed={reloadSession} />;
+	else if (path === '/app/tokens') page = <Tokens />;
+	else if (path === '/app/plan') page = <Plans session={session} />;
+	else if (path === '/app/audit' && session.user.isOperator) page = <Audit />;
+	else if (path === '/app/services') page = <Services projects={projects.data} />;
+	else if ((m = match('/app/services/:id', path))) page = <ServicePage id={m.id} />;
+	else if (path === '/app/servers') page = <Servers />;
+	else if (path === '/app/alerts') page = <Alerts />;
+	else if (path === '/app/channels') page = <Channels />;
+	else if (path === '/app/git-credentials') page = <GitCredentials />;
 	else page = <p>This page does not exist. <Link href="/app/applications">Applications</Link></p>;
 	const current = query.get('environmentId') || query.get('projectId');
 	return (
@@ -32,6 +60,14 @@ function Shell({ session, signOut }) {
 				<Link href="/app/applications" class="brand">
 					Steward
 				</Link>
+				<nav class="topnav" aria-label="Sections">
+					{SECTIONS.filter(([, , op]) => !op || session.user.isOperator).map(([href, label]) => (
+						<Link key={href} href={href} aria-current={path.startsWith(href) ? 'page' : undefined}>
+							{label}
+							{href === '/app/alerts' && <AlertCount key={path} />}
+						</Link>
+					))}
+				</nav>
 				<span class="who">
 					{session.organization.name} · {session.user.email}
 				</span>
@@ -103,6 +139,7 @@ function App() {
 	};
 	if (path === '/app/forgot-password') return <ForgotPassword />;
 	if (path === '/reset-password') return <ResetPassword token={query.get('token') || ''} />;
+	if (path === '/app/accept-invitation') return <AcceptInvitation token={query.get('token') || ''} done={load} />;
 	switch (boot.phase) {
 		case 'loading':
 			return <Loading what="Steward" />;
@@ -120,7 +157,7 @@ function App() {
 				</main>
 			);
 		default:
-			return <Shell session={boot.session} signOut={signOut} />;
+			return <Shell session={boot.session} signOut={signOut} reloadSession={load} />;
 	}
 }
 

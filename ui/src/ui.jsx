@@ -1,7 +1,7 @@
 // Small pieces every page uses: loading data, forms with the API's field
 // errors, status badges.
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { ApiError } from './api.js';
+import { ApiError, post } from './api.js';
 
 // Runs load() now and whenever deps change; reload() runs it again.
 export function useData(load, deps) {
@@ -128,7 +128,7 @@ export function useRefresh(active, reload, ms = 5000) {
 // A form of useForm(): the API's error above its fields, one submit button.
 export function Form({ form, submit, secondary = false, class: cls, children }) {
 	return (
-		<form onSubmit={form.onSubmit} class={cls}>
+		<form onSubmit={form.onSubmit} class={cls} noValidate>
 			<ErrorBox error={form.error} />
 			{children}
 			<button type="submit" class={secondary ? 'secondary' : undefined} disabled={form.busy}>
@@ -151,4 +151,83 @@ export function useAction() {
 		}
 	};
 	return { error, act };
+}
+
+// A secret the API answers once (a token, a signing secret): shown in
+// full with a copy button, and never again after this page is left.
+export function ShownOnce({ label, value, children }) {
+	const [copied, setCopied] = useState(null);
+	const copy = async () => {
+		try {
+			await navigator.clipboard.writeText(value);
+			setCopied(value);
+		} catch {
+			setCopied(null);
+		}
+	};
+	return (
+		<div class="once" role="group" aria-label={label}>
+			<p>
+				<strong>{label}</strong> {children || 'is shown once: copy it now.'}
+			</p>
+			<div class="once-value">
+				<code class="secret">{value}</code>
+				<button type="button" class="secondary" onClick={copy} aria-label={`Copy ${label}`}>
+					Copy
+				</button>
+				<span role="status" class="ok">
+					{copied === value ? 'Copied' : ''}
+				</span>
+			</div>
+		</div>
+	);
+}
+
+// A list page's data: `path` loaded, the API's error shown, `empty` when
+// the list is empty, else render(rows).
+export function ListOf({ list, what, empty, children }) {
+	if (list.error) return <ErrorBox error={list.error} />;
+	if (!list.data) return <Loading what={what} />;
+	if (list.data.length === 0) return <p class="muted">{empty}</p>;
+	return children(list.data);
+}
+
+// A row's button (Remove, Revoke...): its label names the row, so that
+// every one reads differently to a screen reader; the visible text starts it.
+export function RowAction({ onClick, label, children }) {
+	return (
+		<button type="button" class="secondary" onClick={onClick} aria-label={label}>
+			{children}
+		</button>
+	);
+}
+
+// Start, stop and restart of an application or a service (`path`): each
+// queues a job; its state is said, and changed() reloads the record.
+export function Lifecycle({ path, changed }) {
+	const [msg, setMsg] = useState(null);
+	const { error, act: run } = useAction();
+	const act = (verb) =>
+		run(async () => {
+			setMsg(null);
+			const job = await post(`${path}/${verb}`);
+			const name = `${verb[0].toUpperCase()}${verb.slice(1)}`;
+			setMsg(job && job.status ? `${name} queued (job ${job.status.toLowerCase()}).` : `${name} queued.`);
+			changed();
+		});
+	return (
+		<div class="actions">
+			{['start', 'stop', 'restart'].map((verb) => (
+				<button key={verb} type="button" onClick={act(verb)}>
+					{verb[0].toUpperCase() + verb.slice(1)}
+				</button>
+			))}
+			{msg && (
+				<span class="ok" role="status">
+					{msg}
+				</span>
+			)}
+			<ErrorBox error={error} />
+		</div>
+	);
 }

@@ -1,0 +1,564 @@
+// Managed services (the connection revealed on demand, audited), alerts
+// and their rules, notification channels (the signing secret shown once)
+// and servers (the agent token shown once).
+import { useState } from 'preact/hooks';
+import { api, get, post } from './api.js';
+import { Link } from './router.jsx';
+import { Badge, ErrorBox, Field, Form, Lifecycle, ListOf, Loading, ShownOnce, RowAction, Table, useAction, useData, useForm, useTitle, when } from './ui.jsx';
+
+const envOptions = (projects) =>
+	(projects || []).flatMap((p) =>
+		p.environments.map((e) => (
+			<option key={e.id} value={e.id}>
+				{p.name} / {e.name}
+			</option>
+		)),
+	);
+
+export function Services({ projects }) {
+	useTitle('Services');
+	const list = useData(() => get('/services?limit=200'), []);
+	const form = useForm({ name: '', kind: 'POSTGRESQL', version: '', environmentId: '' }, async (v, setValues) => {
+		const body = { name: v.name.trim(), kind: v.kind, environmentId: v.environmentId || projects?.[0]?.environments?.[0]?.id };
+		if (v.version.trim()) body.version = v.version.trim();
+		await post('/services', body);
+		setValues((x) => ({ ...x, name: '', version: '' }));
+		list.reload();
+	});
+	return (
+		<section>
+			<h1>Services</h1>
+			<ListOf list={list} what="services" empty="No managed services yet.">
+				{(rows) => (
+					<Table head={['Name', 'Kind', 'Version', 'Status', 'Created']}>
+						{rows.map((s) => (
+							<tr key={s.id}>
+								<td>
+									<Link href={`/app/services/${s.id}`}>{s.name}</Link>
+								</td>
+								<td>{s.kind}</td>
+								<td>{s.version}</td>
+								<td>
+									<Badge status={s.status} />
+								</td>
+								<td>{when(s.createdAt)}</td>
+							</tr>
+						))}
+					</Table>
+				)}
+			</ListOf>
+			<h2>New service</h2>
+			<Form form={form} submit="Create service" class="row">
+				<Field form={form} name="name" label="Service name" autocomplete="off" required />
+				<Field form={form} name="kind" label="Kind">
+					<option value="POSTGRESQL">PostgreSQL</option>
+					<option value="MYSQL">MySQL</option>
+					<option value="REDIS">Redis</option>
+				</Field>
+				<Field form={form} name="version" label="Version (empty: the latest)" autocomplete="off" />
+				<Field form={form} name="environmentId" label="Environment">
+					{envOptions(projects)}
+				</Field>
+			</Form>
+		</section>
+	);
+}
+
+// The credentials: fetched only when asked (each GET writes an audit
+// record), kept in this component alone, forgotten when hidden.
+function Connection({ id }) {
+	const [conn, setConn] = useState(null);
+	const { error, act } = useAction();
+	const reveal = act(async () => setConn(await get(`/services/${id}/connection`)));
+	return (
+		<div>
+			<p class="muted">Revealing the credentials is recorded in the audit log, with who asked and when.</p>
+			<ErrorBox error={error} />
+			{conn ? (
+				<>
+					<dl class="facts">
+						<dt>Host</dt>
+						<dd>{conn.host}</dd>
+						<dt>Port</dt>
+						<dd>{conn.port}</dd>
+						<dt>Database</dt>
+						<dd>{conn.database}</dd>
+						<dt>User</dt>
+						<dd>{conn.username}</dd>
+					</dl>
+					<ShownOnce label="Connection URL" value={conn.url}>
+						holds the password. It is hidden again when you leave.
+					</ShownOnce>
+					<button type="button" class="secondary" onClick={() => setConn(null)}>
+						Hide credentials
+					</button>
+				</>
+			) : (
+				<button type="button" onClick={reveal}>
+					Reveal credentials
+				</button>
+			)}
+		</div>
+	);
+}
+
+// Scheduled backups: HOURLY, DAILY at an hour (UTC) or WEEKLY on a day
+// at an hour; the newest retentionCount are kept.
+function Schedule({ id }) {
+	const current = useData(() => get(`/services/${id}/backups/schedule`), [id]);
+	if (current.error) return <ErrorBox error={current.error} />;
+	if (!current.data) return <Loading what="the backup schedule" />;
+	return <ScheduleForm id={id} current={current.data} saved={current.reload} />;
+}
+
+const WEEKDAYS = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'];
+
+function ScheduleForm({ id, current, saved }) {
+	const c = current;
+	const form = useForm(
+		{ enabled: c.enabled ? 'yes' : 'no', frequency: c.frequency || 'DAILY', hourUtc: c.hourUtc === null || c.hourUtc === undefined ? '3' : String(c.hourUtc), weekday: c.weekday || 'SUNDAY', retentionCount: String(c.retentionCount || 7) },
+		async (v) => {
+			const body = { enabled: v.enabled === 'yes', frequency: v.frequency, retentionCount: Number(v.retentionCount) };
+			if (v.frequency !== 'HOURLY') body.hourUtc = Number(v.hourUtc);
+			if (v.frequency === 'WEEKLY') body.weekday = v.weekday;
+			await api('PUT', `/services/${id}/backups/schedule`, body);
+			saved();
+		},
+	);
+	const f = form.values.frequency;
+	return (
+		<>
+			<p class="muted">{c.enabled && c.nextRunAt ? `Next scheduled backup: ${when(c.nextRunAt)}.` : 'No scheduled backups.'}</p>
+			<Form form={form} submit="Save schedule" class="row">
+				<Field form={form} name="enabled" label="Scheduled backups">
+					<option value="yes">On</option>
+					<option value="no">Off</option>
+				</Field>
+				<Field form={form} name="frequency" label="Every">
+					<option value="HOURLY">hour</option>
+					<option value="DAILY">day</option>
+					<option value="WEEKLY">week</option>
+				</Field>
+				{f === 'WEEKLY' && (
+					<Field form={form} name="weekday" label="On">
+						{WEEKDAYS.map((d) => (
+							<option key={d} value={d}>
+								{d[0] + d.slice(1).toLowerCase()}
+							</option>
+						))}
+					</Field>
+				)}
+				{f !== 'HOURLY' && <Field form={form} name="hourUtc" label="At (hour, UTC)" type="number" min="0" max="23" />}
+				<Field form={form} name="retentionCount" label="Backups kept" type="number" min="1" max="100" />
+			</Form>
+		</>
+	);
+}
+
+export function ServicePage({ id }) {
+	const svc = useData(() => get(`/services/${id}`), [id]);
+	const backups = useData(() => get(`/services/${id}/backups?limit=50`), [id]);
+	const { error, act } = useAction();
+	useTitle(svc.data ? svc.data.name : 'Service');
+	const backup = act(async () => {
+		await post(`/services/${id}/backups`);
+		backups.reload();
+	});
+	if (svc.error) return <ErrorBox error={svc.error} />;
+	if (!svc.data) return <Loading what="the service" />;
+	const s = svc.data;
+	return (
+		<section>
+			<p>
+				<Link href="/app/services">← Services</Link>
+			</p>
+			<div class="title-row">
+				<h1>{s.name}</h1>
+				<Badge status={s.status} />
+			</div>
+			<p class="muted">
+				{s.kind} {s.version}
+				{s.description ? ` · ${s.description}` : ''}
+			</p>
+			<Lifecycle path={`/services/${id}`} changed={svc.reload} />
+			<ErrorBox error={error} />
+			<h2>Connection</h2>
+			<Connection id={id} />
+			<h2>Backups</h2>
+			<Schedule id={id} />
+			<div class="actions">
+				<button type="button" class="secondary" onClick={backup}>
+					Back up now
+				</button>
+			</div>
+			<ListOf list={backups} what="backups" empty="No backups yet.">
+				{(rows) => (
+					<Table head={['Requested', 'Status', 'Size', 'Finished']}>
+						{rows.map((b) => (
+							<tr key={b.id}>
+								<td>{when(b.createdAt)}</td>
+								<td>
+									<Badge status={b.status} />
+									{b.errorMessage ? ` ${b.errorMessage}` : ''}
+								</td>
+								<td>{b.sizeBytes === null ? '–' : `${b.sizeBytes} bytes`}</td>
+								<td>{when(b.finishedAt)}</td>
+							</tr>
+						))}
+					</Table>
+				)}
+			</ListOf>
+		</section>
+	);
+}
+
+// The navigation's badge: open alerts (GET /alerts/summary).
+export function AlertCount() {
+	const s = useData(() => get('/alerts/summary'), []);
+	if (!s.data || !s.data.open) return null;
+	return (
+		<span class="count" aria-label={`${s.data.open} open alerts`}>
+			{s.data.open}
+		</span>
+	);
+}
+
+const METRICS = ['CPU_PERCENT', 'MEMORY_PERCENT', 'DISK_PERCENT', 'SWAP_PERCENT', 'LOAD_AVERAGE_1M', 'NETWORK_RX_BYTES_PER_SECOND', 'NETWORK_TX_BYTES_PER_SECOND'];
+
+export function Alerts() {
+	useTitle('Alerts');
+	const alerts = useData(() => get('/alerts?limit=100'), []);
+	const rules = useData(() => get('/alerts/rules?limit=100'), []);
+	const channels = useData(() => get('/notification-channels?limit=100'), []);
+	const { error, act } = useAction();
+	const servers = useData(() => get('/servers?limit=200'), []);
+	const form = useForm({ name: '', kind: 'METRIC_THRESHOLD', severity: 'WARNING', metric: 'CPU_PERCENT', operator: 'ABOVE', threshold: '90', durationSeconds: '300', serverId: '', channelId: '' }, async (v, setValues) => {
+		const body = { name: v.name.trim(), kind: v.kind, severity: v.severity };
+		// A metric is watched on one server; unreachable: one server, or every one.
+		const serverId = v.serverId || (v.kind === 'METRIC_THRESHOLD' ? servers.data?.[0]?.id : null);
+		if (v.kind === 'METRIC_THRESHOLD') Object.assign(body, { metric: v.metric, operator: v.operator, threshold: Number(v.threshold) });
+		if (v.kind !== 'DEPLOYMENT_FAILED') Object.assign(body, { durationSeconds: Number(v.durationSeconds), serverId: serverId || null });
+		if (v.channelId) body.channelIds = [v.channelId];
+		await post('/alerts/rules', body);
+		setValues((x) => ({ ...x, name: '' }));
+		rules.reload();
+	});
+	const resolve = (a) =>
+		act(async () => {
+			await post(`/alerts/${a.id}/resolve`);
+			alerts.reload();
+		});
+	const toggleRule = (r) =>
+		act(async () => {
+			await api('PATCH', `/alerts/rules/${r.id}`, { enabled: !r.enabled });
+			rules.reload();
+		});
+	const removeRule = (r) =>
+		act(async () => {
+			await api('DELETE', `/alerts/rules/${r.id}`);
+			rules.reload();
+		});
+	const metric = form.values.kind === 'METRIC_THRESHOLD';
+	return (
+		<section>
+			<h1>Alerts</h1>
+			<ErrorBox error={error} />
+			<ListOf list={alerts} what="alerts" empty="No alerts.">
+				{(rows) => (
+					<Table head={['Raised', 'Severity', 'Alert', 'Status', <span class="sr-only">Actions</span>]}>
+						{rows.map((a) => (
+							<tr key={a.id}>
+								<td>{when(a.createdAt)}</td>
+								<td>
+									<Badge status={a.severity} />
+								</td>
+								<td>
+									<strong>{a.title}</strong> <span class="muted">{a.message}</span>
+								</td>
+								<td>
+									<Badge status={a.status} />
+								</td>
+								<td>
+									{a.status === 'OPEN' && (
+										<RowAction onClick={resolve(a)} label={`Resolve ${a.title}`}>Resolve</RowAction>
+									)}
+								</td>
+							</tr>
+						))}
+					</Table>
+				)}
+			</ListOf>
+			<h2>Rules</h2>
+			<ListOf list={rules} what="rules" empty="No rules.">
+				{(rows) => (
+					<Table head={['Name', 'Kind', 'Condition', 'Severity', 'Channels', 'Enabled', <span class="sr-only">Actions</span>]}>
+						{rows.map((r) => (
+							<tr key={r.id}>
+								<td>{r.name}</td>
+								<td>{r.kind}</td>
+								<td>{r.metric ? `${r.metric} ${r.operator} ${r.threshold} for ${r.durationSeconds} s` : '–'}</td>
+								<td>
+									<Badge status={r.severity} />
+								</td>
+								<td>{(r.channelIds || []).length}</td>
+								<td>{r.enabled ? 'yes' : 'no'}</td>
+								<td>
+									<div class="actions">
+										<RowAction onClick={toggleRule(r)} label={`${r.enabled ? 'Disable' : 'Enable'} rule ${r.name}`}>{r.enabled ? 'Disable' : 'Enable'}</RowAction>
+										<RowAction onClick={removeRule(r)} label={`Remove rule ${r.name}`}>Remove</RowAction>
+									</div>
+								</td>
+							</tr>
+						))}
+					</Table>
+				)}
+			</ListOf>
+			<Form form={form} submit="Add rule" class="row">
+				<Field form={form} name="name" label="Rule name" autocomplete="off" required />
+				<Field form={form} name="kind" label="When">
+					<option value="METRIC_THRESHOLD">A metric crosses a threshold</option>
+					<option value="SERVER_UNREACHABLE">A server is unreachable</option>
+					<option value="DEPLOYMENT_FAILED">A deployment fails</option>
+				</Field>
+				<Field form={form} name="severity" label="Severity">
+					<option value="WARNING">WARNING</option>
+					<option value="CRITICAL">CRITICAL</option>
+				</Field>
+				{metric && (
+					<Field form={form} name="metric" label="Metric">
+						{METRICS.map((m) => (
+							<option key={m} value={m}>
+								{m}
+							</option>
+						))}
+					</Field>
+				)}
+				{metric && (
+					<Field form={form} name="operator" label="Is">
+						<option value="ABOVE">above</option>
+						<option value="BELOW">below</option>
+					</Field>
+				)}
+				{metric && <Field form={form} name="threshold" label="Threshold" type="number" step="any" />}
+				{form.values.kind !== 'DEPLOYMENT_FAILED' && <Field form={form} name="durationSeconds" label="For (seconds)" type="number" min="60" />}
+				{form.values.kind !== 'DEPLOYMENT_FAILED' && (
+					<Field form={form} name="serverId" label="Server">
+						{!metric && <option value="">Every server</option>}
+						{(servers.data || []).map((x) => (
+							<option key={x.id} value={x.id}>
+								{x.name}
+							</option>
+						))}
+					</Field>
+				)}
+				<Field form={form} name="channelId" label="Notify">
+					<option value="">No channel</option>
+					{(channels.data || []).map((c) => (
+						<option key={c.id} value={c.id}>
+							{c.name}
+						</option>
+					))}
+				</Field>
+			</Form>
+		</section>
+	);
+}
+
+export function Channels() {
+	useTitle('Notification channels');
+	const list = useData(() => get('/notification-channels?limit=100'), []);
+	const [made, setMade] = useState(null);
+	const [msg, setMsg] = useState(null);
+	const { error, act } = useAction();
+	const form = useForm({ name: '', kind: 'WEBHOOK', url: '', addresses: '' }, async (v, setValues) => {
+		const body = { name: v.name.trim(), kind: v.kind };
+		if (v.kind === 'EMAIL') body.addresses = v.addresses.split(/[\s,]+/).filter(Boolean);
+		else body.url = v.url.trim();
+		setMade(await post('/notification-channels', body));
+		setValues((x) => ({ ...x, name: '', url: '', addresses: '' }));
+		list.reload();
+	});
+	const test = (c) =>
+		act(async () => {
+			setMsg(null);
+			await post(`/notification-channels/${c.id}/test`);
+			setMsg(`A test message to ${c.name} is on its way.`);
+		});
+	const toggle = (c) =>
+		act(async () => {
+			await api('PATCH', `/notification-channels/${c.id}`, { enabled: !c.enabled });
+			list.reload();
+		});
+	const remove = (c) =>
+		act(async () => {
+			await api('DELETE', `/notification-channels/${c.id}`);
+			list.reload();
+		});
+	const email = form.values.kind === 'EMAIL';
+	return (
+		<section>
+			<h1>Notification channels</h1>
+			{made && made.signingSecret && (
+				<ShownOnce label={`Signing secret of ${made.name}`} value={made.signingSecret}>
+					signs every message to this channel (HMAC-SHA256). It is shown once: give it to the receiver now.
+				</ShownOnce>
+			)}
+			{msg && <p role="status">{msg}</p>}
+			<ErrorBox error={error} />
+			<ListOf list={list} what="channels" empty="No channels.">
+				{(rows) => (
+					<Table head={['Name', 'Kind', 'Target', 'Enabled', <span class="sr-only">Actions</span>]}>
+						{rows.map((c) => (
+							<tr key={c.id}>
+								<td>{c.name}</td>
+								<td>{c.kind}</td>
+								<td>{c.url || (c.addresses || []).join(', ')}</td>
+								<td>{c.enabled ? 'yes' : 'no'}</td>
+								<td>
+									<div class="actions">
+										<RowAction onClick={test(c)} label={`Send a test to ${c.name}`}>Test</RowAction>
+										<RowAction onClick={toggle(c)} label={`${c.enabled ? 'Disable' : 'Enable'} channel ${c.name}`}>{c.enabled ? 'Disable' : 'Enable'}</RowAction>
+										<RowAction onClick={remove(c)} label={`Remove channel ${c.name}`}>Remove</RowAction>
+									</div>
+								</td>
+							</tr>
+						))}
+					</Table>
+				)}
+			</ListOf>
+			<h2>New channel</h2>
+			<Form form={form} submit="Add channel" class="row">
+				<Field form={form} name="name" label="Channel name" autocomplete="off" required />
+				<Field form={form} name="kind" label="Kind">
+					<option value="WEBHOOK">Webhook</option>
+					<option value="SLACK">Slack</option>
+					<option value="DISCORD">Discord</option>
+					<option value="EMAIL">E-mail</option>
+				</Field>
+				{email ? (
+					<Field form={form} name="addresses" label="Addresses (comma separated)" autocomplete="off" required />
+				) : (
+					<Field form={form} name="url" label="URL" type="url" autocomplete="off" required />
+				)}
+			</Form>
+		</section>
+	);
+}
+
+// The local server's ingress as Caddy reports it now (GET /proxy): the
+// routes of this organization's applications and the certificates'
+// policies; a Caddy that does not answer is shown with the reason.
+function Ingress() {
+	const proxy = useData(() => get('/proxy'), []);
+	if (proxy.error) return <ErrorBox error={proxy.error} />;
+	if (!proxy.data) return <Loading what="the ingress" />;
+	const p = proxy.data;
+	if (!p.reachable) {
+		return (
+			<p class="muted" data-reachable="false">
+				Caddy does not answer on this host: {p.error}
+			</p>
+		);
+	}
+	return (
+		<div data-reachable="true">
+			<p>{p.server ? `Listening on ${p.server.listen.join(', ')}${p.server.automaticHttps ? ', with automatic HTTPS' : ''}.` : 'No route set yet.'}</p>
+			{p.routes.length > 0 && (
+				<Table head={['Hostnames', 'Forwarded to', 'Application']}>
+					{p.routes.map((r) => (
+						<tr key={r.id}>
+							<td>{r.hosts.join(', ')}</td>
+							<td>{r.upstreams.join(', ')}</td>
+							<td>
+								<Link href={`/app/applications/${r.applicationId}`}>{r.applicationId}</Link>
+							</td>
+						</tr>
+					))}
+				</Table>
+			)}
+			{p.certificates.length > 0 && (
+				<Table head={['Certificates for', 'Issuers', 'On demand']}>
+					{p.certificates.map((c, i) => (
+						<tr key={i}>
+							<td>{c.subjects.length ? c.subjects.join(', ') : 'every name'}</td>
+							<td>{c.issuers.join(', ')}</td>
+							<td>{c.onDemand ? 'yes' : 'no'}</td>
+						</tr>
+					))}
+				</Table>
+			)}
+		</div>
+	);
+}
+
+export function Servers() {
+	useTitle('Servers');
+	const list = useData(() => get('/servers?limit=200'), []);
+	const [made, setMade] = useState(null);
+	const { error, act } = useAction();
+	// A new token for a server: the old one stops working at once.
+	const rotate = (s) => act(async () => setMade(await post(`/servers/${s.id}/agent-token`)));
+	const remove = (s) =>
+		act(async () => {
+			await api('DELETE', `/servers/${s.id}`);
+			list.reload();
+		});
+	const form = useForm({ name: '', host: '' }, async (v, setValues) => {
+		const body = { name: v.name.trim() };
+		if (v.host.trim()) body.host = v.host.trim();
+		setMade(await post('/servers', body));
+		setValues({ name: '', host: '' });
+		list.reload();
+	});
+	return (
+		<section>
+			<h1>Servers</h1>
+			{made && (
+				<>
+					<ShownOnce label={`Agent token of ${made.name}`} value={made.agentToken}>
+						lets the agent on {made.name} connect. It is shown once.
+					</ShownOnce>
+					<ShownOnce label="Command to start the agent" value={`STEWARD_URL=${location.origin} STEWARD_AGENT_TOKEN=${made.agentToken} steward-agent`}>
+						to run on the server.
+					</ShownOnce>
+				</>
+			)}
+			<ErrorBox error={error} />
+			<ListOf list={list} what="servers" empty="No servers.">
+				{(rows) => (
+					<Table head={['Name', 'Host', 'Status', 'Applications', 'Services', 'Last seen', <span class="sr-only">Actions</span>]}>
+						{rows.map((s) => (
+							<tr key={s.id}>
+								<td>
+									{s.name} {s.isLocal && <span class="muted">(this host)</span>}
+								</td>
+								<td>{s.host || '–'}</td>
+								<td>
+									<Badge status={s.status} />
+								</td>
+								<td>{s.applicationCount}</td>
+								<td>{s.serviceCount}</td>
+								<td>{when(s.lastSeenAt)}</td>
+								<td>
+									{!s.isLocal && (
+										<div class="actions">
+											<RowAction onClick={rotate(s)} label={`New agent token for ${s.name}`}>New agent token</RowAction>
+											<RowAction onClick={remove(s)} label={`Remove server ${s.name}`}>Remove</RowAction>
+										</div>
+									)}
+								</td>
+							</tr>
+						))}
+					</Table>
+				)}
+			</ListOf>
+			<h2>Ingress of this host</h2>
+			<Ingress />
+			<h2>Add a server</h2>
+			<Form form={form} submit="Add server" class="row">
+				<Field form={form} name="name" label="Server name" autocomplete="off" required />
+				<Field form={form} name="host" label="Host (optional)" autocomplete="off" />
+			</Form>
+		</section>
+	);
+}
