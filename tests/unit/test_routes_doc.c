@@ -75,7 +75,7 @@ TEST(every_route_has_summary_description_tag_and_statuses)
 		const char *m = sw_http_method_name(r->method);
 		int s = d->success_status;
 		bool ok = nonempty(d->summary) && nonempty(d->description) && nonempty(d->tag) &&
-			  (s == 200 || s == 201 || s == 202 || s == 204) && d->error_statuses;
+			  (s == 200 || s == 201 || s == 202 || s == 204 || s == 101) && d->error_statuses;
 		if (!ok)
 			fprintf(stderr, "  %s %s: summary, description, tag, success status (%d) or "
 				"error statuses missing\n", m, r->pattern, s);
@@ -86,12 +86,15 @@ TEST(every_route_has_summary_description_tag_and_statuses)
 				r->max_body, d->request_schema ? d->request_schema : "(none)");
 			CHECK(0);
 		}
-		/* 204 has no body; any other success documents its data, or
-		 * the media type of a body that is not the envelope (the
-		 * document itself, GET /docs, is the one exception). */
+		/* 204 has no body, nor has 101 (the connection is another
+		 * protocol's from then on: GET /agent/connect); any other success
+		 * documents its data, or the media type of a body that is not
+		 * the envelope (the document itself, GET /docs, is the one
+		 * exception). */
 		bool is_docs = strcmp(r->pattern, "/docs") == 0;
+		bool bodiless = s == 204 || s == 101;
 		CHECK(!(d->response_schema && d->media_type));
-		if ((s == 204) == (d->response_schema != NULL || d->media_type != NULL) && !is_docs) {
+		if (bodiless == (d->response_schema != NULL || d->media_type != NULL) && !is_docs) {
 			fprintf(stderr, "  %s %s: success %d with response schema %s\n", m, r->pattern, s,
 				d->response_schema ? d->response_schema : "(none)");
 			CHECK(0);
