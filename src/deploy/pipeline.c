@@ -52,6 +52,7 @@
 #include "steward/base/limits.h"
 #include "steward/base/log.h"
 #include "steward/base/seal.h"
+#include "steward/base/validate.h"
 #include "deploy/pipeline_internal.h"
 
 /* ---- state ---- */
@@ -131,9 +132,10 @@ int sw_pl_driver_for(struct sw_pl *p, const char *is_local, char *err, size_t er
 {
 	if (p->driver)
 		return 0;
-	if (is_local && strcmp(is_local, "t") != 0) {
-		snprintf(err, errlen, "The application's server is not connected: only the local server "
-			 "can run work until agents connect remote servers.");
+	/* Only a server known to be the local one gets the local driver: work
+	 * for any other never falls back to this host's engine. */
+	if (!is_local || strcmp(is_local, "t") != 0) {
+		snprintf(err, errlen, "%s", SW_PL_NOT_CONNECTED);
 		return -EHOSTUNREACH;
 	}
 	p->driver = sw_driver_local_new();
@@ -143,6 +145,29 @@ int sw_pl_driver_for(struct sw_pl *p, const char *is_local, char *err, size_t er
 		return r;
 	}
 	return 0;
+}
+
+int sw_pl_driver_server(struct sw_pl *p, const char *server_id, char *err, size_t errlen)
+{
+	if (p->driver)
+		return 0;
+	if (!server_id || !sw_is_uuid(sw_str_cstr(server_id))) {
+		snprintf(err, errlen, "The job names no server: nothing was done on any server.");
+		return -EINVAL;
+	}
+	const char *params[1] = { server_id };
+	PGresult *res = sw_pl_exec(p, &sw_db_stmt_rt_server, params, err, errlen);
+	if (!res)
+		return -EIO;
+	int r;
+	if (PQntuples(res) != 1) {
+		snprintf(err, errlen, "The server was deleted: nothing was done on it.");
+		r = -ENOENT;
+	} else {
+		r = sw_pl_driver_for(p, PQgetvalue(res, 0, 1), err, errlen);
+	}
+	PQclear(res);
+	return r;
 }
 
 /* ---- variables and scrubbing ---- */

@@ -300,7 +300,10 @@ int sw_pl_service_delete(struct sw_job *job, void *ctx, char *err, size_t errlen
 	sw_pl_init(&p, job, ctx);
 	char name[SW_PL_NAME_MAX], id[SW_DRIVER_ID_MAX], state[24];
 	service_container_name(name, job->target_id);
-	int r = sw_pl_driver_for(&p, NULL, err, errlen);
+	json_t *payload = json_loads(job->payload ? job->payload : "{}", 0, NULL);
+	int r = sw_pl_driver_server(&p, json_string_value(json_object_get(payload, "serverId")), err,
+				    errlen);
+	json_decref(payload);
 	if (r == 0)
 		r = service_container(&p, name, id, state, err, errlen);
 	if (r == 0 && id[0]) {

@@ -107,6 +107,7 @@ extern const struct sw_db_stmt sw_db_stmt_rt_lock;
 extern const struct sw_db_stmt sw_db_stmt_rt_unlock;
 extern const struct sw_db_stmt sw_db_stmt_rt_application_status;
 extern const struct sw_db_stmt sw_db_stmt_rt_service;
+extern const struct sw_db_stmt sw_db_stmt_rt_server; /* columns: id, is_local */
 extern const struct sw_db_stmt sw_db_stmt_rt_service_status;
 extern const struct sw_db_stmt sw_db_stmt_rt_backup_fail;
 
