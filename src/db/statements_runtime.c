@@ -15,7 +15,7 @@
 	" a.health_check_timeout_seconds, a.health_check_retries, a.deploy_strategy,"              \
 	" a.image_retention_count, a.cpu_limit_millicores, a.memory_limit_mb, a.status,"           \
 	" s.is_local, g.repository_url, g.branch, g.deploy_public_key, g.deploy_private_key_sealed," \
-	" g.ssh_host_key, gc.id, gc.provider, gc.username, gc.token_sealed"
+	" g.ssh_host_key, gc.id, gc.provider, gc.username, gc.token_sealed, a.server_id"
 #define APP_JOINS                                                                                  \
 	" JOIN servers s ON s.id = a.server_id LEFT JOIN git_sources g ON g.application_id = a.id"   \
 	" LEFT JOIN git_credentials gc ON gc.id = g.credential_id"

@@ -53,6 +53,7 @@
 #include "steward/base/log.h"
 #include "steward/base/seal.h"
 #include "steward/base/validate.h"
+#include "steward/driver/remote.h"
 #include "deploy/pipeline_internal.h"
 
 /* ---- state ---- */
@@ -125,18 +126,23 @@ const char *sw_pl_app(const struct sw_pl *p, enum sw_db_rt_app_col col)
 
 int sw_pl_driver(struct sw_pl *p, char *err, size_t errlen)
 {
-	return sw_pl_driver_for(p, sw_pl_app(p, SW_DB_RT_APP_SERVER_IS_LOCAL), err, errlen);
+	return sw_pl_driver_for(p, sw_pl_app(p, SW_DB_RT_APP_SERVER_ID),
+				sw_pl_app(p, SW_DB_RT_APP_SERVER_IS_LOCAL), err, errlen);
 }
 
-int sw_pl_driver_for(struct sw_pl *p, const char *is_local, char *err, size_t errlen)
+int sw_pl_driver_for(struct sw_pl *p, const char *server_id, const char *is_local, char *err,
+		     size_t errlen)
 {
 	if (p->driver)
 		return 0;
 	/* Only a server known to be the local one gets the local driver: work
-	 * for any other never falls back to this host's engine. */
+	 * for any other goes to its agent or fails, never to this host. */
 	if (!is_local || strcmp(is_local, "t") != 0) {
-		snprintf(err, errlen, "%s", SW_PL_NOT_CONNECTED);
-		return -EHOSTUNREACH;
+		if (!server_id) {
+			snprintf(err, errlen, "%s", SW_DRIVER_NOT_CONNECTED);
+			return -EHOSTUNREACH;
+		}
+		return sw_driver_remote_new(p->job->conn, server_id, p->job->stop, &p->driver, err, errlen);
 	}
 	p->driver = sw_driver_local_new();
 	if (!p->driver) {
@@ -164,7 +170,7 @@ int sw_pl_driver_server(struct sw_pl *p, const char *server_id, char *err, size_
 		snprintf(err, errlen, "The server was deleted: nothing was done on it.");
 		r = -ENOENT;
 	} else {
-		r = sw_pl_driver_for(p, PQgetvalue(res, 0, 1), err, errlen);
+		r = sw_pl_driver_for(p, PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), err, errlen);
 	}
 	PQclear(res);
 	return r;

@@ -59,16 +59,15 @@ PGresult *sw_pl_exec(struct sw_pl *p, const struct sw_db_stmt *st, const char *c
 const char *sw_pl_col(const struct sw_pl *p, int col);
 /* An application column of the row. */
 const char *sw_pl_app(const struct sw_pl *p, enum sw_db_rt_app_col col);
-/* What a job for a server that no driver serves fails with: nothing is
- * done, on that server or on this host. */
-#define SW_PL_NOT_CONNECTED                                                              \
-	"The server's agent is not connected: nothing was done on the server."
 /* The driver of the application's server: the local driver for the local
- * server, else -EHOSTUNREACH with SW_PL_NOT_CONNECTED. */
+ * server, else its remote driver (steward/driver/remote.h), which fails
+ * -EHOSTUNREACH with SW_DRIVER_NOT_CONNECTED when the server's agent is not
+ * connected. */
 int sw_pl_driver(struct sw_pl *p, char *err, size_t errlen);
-/* The same for a server whose is_local column reads is_local ("t"/"f";
- * NULL, unknown: refused like a remote server, never the local driver). */
-int sw_pl_driver_for(struct sw_pl *p, const char *is_local, char *err, size_t errlen);
+/* The same for server_id whose is_local column reads is_local ("t"/"f";
+ * NULL, unknown: never the local driver). */
+int sw_pl_driver_for(struct sw_pl *p, const char *server_id, const char *is_local, char *err,
+		     size_t errlen);
 /* The same for the server server_id (a job's payload names it when the
  * row it acts on is gone): -EINVAL without one, -ENOENT when it was
  * deleted, each with a sentence. */

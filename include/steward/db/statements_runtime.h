@@ -40,6 +40,7 @@ enum sw_db_rt_app_col {
 	SW_DB_RT_APP_GIT_CREDENTIAL_PROVIDER,
 	SW_DB_RT_APP_GIT_CREDENTIAL_USERNAME, /* NULL: the provider's convention */
 	SW_DB_RT_APP_GIT_CREDENTIAL_TOKEN_SEALED, /* bound to "git-credential:<id>" */
+	SW_DB_RT_APP_SERVER_ID,
 	SW_DB_RT_APP_NCOLUMNS
 };
 
