@@ -125,6 +125,22 @@ test('start, stop and restart of an application on the remote server act on its 
 	const decoyState = await inspect(dockerRequest, decoy);
 	assert.equal(decoyState.Running, true);
 
+	// The live routes read the second engine and the second Caddy.
+	const listed = await ok(w.call('GET', `/servers/${server.id}/containers`));
+	assert.deepEqual(listed.map((c) => [c.id, c.applicationId, c.state]), [[there, app.id, 'running']]);
+	assert.deepEqual((await ok(w.call('GET', `/applications/${app.id}/containers`))).map((c) => c.id), [there]);
+	const route = { '@id': `steward-app-${app.id}`, match: [{ host: ['far.example.com'] }],
+		handle: [{ handler: 'reverse_proxy', upstreams: [{ dial: '127.0.0.1:9' }] }] };
+	const put = await caddy2.request('POST', '/config/apps/http/servers/steward', { listen: [caddy2.httpListen], routes: [route] });
+	assert.equal(put.status, 200, put.text);
+	const proxy = await ok(w.call('GET', `/proxy?serverId=${server.id}`));
+	assert.equal(proxy.reachable, true);
+	assert.equal(proxy.serverId, server.id);
+	assert.deepEqual(proxy.server.listen, [caddy2.httpListen]);
+	assert.deepEqual(proxy.routes.map((r) => [r.id, r.hosts, r.upstreams]), [[`steward-app-${app.id}`, ['far.example.com'], ['127.0.0.1:9']]]);
+	const localProxy = await ok(w.call('GET', '/proxy'));
+	assert.ok(!localProxy.routes.some((r) => r.applicationId === app.id), 'not on the first Caddy');
+
 	// The commands went through the table and were closed: no payload kept.
 	const rows = (await w.sql(`SELECT kind || ':' || status || ':' || payload::text FROM agent_commands WHERE server_id = '${server.id}' ORDER BY created_at`)).trim().split('\n');
 	assert.ok(rows.some((r) => r.startsWith('container.stop:SUCCEEDED:{}')), rows.join('\n'));
@@ -172,6 +188,8 @@ test('an agent killed while it runs a command fails the job saying so; with no a
 	assert.equal(end.status, 'FAILED');
 	assert.match(end.error, /^The server's agent disconnected while it ran container\.stop: its outcome on the server is not known\.$/);
 	await waitStatus('OFFLINE');
+	h.assertError(await w.call('GET', `/proxy?serverId=${server.id}`), 409, 'SERVER_NOT_CONNECTED');
+	h.assertError(await w.call('GET', `/servers/${server.id}/containers`), 409, 'SERVER_NOT_CONNECTED');
 	assert.deepEqual(await lifecycle(app, 'start'),
 		{ status: 'FAILED', error: "The server's agent is not connected: nothing was done on the server." });
 	// The command given up on is closed: a returning agent is not sent it.
