@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as h from './harness.mjs';
 import { ok } from './identity.mjs';
+import * as W from './deploy_world.mjs';
 import { world, BASE_IMAGE, dockerRequest, waitJob as waitJobOf } from './deploy_world.mjs';
 import { startSecondDocker, startCaddy } from './docker.mjs';
 
@@ -170,6 +171,23 @@ test('deleting a named volume and an application on the remote server removes th
 	assert.deepEqual(await waitJob(aj), { status: 'SUCCEEDED', error: '' });
 	assert.equal(await inspect(second.request, there), null, 'its container is gone from the second engine');
 	assert.equal((await inspect(dockerRequest, decoy)).Running, true, 'the first engine\'s is untouched');
+});
+
+test('a deployment to the remote server stops at the build, which is not carried yet, and builds nothing locally', async () => {
+	const app = await makeApp('far-deploy');
+	await ok(w.call('PATCH', `/applications/${app.id}`, { body: { port: await h.freePort() } }));
+	const repo = await W.createRepo({ files: W.webFiles('far v1\n') });
+	await W.gitSource(w, app, repo.fileUrl);
+	const d = await W.deploy(w, app);
+	const end = await W.waitDeployment(w, d.id);
+	assert.equal(end.status, 'FAILED');
+	assert.equal(end.errorMessage, 'An image build on a remote server is not available yet.');
+	assert.match(await W.logText(w, d.id), /Base image steward-test\/base:latest is present/, 'the FROM image was looked up on the second engine');
+	const filters = encodeURIComponent(JSON.stringify({ label: [`steward.application=${app.id}`] }));
+	for (const request of [dockerRequest, second.request]) {
+		assert.deepEqual((await request('GET', `/images/json?filters=${filters}`)).json(), [], 'no image built');
+		assert.deepEqual((await request('GET', `/containers/json?all=1&filters=${filters}`)).json(), [], 'no container');
+	}
 });
 
 test('an agent killed while it runs a command fails the job saying so; with no agent, jobs fail at once', async () => {
