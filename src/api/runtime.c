@@ -207,7 +207,7 @@ static void op_run(struct sw_worker_job *job)
 			snprintf(o->err, sizeof(o->err), "the database cannot be reached");
 			goto out;
 		}
-		o->rc = sw_driver_remote_new(conn, o->server_id, NULL, &o->d, o->err, sizeof(o->err));
+		o->rc = sw_driver_remote_new(conn, o->server_id, NULL, 0, &o->d, o->err, sizeof(o->err));
 		if (o->rc) {
 			o->not_connected = o->rc == -EHOSTUNREACH;
 			goto out;

@@ -65,7 +65,20 @@ static PGresult *exec(struct sw_driver_remote *r, const struct sw_db_stmt *st, c
 	return NULL;
 }
 
-int sw_driver_remote_new(PGconn *conn, const char *server_id, const volatile bool *stop,
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+int sw_driver_remote_new(PGconn *conn, const char *server_id, const volatile bool *stop, unsigned wait_ms,
 			 struct sw_driver **ret, char *err, size_t errlen)
 {
 	*ret = NULL;
@@ -75,19 +88,30 @@ int sw_driver_remote_new(PGconn *conn, const char *server_id, const volatile boo
 		return -EINVAL;
 	}
 	snprintf(tmp.server_id, sizeof(tmp.server_id), "%s", server_id);
-	const char *params[1] = { server_id };
-	PGresult *res = exec(&tmp, &sw_db_stmt_agent_server_status, params, err, errlen);
-	if (!res)
-		return -EIO;
-	int rc = 0;
-	if (PQntuples(res) != 1) {
-		snprintf(err, errlen, "The server was deleted: nothing was done on it.");
-		rc = -ENOENT;
-	} else if (strcmp(PQgetvalue(res, 0, 0), "ONLINE") != 0) {
-		snprintf(err, errlen, "%s", SW_DRIVER_NOT_CONNECTED);
-		rc = -EHOSTUNREACH;
+	uint64_t deadline = now_ms() + wait_ms;
+	int rc;
+	for (;;) {
+		const char *params[1] = { server_id };
+		PGresult *res = exec(&tmp, &sw_db_stmt_agent_server_status, params, err, errlen);
+		if (!res)
+			return -EIO;
+		rc = 0;
+		if (PQntuples(res) != 1) {
+			snprintf(err, errlen, "The server was deleted: nothing was done on it.");
+			rc = -ENOENT;
+		} else if (strcmp(PQgetvalue(res, 0, 0), "ONLINE") != 0) {
+			rc = -EHOSTUNREACH;
+		}
+		PQclear(res);
+		if (rc != -EHOSTUNREACH || now_ms() >= deadline || (stop && *stop))
+			break;
+		sleep_ms(SW_DRIVER_REMOTE_WAIT_POLL_MS);
 	}
-	PQclear(res);
+	if (rc == -EHOSTUNREACH && wait_ms)
+		snprintf(err, errlen, "The server's agent is not connected (waited %u s): nothing was done "
+			 "on the server.", wait_ms / 1000);
+	else if (rc == -EHOSTUNREACH)
+		snprintf(err, errlen, "%s", SW_DRIVER_NOT_CONNECTED);
 	if (rc)
 		return rc;
 	struct sw_driver *d = calloc(1, sizeof(*d));
@@ -107,19 +131,6 @@ int sw_driver_remote_new(PGconn *conn, const char *server_id, const volatile boo
 void sw_driver_remote_free(struct sw_driver_remote *r)
 {
 	free(r);
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
 }
 
 /* Issues kind with payload (taken) and waits for its answer, at most

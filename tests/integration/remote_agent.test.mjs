@@ -173,15 +173,22 @@ test('deleting a named volume and an application on the remote server removes th
 	assert.equal((await inspect(dockerRequest, decoy)).Running, true, 'the first engine\'s is untouched');
 });
 
-test('a deployment to the remote server stops at the build, which is not carried yet, and builds nothing locally', async () => {
-	const app = await makeApp('far-deploy');
+// An application on the remote server with a git source serving body.
+async function gitApp(name, body) {
+	const app = await makeApp(name);
 	await ok(w.call('PATCH', `/applications/${app.id}`, { body: { port: await h.freePort() } }));
-	const repo = await W.createRepo({ files: W.webFiles('far v1\n') });
+	const repo = await W.createRepo({ files: W.webFiles(body) });
 	await W.gitSource(w, app, repo.fileUrl);
+	return app;
+}
+const NO_BUILD = 'An image build on a remote server is not available yet.';
+
+test('a deployment to the remote server stops at the build, which is not carried yet, and builds nothing locally', async () => {
+	const app = await gitApp('far-deploy', 'far v1\n');
 	const d = await W.deploy(w, app);
 	const end = await W.waitDeployment(w, d.id);
 	assert.equal(end.status, 'FAILED');
-	assert.equal(end.errorMessage, 'An image build on a remote server is not available yet.');
+	assert.equal(end.errorMessage, NO_BUILD);
 	assert.match(await W.logText(w, d.id), /Base image steward-test\/base:latest is present/, 'the FROM image was looked up on the second engine');
 	const filters = encodeURIComponent(JSON.stringify({ label: [`steward.application=${app.id}`] }));
 	for (const request of [dockerRequest, second.request]) {
@@ -190,7 +197,7 @@ test('a deployment to the remote server stops at the build, which is not carried
 	}
 });
 
-test('an agent killed while it runs a command fails the job saying so; with no agent, jobs fail at once', async () => {
+test('an agent killed while it runs a command fails the job saying so; with no agent, lifecycle jobs fail at once and a deployment waits for it', async () => {
 	const app = await makeApp('far-kill');
 	// sleep as PID 1 ignores SIGTERM: the stop waits its 10 s timeout.
 	const there = await appContainer(second.request, app, { term: false });
@@ -213,7 +220,14 @@ test('an agent killed while it runs a command fails the job saying so; with no a
 	// The command given up on is closed: a returning agent is not sent it.
 	const left = (await w.sql(`SELECT count(*) FROM agent_commands WHERE server_id = '${server.id}' AND status NOT IN ('SUCCEEDED', 'FAILED')`)).trim();
 	assert.equal(left, '0');
+	// A deployment waits a while for the agent: one that returns in time
+	// carries it on (to the build, which is not carried yet).
+	const later = await gitApp('far-later', 'later\n');
+	const d = await W.deploy(w, later);
+	await h.sleep(1500);
 	agent = startAgent();
 	await waitStatus('ONLINE');
+	const end2 = await W.waitDeployment(w, d.id);
+	assert.equal(end2.errorMessage, NO_BUILD, 'it went on once the agent was back');
 	assert.ok(await inspect(second.request, there));
 });

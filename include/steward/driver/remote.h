@@ -34,12 +34,17 @@
  * container's stop timeout). */
 #define SW_DRIVER_REMOTE_COMMAND_MS 60000
 
+#define SW_DRIVER_REMOTE_WAIT_POLL_MS 500
+
 /* The driver of the remote server server_id, over conn (blocking, this
- * thread's). stop: polled while a command is awaited (may be NULL). 0 with
- * *ret, or -EHOSTUNREACH with SW_DRIVER_NOT_CONNECTED when the server's
- * agent is not ONLINE, -ENOENT when the server is gone or is the local
- * one, -EIO when the database fails, each with a sentence. */
-int sw_driver_remote_new(PGconn *conn, const char *server_id, const volatile bool *stop,
+ * thread's). stop: polled while a command or the agent is awaited (may be
+ * NULL). wait_ms: how long to wait for the server's agent to be ONLINE
+ * (polled every SW_DRIVER_REMOTE_WAIT_POLL_MS; 0: not at all). 0 with
+ * *ret, or -EHOSTUNREACH with SW_DRIVER_NOT_CONNECTED (or, after a wait,
+ * "... is not connected (waited N s) ...") when the agent is not ONLINE,
+ * -ENOENT when the server is gone or is the local one, -EIO when the
+ * database fails, each with a sentence. */
+int sw_driver_remote_new(PGconn *conn, const char *server_id, const volatile bool *stop, unsigned wait_ms,
 			 struct sw_driver **ret, char *err, size_t errlen);
 
 /* The agent's executor: runs cmd through local (a local driver) into out.
