@@ -231,3 +231,10 @@ test('an agent killed while it runs a command fails the job saying so; with no a
 	assert.equal(end2.errorMessage, NO_BUILD, 'it went on once the agent was back');
 	assert.ok(await inspect(second.request, there));
 });
+
+test('the agent that ran the commands stops on SIGTERM, cleanly', async () => {
+	const exited = new Promise((resolve) => agent.once('exit', (code, signal) => resolve({ code, signal })));
+	agent.kill('SIGTERM');
+	assert.deepEqual(await exited, { code: 0, signal: null });
+	assert.doesNotMatch(agent.log(), /ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: /);
+});
