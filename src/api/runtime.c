@@ -311,8 +311,8 @@ bool sw_api_runtime_server_local(struct sw_http_request *req, const PGresult *re
 	if (strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_IS_LOCAL), "t") == 0)
 		return true;
 	char message[160];
-	snprintf(message, sizeof(message), "The server's agent is not connected: only the local "
-		 "server can be %s until agents connect remote servers.", verb);
+	snprintf(message, sizeof(message), "Only the local server can be %s: the agent of a remote "
+		 "server does not carry this yet.", verb);
 	sw_http_error(req, 409, "SERVER_NOT_CONNECTED", message);
 	return false;
 }
