@@ -197,6 +197,17 @@ test('a deployment to the remote server stops at the build, which is not carried
 	}
 });
 
+test('a command longer than three heartbeats runs while the agent answers them', async () => {
+	const app = await makeApp('far-slow');
+	// sleep as PID 1 ignores SIGTERM: the stop waits its 10 s timeout, twenty heartbeats.
+	const there = await appContainer(second.request, app, { term: false });
+	const t0 = Date.now();
+	assert.deepEqual(await lifecycle(app, 'stop'), { status: 'SUCCEEDED', error: '' });
+	assert.ok(Date.now() - t0 >= 9000, 'the engine waited for the stop timeout');
+	assert.equal((await inspect(second.request, there)).Running, false);
+	assert.equal((await ok(w.call('GET', `/servers/${server.id}`))).status, 'ONLINE');
+});
+
 test('an agent killed while it runs a command fails the job saying so; with no agent, lifecycle jobs fail at once and a deployment waits for it', async () => {
 	const app = await makeApp('far-kill');
 	// sleep as PID 1 ignores SIGTERM: the stop waits its 10 s timeout.
