@@ -197,6 +197,35 @@ test('a deployment to the remote server stops at the build, which is not carried
 	}
 });
 
+test('a service on the remote server starts, stops and is deleted there; its password is not left in the command table', async () => {
+	// A STAND-IN tagged postgres:16 on the second engine only (see
+	// deploy_pipeline.test.mjs): it proves where the container is made.
+	const standIn = W.tarOf({ Dockerfile: `FROM ${BASE_IMAGE}\nENTRYPOINT ["sh", "-c", "trap \\"exit 0\\" TERM; sleep 3600 & wait", "stand-in"]\n` });
+	const built = await second.request('POST', '/build?t=postgres:16', standIn, { headers: { 'Content-Type': 'application/x-tar' }, timeoutMs: 60000 });
+	assert.equal(built.status, 200, built.text);
+	const svc = await ok(w.call('POST', '/services', { body: { name: 'far-db', kind: 'POSTGRESQL', version: '16', environmentId: env, serverId: server.id } }), 201);
+	const name = `sw-svc-${svc.id.replace(/-/g, '').slice(0, 12)}`;
+	const start = await ok(w.call('POST', `/services/${svc.id}/start`), 202);
+	assert.deepEqual(await waitJob(start.id), { status: 'SUCCEEDED', error: '' });
+	const info = (await second.request('GET', `/containers/${name}/json`)).json();
+	assert.equal(info.State.Running, true);
+	assert.ok(info.Config.Env.includes('POSTGRES_DB=far_db'));
+	assert.equal((await dockerRequest('GET', `/containers/${name}/json`)).status, 404, 'nothing on the first engine');
+	const { password } = await ok(w.call('GET', `/services/${svc.id}/connection`));
+	assert.ok(info.Config.Env.includes(`POSTGRES_PASSWORD=${password}`), 'the password travelled in container.create');
+	const rows = await w.sql(`SELECT coalesce(string_agg(payload::text || coalesce(result::text, ''), ' '), '') FROM agent_commands`);
+	assert.ok(!rows.includes(password), 'the container\'s environment is dropped from the command rows');
+
+	const stop = await ok(w.call('POST', `/services/${svc.id}/stop`), 202);
+	assert.deepEqual(await waitJob(stop.id), { status: 'SUCCEEDED', error: '' });
+	assert.equal((await second.request('GET', `/containers/${name}/json`)).json().State.Running, false);
+	assert.equal((await w.call('DELETE', `/services/${svc.id}`)).status, 204);
+	const del = (await w.sql(`SELECT id FROM jobs WHERE kind = 'service.delete' AND target_id = '${svc.id}'`)).trim();
+	assert.deepEqual(await waitJob(del), { status: 'SUCCEEDED', error: '' });
+	assert.equal((await second.request('GET', `/containers/${name}/json`)).status, 404);
+	assert.equal((await second.request('GET', `/volumes/sw-svc-${svc.id}-data`)).status, 404);
+});
+
 test('a command longer than three heartbeats runs while the agent answers them', async () => {
 	const app = await makeApp('far-slow');
 	// sleep as PID 1 ignores SIGTERM: the stop waits its 10 s timeout, twenty heartbeats.
