@@ -137,7 +137,7 @@ static const char *const engines[] = { "postgres", "mysql", "redis", "mongo", NU
 
 static const struct cmd {
 	const char *name;
-	struct field fields[5];
+	struct field fields[6];
 } cmds[SW_AGENT_CMD_COUNT] = {
 	[SW_AGENT_CMD_IMAGE_BUILD] = { "image.build", {
 		{ "tag", F_IMAGE, true, 255, M(args.tag) },
@@ -174,6 +174,13 @@ static const struct cmd {
 	[SW_AGENT_CMD_METRICS_SAMPLE] = { "metrics.sample", { END } },
 	[SW_AGENT_CMD_HOST_FACTS] = { "host.facts", { END } },
 	[SW_AGENT_CMD_VOLUME_LIST] = { "volume.list", { APPLICATION, END } },
+	/* A file written into a container (a service's secret configuration):
+	 * base64 of at most 48 KiB. */
+	[SW_AGENT_CMD_CONTAINER_FILE] = { "container.file", { NAME,
+		{ "dir", F_TEXT, true, SW_PATH_MAX_LEN, M(args.dir) },
+		{ "file", F_NAME, true, 255, M(args.file) },
+		{ "data", F_TEXT, true, 65536, M(args.data) },
+		{ "mode", F_UINT, true, 07777, M(args.mode) }, END } },
 };
 
 const char *sw_agent_msg_type_name(enum sw_agent_msg_type t)

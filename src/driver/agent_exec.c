@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include "steward/driver/remote.h"
 #include "driver/driver_internal.h"
 
@@ -18,7 +20,7 @@ static const enum sw_agent_cmd kinds[] = {
 	SW_AGENT_CMD_CONTAINER_CREATE, SW_AGENT_CMD_CONTAINER_START,  SW_AGENT_CMD_CONTAINER_STOP,
 	SW_AGENT_CMD_CONTAINER_REMOVE, SW_AGENT_CMD_CONTAINER_LIST,   SW_AGENT_CMD_VOLUME_CREATE,
 	SW_AGENT_CMD_VOLUME_REMOVE,    SW_AGENT_CMD_VOLUME_LIST,	    SW_AGENT_CMD_ROUTE_SET,
-	SW_AGENT_CMD_ROUTE_REMOVE,     SW_AGENT_CMD_PROXY_STATE,
+	SW_AGENT_CMD_ROUTE_REMOVE,     SW_AGENT_CMD_PROXY_STATE,	    SW_AGENT_CMD_CONTAINER_FILE,
 };
 
 uint32_t sw_driver_agent_kinds(void)
@@ -180,6 +182,30 @@ static int route(struct sw_driver *d, const struct sw_agent_msg *cmd, char *err,
 	return rc;
 }
 
+/* container.file: the base64 decoded, written with its mode, wiped. */
+static int container_file(struct sw_driver *d, const struct sw_agent_msg *cmd, char *err, size_t errlen)
+{
+	const char *b64 = cmd->args.data;
+	size_t n = strlen(b64);
+	unsigned char *buf = malloc(n / 4 * 3 + 3);
+	if (!buf)
+		return -ENOMEM;
+	int len = n % 4 == 0 ? EVP_DecodeBlock(buf, (const unsigned char *)b64, (int)n) : -1;
+	int rc = -EINVAL;
+	if (len < 0) {
+		snprintf(err, errlen, "the file's data is not base64");
+	} else {
+		/* EVP_DecodeBlock counts the padding as zero bytes. */
+		for (size_t i = n; i > 0 && b64[i - 1] == '='; i--)
+			len--;
+		rc = sw_driver_container_put_file(d, cmd->args.name, cmd->args.dir, cmd->args.file, buf,
+						  (size_t)len, (unsigned)cmd->args.mode, err, errlen);
+	}
+	OPENSSL_cleanse(buf, n / 4 * 3 + 3);
+	free(buf);
+	return rc;
+}
+
 static int proxy_state(struct sw_driver *d, json_t **res, char *err, size_t errlen)
 {
 	char *text = NULL;
@@ -223,6 +249,8 @@ static int run(struct sw_driver *d, const struct sw_agent_msg *cmd, json_t **res
 		return route(d, cmd, err, errlen);
 	case SW_AGENT_CMD_PROXY_STATE:
 		return proxy_state(d, res, err, errlen);
+	case SW_AGENT_CMD_CONTAINER_FILE:
+		return container_file(d, cmd, err, errlen);
 	default:
 		snprintf(err, errlen, "not run by this agent");
 		return -EOPNOTSUPP;

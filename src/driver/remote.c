@@ -9,6 +9,7 @@
 #include <time.h>
 #include <jansson.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include "steward/db/statements_servers.h"
 #include "steward/driver/container_state.h"
 #include "steward/driver/remote.h"
@@ -427,6 +428,32 @@ int sw_rd_proxy_state(struct sw_driver *d, char **ret_json, char *err, size_t er
 		return -EIO;
 	}
 	return 0;
+}
+
+/* ---- files ---- */
+
+#define FILE_MAX (48u * 1024)
+
+int sw_rd_container_put_file(struct sw_driver *d, const char *container, const char *dir, const char *name,
+			     const void *data, size_t len, unsigned mode, char *err, size_t errlen)
+{
+	if (len > FILE_MAX) {
+		snprintf(err, errlen, "A file larger than %u bytes cannot be written on a remote server.",
+			 FILE_MAX);
+		return -EFBIG;
+	}
+	size_t cap = 4 * ((len + 2) / 3) + 1;
+	char *b64 = malloc(cap);
+	if (!b64) {
+		snprintf(err, errlen, "Out of memory.");
+		return -ENOMEM;
+	}
+	EVP_EncodeBlock((unsigned char *)b64, data, (int)len);
+	json_t *p = json_pack("{s:s,s:s,s:s,s:s,s:i}", "name", container, "dir", dir, "file", name, "data",
+			      b64, "mode", (int)mode);
+	OPENSSL_cleanse(b64, cap); /* a secret, often */
+	free(b64);
+	return call(d, "container.file", p, 0, NULL, err, errlen);
 }
 
 /* ---- not carried yet ---- */

@@ -661,7 +661,7 @@ int sw_driver_container_put_file(struct sw_driver *d, const char *container, con
 				 size_t errlen)
 {
 	if (d->remote)
-		return sw_rd_unavailable("Writing a file into a container", err, errlen);
+		return sw_rd_container_put_file(d, container, dir, name, data, len, mode, err, errlen);
 	if (!container_ok(container) || !path_ok(dir) || !sw_driver_token_ok(name, "._-", 99) ||
 	    name[0] == '.' || mode > 07777) {
 		snprintf(err, errlen, "the container, directory or file name is not in the expected form");

@@ -167,7 +167,8 @@ test('the agent dials with its token and says hello with the host facts', async 
 	// and host.facts.
 	assert.deepEqual(hello.capabilities, ['image.exists', 'image.list', 'image.remove', 'container.create',
 		'container.start', 'container.stop', 'container.remove', 'container.list', 'volume.create',
-		'volume.remove', 'caddy.route.set', 'caddy.route.remove', 'caddy.state', 'host.facts', 'volume.list']);
+		'volume.remove', 'caddy.route.set', 'caddy.route.remove', 'caddy.state', 'host.facts', 'volume.list',
+		'container.file']);
 });
 
 test('heartbeats are answered with their sequence number', async () => {

@@ -226,6 +226,25 @@ test('a service on the remote server starts, stops and is deleted there; its pas
 	assert.equal((await second.request('GET', `/volumes/sw-svc-${svc.id}-data`)).status, 404);
 });
 
+test('a Redis service on the remote server gets its password file there (container.file)', async () => {
+	const standIn = W.tarOf({ Dockerfile: `FROM ${BASE_IMAGE}\nENTRYPOINT ["sh", "-c", "trap \\"exit 0\\" TERM; sleep 3600 & wait", "stand-in"]\n` });
+	const built = await second.request('POST', '/build?t=redis:7', standIn, { headers: { 'Content-Type': 'application/x-tar' }, timeoutMs: 60000 });
+	assert.equal(built.status, 200, built.text);
+	const svc = await ok(w.call('POST', '/services', { body: { name: 'far-cache', kind: 'REDIS', version: '7', environmentId: env, serverId: server.id } }), 201);
+	const name = `sw-svc-${svc.id.replace(/-/g, '').slice(0, 12)}`;
+	const start = await ok(w.call('POST', `/services/${svc.id}/start`), 202);
+	assert.deepEqual(await waitJob(start.id), { status: 'SUCCEEDED', error: '' });
+	const { password, port } = await ok(w.call('GET', `/services/${svc.id}/connection`));
+	const file = await second.request('GET', `/containers/${name}/archive?path=/data/steward-redis.conf`);
+	assert.equal(file.status, 200, file.text);
+	assert.ok(file.body.includes(Buffer.from(`port ${port}\nbind 127.0.0.1\ndir /data\nrequirepass ${password}\n`)), 'the file, byte for byte');
+	const files = (await w.sql(`SELECT count(*) || ':' || count(*) FILTER (WHERE payload <> '{}') FROM agent_commands WHERE kind = 'container.file' AND status = 'SUCCEEDED'`)).trim();
+	assert.equal(files, '1:0', 'one file written, its data dropped from the command row');
+	assert.equal((await w.call('DELETE', `/services/${svc.id}`)).status, 204);
+	const del = (await w.sql(`SELECT id FROM jobs WHERE kind = 'service.delete' AND target_id = '${svc.id}'`)).trim();
+	assert.deepEqual(await waitJob(del), { status: 'SUCCEEDED', error: '' });
+});
+
 test('a command longer than three heartbeats runs while the agent answers them', async () => {
 	const app = await makeApp('far-slow');
 	// sleep as PID 1 ignores SIGTERM: the stop waits its 10 s timeout, twenty heartbeats.

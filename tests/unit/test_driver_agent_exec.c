@@ -46,6 +46,9 @@ TEST(refusals_before_any_call)
 	CHECK_STR_EQ(o.error_message, "the container's spec is not valid");
 	o = run(CMD("volume.list", "{}"));
 	CHECK_STR_EQ(o.error_code, "INVALID_ARGUMENT");
+	o = run(CMD("container.file", "{\"name\":\"c\",\"dir\":\"/data\",\"file\":\"f\",\"data\":\"abc\",\"mode\":384}"));
+	CHECK_STR_EQ(o.error_code, "INVALID_ARGUMENT");
+	CHECK_STR_EQ(o.error_message, "the file's data is not base64");
 	o = run(CMD("metrics.sample", "{}"));
 	CHECK_STR_EQ(o.error_code, "NOT_AVAILABLE");
 	o = run(CMD("image.build", "{\"tag\":\"t\",\"contextBytes\":1}"));

@@ -56,6 +56,7 @@ enum sw_agent_cmd {
 	SW_AGENT_CMD_METRICS_SAMPLE,
 	SW_AGENT_CMD_HOST_FACTS, /* the hello's host facts read again: a command that changes nothing */
 	SW_AGENT_CMD_VOLUME_LIST,
+	SW_AGENT_CMD_CONTAINER_FILE,
 	SW_AGENT_CMD_COUNT,
 };
 
@@ -101,6 +102,8 @@ struct sw_agent_msg {
 	struct {
 		const char *name, *image, *tag, *dockerfile, *project, *route_id, *service, *engine;
 		const char *application_id;
+		const char *dir, *file, *data; /* container.file (data: base64) */
+		uint64_t mode;
 		uint64_t timeout_s, tail, context_bytes;
 		bool follow;
 		json_t *spec, *route, *labels;
