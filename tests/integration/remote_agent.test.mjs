@@ -197,16 +197,22 @@ test('a deployment to the remote server stops at the build, which is not carried
 	}
 });
 
-test('a service on the remote server starts, stops and is deleted there; its password is not left in the command table', async () => {
-	// A STAND-IN tagged postgres:16 on the second engine only (see
-	// deploy_pipeline.test.mjs): it proves where the container is made.
+// A service of kind on the remote server, started from a STAND-IN image
+// tagged <image>:<version> on the second engine only (see
+// deploy_pipeline.test.mjs): it proves where the container is made, not
+// that the database works.
+async function startedService(serviceName, kind, image, version) {
 	const standIn = W.tarOf({ Dockerfile: `FROM ${BASE_IMAGE}\nENTRYPOINT ["sh", "-c", "trap \\"exit 0\\" TERM; sleep 3600 & wait", "stand-in"]\n` });
-	const built = await second.request('POST', '/build?t=postgres:16', standIn, { headers: { 'Content-Type': 'application/x-tar' }, timeoutMs: 60000 });
+	const built = await second.request('POST', `/build?t=${image}:${version}`, standIn, { headers: { 'Content-Type': 'application/x-tar' }, timeoutMs: 60000 });
 	assert.equal(built.status, 200, built.text);
-	const svc = await ok(w.call('POST', '/services', { body: { name: 'far-db', kind: 'POSTGRESQL', version: '16', environmentId: env, serverId: server.id } }), 201);
-	const name = `sw-svc-${svc.id.replace(/-/g, '').slice(0, 12)}`;
+	const svc = await ok(w.call('POST', '/services', { body: { name: serviceName, kind, version, environmentId: env, serverId: server.id } }), 201);
 	const start = await ok(w.call('POST', `/services/${svc.id}/start`), 202);
 	assert.deepEqual(await waitJob(start.id), { status: 'SUCCEEDED', error: '' });
+	return { svc, name: `sw-svc-${svc.id.replace(/-/g, '').slice(0, 12)}` };
+}
+
+test('a service on the remote server starts, stops and is deleted there; its password is not left in the command table', async () => {
+	const { svc, name } = await startedService('far-db', 'POSTGRESQL', 'postgres', '16');
 	const info = (await second.request('GET', `/containers/${name}/json`)).json();
 	assert.equal(info.State.Running, true);
 	assert.ok(info.Config.Env.includes('POSTGRES_DB=far_db'));
@@ -227,13 +233,7 @@ test('a service on the remote server starts, stops and is deleted there; its pas
 });
 
 test('a Redis service on the remote server gets its password file there (container.file)', async () => {
-	const standIn = W.tarOf({ Dockerfile: `FROM ${BASE_IMAGE}\nENTRYPOINT ["sh", "-c", "trap \\"exit 0\\" TERM; sleep 3600 & wait", "stand-in"]\n` });
-	const built = await second.request('POST', '/build?t=redis:7', standIn, { headers: { 'Content-Type': 'application/x-tar' }, timeoutMs: 60000 });
-	assert.equal(built.status, 200, built.text);
-	const svc = await ok(w.call('POST', '/services', { body: { name: 'far-cache', kind: 'REDIS', version: '7', environmentId: env, serverId: server.id } }), 201);
-	const name = `sw-svc-${svc.id.replace(/-/g, '').slice(0, 12)}`;
-	const start = await ok(w.call('POST', `/services/${svc.id}/start`), 202);
-	assert.deepEqual(await waitJob(start.id), { status: 'SUCCEEDED', error: '' });
+	const { svc, name } = await startedService('far-cache', 'REDIS', 'redis', '7');
 	const { password, port } = await ok(w.call('GET', `/services/${svc.id}/connection`));
 	const file = await second.request('GET', `/containers/${name}/archive?path=/data/steward-redis.conf`);
 	assert.equal(file.status, 200, file.text);
