@@ -5,7 +5,13 @@
  *
  * One connection at a time and nothing else to do, so the loop is plain
  * blocking-with-deadlines code on poll(2): the dial and the handshake run
- * with socket timeouts, the session on a non-blocking socket. This keeps
+ * with socket timeouts, the session on a non-blocking socket. A command
+ * runs on a thread of its own, one at a time (the others wait in a short
+ * queue), so heartbeats are answered while a slow one runs; the thread
+ * wakes the loop through a pipe when it is done, and the loop journals and
+ * sends its result. A session that ends waits for the command running and
+ * journals its result (its next connection's resend is answered from the
+ * journal); the queued ones were not started or journaled, and come again. This keeps
  * the agent small (its idle RSS is a benchmark goal) and away from the
  * ring, which serves many connections in stewardd. TLS is OpenSSL's,
  * with the peer's name checked against the host of STEWARD_URL. */
@@ -14,6 +20,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +42,7 @@
 #define WELCOME_TIMEOUT_MS 10000
 #define MAX_RESPONSE_HEAD (16 * 1024)
 #define SILENT_HEARTBEATS 3 /* missed heartbeats before the control plane counts as gone */
+#define QUEUED_COMMANDS 32  /* accepted and waiting for the one running */
 
 uint64_t sw_agent_backoff_ms(enum sw_agent_drop why, unsigned attempt, uint64_t retry_hint_ms,
 			     double r)
@@ -298,11 +306,24 @@ static double random_unit(void)
 	return v / 4294967296.0;
 }
 
+/* A command handed to the runner thread: its message (holding a reference
+ * to the decoded JSON) and its outcome. */
+struct job {
+	struct sw_agent_msg m;
+	struct sw_agent_outcome o;
+	struct session *s;
+};
+
 struct session {
 	const struct sw_agent_config *c;
 	struct conn *k;
 	struct sw_agent_journal *journal;
 	const struct sw_agent_executor *exec;
+	struct job *running;    /* on the runner thread */
+	pthread_t thread;
+	int wake[2];            /* the runner writes a byte when it is done */
+	struct job *queue[QUEUED_COMMANDS];
+	unsigned nqueue;
 	bool welcomed;
 	uint64_t heartbeat_ms;
 	uint64_t deadline;      /* the control plane is silent past it */
@@ -366,6 +387,72 @@ static void refuse_command(struct session *s, const char *id, const char *code, 
 	free(t);
 }
 
+/* Journals and sends the result of command id. */
+static void finish(struct session *s, const char *id, struct sw_agent_outcome *o)
+{
+	char *t = result_text(id, o);
+	if (!t || sw_agent_journal_finish(s->journal, id, t) < 0)
+		sw_log_error("agent: the result of command %s could not be journaled", id);
+	if (t && !s->ending)
+		send_text(s, t);
+	free(t);
+}
+
+static void *runner(void *arg)
+{
+	struct job *j = arg;
+	j->s->exec->run(j->s->exec->arg, &j->m, &j->o);
+	char byte = 1;
+	while (write(j->s->wake[1], &byte, 1) < 0 && errno == EINTR) {
+	}
+	return NULL;
+}
+
+/* Starts the next queued command when none runs: journaled as begun,
+ * acknowledged, then run on the runner thread. */
+static void start_next(struct session *s)
+{
+	while (!s->running && s->nqueue) {
+		struct job *j = s->queue[0];
+		memmove(s->queue, s->queue + 1, --s->nqueue * sizeof(s->queue[0]));
+		uint8_t digest[32];
+		if (sw_agent_cmd_digest(&j->m, digest) < 0 ||
+		    sw_agent_journal_begin(s->journal, j->m.id, digest) < 0) {
+			refuse_command(s, j->m.id, "JOURNAL_FAILED", "the agent could not journal the command; it was not run");
+			sw_agent_msg_release(&j->m);
+			free(j);
+			continue;
+		}
+		struct sw_agent_msg ack = { .type = SW_AGENT_MSG_ACK, .id = j->m.id };
+		send_msg(s, &ack);
+		s->running = j;
+		if (pthread_create(&s->thread, NULL, runner, j) != 0) {
+			s->running = NULL;
+			snprintf(j->o.error_code, sizeof(j->o.error_code), "FAILED");
+			snprintf(j->o.error_message, sizeof(j->o.error_message), "the agent could not start the command");
+			finish(s, j->m.id, &j->o);
+			sw_agent_msg_release(&j->m);
+			free(j);
+		}
+	}
+}
+
+/* The running command is done (or the session ends: waits for it). */
+static void reap(struct session *s)
+{
+	struct job *j = s->running;
+	if (!j)
+		return;
+	pthread_join(s->thread, NULL);
+	char byte;
+	while (read(s->wake[0], &byte, 1) < 0 && errno == EINTR) {
+	}
+	s->running = NULL;
+	finish(s, j->m.id, &j->o);
+	sw_agent_msg_release(&j->m);
+	free(j);
+}
+
 static void on_command(struct session *s, const struct sw_agent_msg *m)
 {
 	uint8_t digest[32];
@@ -387,29 +474,37 @@ static void on_command(struct session *s, const struct sw_agent_msg *m)
 	case SW_AGENT_JOURNAL_NEW:
 		break;
 	}
-	if (sw_agent_journal_begin(s->journal, m->id, digest) < 0) {
-		refuse_command(s, m->id, "JOURNAL_FAILED", "the agent could not journal the command; it was not run");
+	if ((uint64_t)sw_wall_ms() > m->expires_at_ms || !(s->exec->kinds & SW_AGENT_KIND_BIT(m->kind)) ||
+	    !s->exec->run) {
+		struct sw_agent_outcome o = { 0 };
+		if ((uint64_t)sw_wall_ms() > m->expires_at_ms) {
+			snprintf(o.error_code, sizeof(o.error_code), "EXPIRED");
+			snprintf(o.error_message, sizeof(o.error_message), "the command expired before it reached the agent; it was not run");
+		} else {
+			snprintf(o.error_code, sizeof(o.error_code), "NOT_AVAILABLE");
+			snprintf(o.error_message, sizeof(o.error_message), "this agent (%s) does not run %s",
+				 SW_AGENT_VERSION, m->kind_name);
+		}
+		if (sw_agent_journal_begin(s->journal, m->id, digest) < 0) {
+			refuse_command(s, m->id, "JOURNAL_FAILED", "the agent could not journal the command; it was not run");
+			return;
+		}
+		finish(s, m->id, &o);
 		return;
 	}
-	struct sw_agent_outcome o = { 0 };
-	if ((uint64_t)sw_wall_ms() > m->expires_at_ms) {
-		snprintf(o.error_code, sizeof(o.error_code), "EXPIRED");
-		snprintf(o.error_message, sizeof(o.error_message), "the command expired before it reached the agent; it was not run");
-	} else if (!(s->exec->kinds & SW_AGENT_KIND_BIT(m->kind)) || !s->exec->run) {
-		snprintf(o.error_code, sizeof(o.error_code), "NOT_AVAILABLE");
-		snprintf(o.error_message, sizeof(o.error_message), "this agent (%s) does not run %s",
-			 SW_AGENT_VERSION, m->kind_name);
-	} else {
-		struct sw_agent_msg ack = { .type = SW_AGENT_MSG_ACK, .id = m->id };
-		send_msg(s, &ack);
-		s->exec->run(s->exec->arg, m, &o);
+	for (unsigned i = 0; i < s->nqueue; i++)
+		if (strcmp(s->queue[i]->m.id, m->id) == 0)
+			return; /* accepted already, waiting its turn */
+	struct job *j = s->nqueue < QUEUED_COMMANDS ? calloc(1, sizeof(*j)) : NULL;
+	if (!j) {
+		refuse_command(s, m->id, "BUSY", "the agent has too many commands waiting; it was not run");
+		return;
 	}
-	char *t = result_text(m->id, &o);
-	if (!t || sw_agent_journal_finish(s->journal, m->id, t) < 0)
-		sw_log_error("agent: the result of command %s could not be journaled", m->id);
-	if (t)
-		send_text(s, t);
-	free(t);
+	j->m = *m;
+	json_incref(j->m.root); /* the message's strings live in it */
+	j->s = s;
+	s->queue[s->nqueue++] = j;
+	start_next(s);
 }
 
 static bool is_command(const json_t *v)
@@ -566,6 +661,20 @@ static bool pump_out(struct conn *k)
 	return true;
 }
 
+/* The session is over: the running command is waited for and journaled;
+ * the queued ones were not started and come again with the next
+ * connection. */
+static void end_commands(struct session *s)
+{
+	s->ending = true;
+	reap(s);
+	for (unsigned i = 0; i < s->nqueue; i++) {
+		sw_agent_msg_release(&s->queue[i]->m);
+		free(s->queue[i]);
+	}
+	s->nqueue = 0;
+}
+
 static void run_session(struct session *s, volatile int *stop)
 {
 	struct conn *k = s->k;
@@ -596,11 +705,18 @@ static void run_session(struct session *s, volatile int *stop)
 		}
 		/* SSL may hold decrypted bytes the socket no longer shows. */
 		int timeout = k->ssl && SSL_pending(k->ssl) ? 0 : (int)SW_MIN(s->deadline - now, 1000);
-		struct pollfd p = { .fd = k->fd,
-				    .events = POLLIN | (k->out.buf.len ? POLLOUT : 0) };
-		int n = poll(&p, 1, timeout);
+		struct pollfd pf[2] = { { .fd = k->fd, .events = POLLIN | (k->out.buf.len ? POLLOUT : 0) },
+					{ .fd = s->wake[0], .events = POLLIN } };
+		struct pollfd p = pf[0];
+		int n = poll(pf, 2, timeout);
 		if (n < 0 && errno != EINTR)
 			return;
+		if (n > 0 && (pf[1].revents & POLLIN)) {
+			reap(s);
+			start_next(s);
+			n--;
+		}
+		p = pf[0];
 		if (n > 0 && (p.revents & (POLLERR | POLLNVAL)))
 			return;
 		if ((n > 0 && (p.revents & (POLLIN | POLLHUP))) || timeout == 0) {
@@ -664,9 +780,14 @@ int sw_agent_run(const struct sw_agent_config *c, const struct sw_agent_executor
 		sw_ws_reader_init(&k.reader, SW_WS_CLIENT, SW_AGENT_MAX_MESSAGE);
 		sw_ws_out_init(&k.out, SW_WS_CLIENT, SW_AGENT_MAX_QUEUED_OUTPUT);
 		struct session s = { .c = c, .k = &k, .journal = journal, .exec = exec };
+		if (pipe2(s.wake, O_CLOEXEC) < 0) {
+			sw_log_error("agent: cannot make a pipe for the command runner: %s", strerror(errno));
+			break;
+		}
 		rc = dial(c, ctx, &k, &s.drop);
 		if (rc == 0) {
 			run_session(&s, stop);
+			end_commands(&s);
 			if (s.welcomed)
 				attempt = 0;
 		} else if (s.drop.why == SW_AGENT_DROP_REJECTED) {
@@ -676,6 +797,8 @@ int sw_agent_run(const struct sw_agent_config *c, const struct sw_agent_executor
 		} else {
 			sw_log_warn("agent: cannot reach %s:%s (%s)", c->host, c->port, strerror(-rc));
 		}
+		close(s.wake[0]);
+		close(s.wake[1]);
 		conn_close(&k);
 		if (*stop)
 			break;

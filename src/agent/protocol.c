@@ -131,18 +131,20 @@ static const char *const type_names[SW_AGENT_MSG_COUNT] = {
 /* Command payloads: the members each kind takes. */
 #define NAME { "name", F_NAME, true, 128, M(args.name) }
 #define IMAGE(req) { "image", F_IMAGE, req, 255, M(args.image) }
+/* The application whose objects a list is about (its steward.application label). */
+#define APPLICATION { "applicationId", F_ID, false, 64, M(args.application_id) }
 static const char *const engines[] = { "postgres", "mysql", "redis", "mongo", NULL };
 
 static const struct cmd {
 	const char *name;
-	struct field fields[5];
+	struct field fields[6];
 } cmds[SW_AGENT_CMD_COUNT] = {
 	[SW_AGENT_CMD_IMAGE_BUILD] = { "image.build", {
 		{ "tag", F_IMAGE, true, 255, M(args.tag) },
 		{ "dockerfile", F_TEXT, false, SW_PATH_MAX_LEN, M(args.dockerfile) },
 		{ "contextBytes", F_UINT, true, 1ULL << 40, M(args.context_bytes) }, END } },
 	[SW_AGENT_CMD_IMAGE_EXISTS] = { "image.exists", { IMAGE(true), END } },
-	[SW_AGENT_CMD_IMAGE_LIST] = { "image.list", { IMAGE(false), END } },
+	[SW_AGENT_CMD_IMAGE_LIST] = { "image.list", { IMAGE(false), APPLICATION, END } },
 	[SW_AGENT_CMD_IMAGE_REMOVE] = { "image.remove", { IMAGE(true), END } },
 	[SW_AGENT_CMD_CONTAINER_CREATE] = { "container.create", { NAME, IMAGE(true),
 		{ "spec", F_OBJECT, true, SW_AGENT_MAX_PAYLOAD, M(args.spec) }, END } },
@@ -151,7 +153,7 @@ static const struct cmd {
 		{ "timeoutS", F_UINT, false, 3600, M(args.timeout_s) }, END } },
 	[SW_AGENT_CMD_CONTAINER_REMOVE] = { "container.remove", { NAME, END } },
 	[SW_AGENT_CMD_CONTAINER_LIST] = { "container.list", {
-		{ "project", F_NAME, false, 128, M(args.project) }, END } },
+		{ "project", F_NAME, false, 128, M(args.project) }, APPLICATION, END } },
 	[SW_AGENT_CMD_CONTAINER_INSPECT] = { "container.inspect", { NAME, END } },
 	[SW_AGENT_CMD_CONTAINER_LOGS] = { "container.logs", { NAME,
 		{ "follow", F_BOOL, false, 0, M(args.follow) },
@@ -171,6 +173,14 @@ static const struct cmd {
 		{ "engine", F_ENUM, true, 0, M(args.engine), NULL, engines }, END } },
 	[SW_AGENT_CMD_METRICS_SAMPLE] = { "metrics.sample", { END } },
 	[SW_AGENT_CMD_HOST_FACTS] = { "host.facts", { END } },
+	[SW_AGENT_CMD_VOLUME_LIST] = { "volume.list", { APPLICATION, END } },
+	/* A file written into a container (a service's secret configuration):
+	 * base64 of at most 48 KiB. */
+	[SW_AGENT_CMD_CONTAINER_FILE] = { "container.file", { NAME,
+		{ "dir", F_TEXT, true, SW_PATH_MAX_LEN, M(args.dir) },
+		{ "file", F_NAME, true, 255, M(args.file) },
+		{ "data", F_TEXT, true, 65536, M(args.data) },
+		{ "mode", F_UINT, true, 07777, M(args.mode) }, END } },
 };
 
 const char *sw_agent_msg_type_name(enum sw_agent_msg_type t)

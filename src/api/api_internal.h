@@ -436,8 +436,8 @@ void sw_api_job_enqueue(struct sw_http_request *req, const struct sw_db_stmt *st
 
 /* runtime.c: whether the server of a runtime target's row (enum
  * sw_db_runtime_target_col) is the control plane's own; else answers 409
- * SERVER_NOT_CONNECTED saying it cannot be <verb> ("read", "sampled")
- * until agents connect remote servers, and returns false. */
+ * SERVER_NOT_CONNECTED saying it cannot be <verb> ("sampled") because a
+ * remote server's agent does not carry it yet, and returns false. */
 bool sw_api_runtime_server_local(struct sw_http_request *req, const PGresult *res, const char *verb);
 
 #endif

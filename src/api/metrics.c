@@ -1,9 +1,9 @@
 /* Metric samples of a server, taken on demand: GET /servers/:id/sample.
  *
  * Decisions (also in the OpenAPI document):
- * - Only the local server (the control plane's own host) is sampled until
- *   agents connect remote servers: a remote one answers 409
- *   SERVER_NOT_CONNECTED, as the runtime routes do.
+ * - Only the local server (the control plane's own host) is sampled: a
+ *   remote server's agent does not carry metrics.sample yet, so a remote
+ *   one answers 409 SERVER_NOT_CONNECTED.
  * - Host figures describe the whole host: every organization of the
  *   installation shares it and they reveal nothing of another's work
  *   beyond load. Containers are only the organization's (label
@@ -326,8 +326,8 @@ static const struct sw_route routes[] = {
 	    "not be read is null. runtimeDisk (the engine's images, containers' writable layers, "
 	    "volumes and build cache) is read at most every 5 minutes, slow as it is: measuredAt says "
 	    "when; null until the engine has answered once. Platform figures are not part of this "
-	    "sample yet. Only the local server (the control plane's host) can be sampled "
-	    "until agents connect remote servers: 409 SERVER_NOT_CONNECTED otherwise. The worker "
+	    "sample yet. Only the local server (the control plane's host) can be sampled: "
+	    "a remote server's agent does not carry samples yet (409 SERVER_NOT_CONNECTED). The worker "
 	    "pool full, or no sampler: 503." SW_API_DOC_SCOPED,
 	    "Metrics", NULL, "MetricSample", 200, err_sample } },
 };

@@ -3,9 +3,11 @@
  * certificate management).
  *
  * Decisions (also in the OpenAPI document):
- * - Only the local server (the control plane's own host) has a driver
- *   until agents connect remote servers: a remote server, or an
- *   application on one, answers 409 SERVER_NOT_CONNECTED.
+ * - The local server is read through the local driver, a remote one
+ *   through its remote driver (steward/driver/remote.h): the worker opens
+ *   a blocking database connection of its own for the command's row, for
+ *   the request's time. A remote server whose agent is not connected
+ *   answers 409 SERVER_NOT_CONNECTED.
  * - The local host is shared by every organization of the installation,
  *   so an answer only ever shows the caller's: containers carrying the
  *   label steward.application of one of the organization's applications
@@ -24,8 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
+#include "steward/api/api.h"
 #include "steward/auth/auth.h"
 #include "steward/driver/driver.h"
+#include "steward/driver/remote.h"
 #include "steward/io/io.h"
 #include "steward/base/json.h"
 #include "steward/base/log.h"
@@ -46,6 +50,14 @@ static struct {
 	struct sw_driver *d;
 } local = { .once = PTHREAD_ONCE_INIT };
 
+/* The database a remote server's commands go through (set at start-up). */
+static char conninfo[1024];
+
+void sw_api_runtime_set_conninfo(const char *c)
+{
+	snprintf(conninfo, sizeof(conninfo), "%s", c);
+}
+
 static void local_make(void)
 {
 	local.d = sw_driver_local_new();
@@ -59,6 +71,9 @@ struct op {
 	struct sw_worker_job job;
 	struct sw_http_request *req;
 	enum op_kind kind;
+	bool remote;
+	bool not_connected; /* a remote server whose agent is not connected: 409 */
+	struct sw_driver *d; /* the driver of this request's server */
 	char server_id[37];
 	json_t *apps;  /* the organization's application ids on the server */
 	json_t *hosts; /* their verified hostnames */
@@ -96,7 +111,7 @@ static void containers_run(struct op *o)
 	for (size_t i = 0; i < napps && o->n < cap; i++) {
 		size_t got = 0;
 		const char *app = json_string_value(json_array_get(o->apps, i));
-		o->rc = sw_driver_containers_list(local.d, app, o->containers + o->n,
+		o->rc = sw_driver_containers_list(o->d, app, o->containers + o->n,
 						  SW_MIN(cap - o->n, (size_t)RUNTIME_CONTAINERS_PER_APP), &got,
 						  o->err, sizeof(o->err));
 		if (o->rc)
@@ -121,7 +136,7 @@ static bool in_array(json_t *a, const char *s)
 static void proxy_run(struct op *o)
 {
 	char *text = NULL;
-	o->rc = sw_driver_proxy_state(local.d, &text, o->err, sizeof(o->err));
+	o->rc = sw_driver_proxy_state(o->d, &text, o->err, sizeof(o->err));
 	if (o->rc == -ENOMEM)
 		return;
 	if (o->rc) {
@@ -184,16 +199,37 @@ static void proxy_run(struct op *o)
 static void op_run(struct sw_worker_job *job)
 {
 	struct op *o = SW_CONTAINER_OF(job, struct op, job);
-	pthread_once(&local.once, local_make);
-	if (!local.d) {
-		o->rc = -EIO;
-		snprintf(o->err, sizeof(o->err), "the local server's driver is not configured");
-		return;
+	PGconn *conn = NULL;
+	if (o->remote) {
+		conn = PQconnectdb(conninfo);
+		if (PQstatus(conn) != CONNECTION_OK) {
+			o->rc = -EIO;
+			snprintf(o->err, sizeof(o->err), "the database cannot be reached");
+			goto out;
+		}
+		o->rc = sw_driver_remote_new(conn, o->server_id, NULL, 0, &o->d, o->err, sizeof(o->err));
+		if (o->rc) {
+			o->not_connected = o->rc == -EHOSTUNREACH;
+			goto out;
+		}
+	} else {
+		pthread_once(&local.once, local_make);
+		if (!(o->d = local.d)) {
+			o->rc = -EIO;
+			snprintf(o->err, sizeof(o->err), "the local server's driver is not configured");
+			return;
+		}
 	}
 	if (o->kind == OP_CONTAINERS)
 		containers_run(o);
 	else
 		proxy_run(o);
+out:
+	if (o->remote) {
+		sw_driver_free(o->d);
+		PQfinish(conn);
+	}
+	o->d = NULL;
 }
 
 /* ---- back on the loop ---- */
@@ -236,7 +272,9 @@ static void op_done(struct sw_worker_job *job)
 {
 	struct op *o = SW_CONTAINER_OF(job, struct op, job);
 	struct sw_http_request *req = o->req;
-	if (o->rc == -ENOMEM) {
+	if (o->not_connected) {
+		sw_http_error(req, 409, "SERVER_NOT_CONNECTED", SW_DRIVER_NOT_CONNECTED);
+	} else if (o->rc == -ENOMEM) {
 		sw_api_internal_error(req);
 	} else if (o->rc) {
 		char msg[320];
@@ -273,8 +311,8 @@ bool sw_api_runtime_server_local(struct sw_http_request *req, const PGresult *re
 	if (strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_IS_LOCAL), "t") == 0)
 		return true;
 	char message[160];
-	snprintf(message, sizeof(message), "The server's agent is not connected: only the local "
-		 "server can be %s until agents connect remote servers.", verb);
+	snprintf(message, sizeof(message), "Only the local server can be %s: the agent of a remote "
+		 "server does not carry this yet.", verb);
 	sw_http_error(req, 409, "SERVER_NOT_CONNECTED", message);
 	return false;
 }
@@ -289,10 +327,7 @@ static void target_loaded(void *arg, const PGresult *res, const struct sw_db_err
 		op_free(o);
 		return;
 	}
-	if (!sw_api_runtime_server_local(req, res, "read")) {
-		op_free(o);
-		return;
-	}
+	o->remote = strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_IS_LOCAL), "t") != 0;
 	snprintf(o->server_id, sizeof(o->server_id), "%s", PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_ID));
 	o->apps = json_loads(PQgetvalue(res, 0, SW_DB_RUNTIME_APPLICATION_IDS), 0, NULL);
 	o->hosts = json_loads(PQgetvalue(res, 0, SW_DB_RUNTIME_HOSTNAMES), 0, NULL);
@@ -372,9 +407,10 @@ static void proxy_get(struct sw_http_request *req)
 /* ---- routes and schemas ---- */
 
 #define RUNTIME_DOC                                                                                \
-	" Only the local server (the control plane's host) can be read until agents connect remote " \
-	"servers: 409 SERVER_NOT_CONNECTED otherwise. The host is shared by every organization, so " \
-	"only the organization's own applications are shown. The worker pool full: 503."             \
+	" A remote server is read through its agent (one command, answered within 60 s): 409 "      \
+	"SERVER_NOT_CONNECTED when its agent is not connected. The local host is shared by every "  \
+	"organization, so only the organization's own applications are shown. The worker pool "    \
+	"full: 503."                                                                                  \
 	SW_API_DOC_SCOPED
 
 static const struct sw_route routes[] = {

@@ -15,7 +15,7 @@
 	" a.health_check_timeout_seconds, a.health_check_retries, a.deploy_strategy,"              \
 	" a.image_retention_count, a.cpu_limit_millicores, a.memory_limit_mb, a.status,"           \
 	" s.is_local, g.repository_url, g.branch, g.deploy_public_key, g.deploy_private_key_sealed," \
-	" g.ssh_host_key, gc.id, gc.provider, gc.username, gc.token_sealed"
+	" g.ssh_host_key, gc.id, gc.provider, gc.username, gc.token_sealed, a.server_id"
 #define APP_JOINS                                                                                  \
 	" JOIN servers s ON s.id = a.server_id LEFT JOIN git_sources g ON g.application_id = a.id"   \
 	" LEFT JOIN git_credentials gc ON gc.id = g.credential_id"
@@ -233,6 +233,14 @@ const struct sw_db_stmt sw_db_stmt_rt_service = {
 	.nparams = 1,
 };
 
+/* ($1 server) -> zero or one row: its id and is_local. The server of a
+ * job whose application, service or volume is gone (its payload names it). */
+const struct sw_db_stmt sw_db_stmt_rt_server = {
+	.name = "rt_server",
+	.sql = "SELECT s.id, s.is_local FROM servers s WHERE s.id = $1::uuid",
+	.nparams = 1,
+};
+
 /* ($1 service, $2 status). */
 const struct sw_db_stmt sw_db_stmt_rt_service_status = {
 	.name = "rt_service_status",
@@ -294,7 +302,7 @@ static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_rt_app_busy,
 	&sw_db_stmt_rt_lock,            &sw_db_stmt_rt_unlock,
 	&sw_db_stmt_rt_application_status, &sw_db_stmt_rt_service,
-	&sw_db_stmt_rt_service_status,  &sw_db_stmt_rt_backup_fail,
+	&sw_db_stmt_rt_server,          &sw_db_stmt_rt_service_status,  &sw_db_stmt_rt_backup_fail,
 	&sw_db_stmt_runtime_application, &sw_db_stmt_runtime_server,
 };
 

@@ -179,6 +179,49 @@ const struct sw_db_stmt sw_db_stmt_agent_command_result = {
 	.nparams = 6,
 };
 
+/* ---- the remote driver (src/driver/remote.c), on a runner's blocking
+ * connection ---- */
+
+/* ($1 server) -> zero or one row: its status as reads give it. */
+const struct sw_db_stmt sw_db_stmt_agent_server_status = {
+	.name = "agent_server_status",
+	.sql = "SELECT " SERVER_STATUS " FROM servers s WHERE s.id = $1::uuid AND NOT s.is_local",
+	.nparams = 1,
+};
+
+/* ($1 server, $2 kind, $3 payload, $4 ms until it expires) -> its id. */
+const struct sw_db_stmt sw_db_stmt_agent_command_issue = {
+	.name = "agent_command_issue",
+	.sql = "INSERT INTO agent_commands (organization_id, server_id, kind, payload, expires_at)"
+	       " SELECT s.organization_id, s.id, $2, $3::jsonb,"
+	       "  now() + make_interval(secs => $4::bigint / 1000.0)"
+	       " FROM servers s WHERE s.id = $1::uuid AND NOT s.is_local RETURNING id",
+	.nparams = 4,
+};
+
+/* ($1 command) -> zero or one row: its status (EXPIRED past its expiry),
+ * result, error code and message, and its server's status. */
+const struct sw_db_stmt sw_db_stmt_agent_command_poll = {
+	.name = "agent_command_poll",
+	.sql = "SELECT " COMMAND_STATUS ", c.result::text, c.error_code, c.error_message, " SERVER_STATUS
+	       " FROM agent_commands c JOIN servers s ON s.id = c.server_id WHERE c.id = $1::uuid",
+	.nparams = 1,
+};
+
+/* ($1 command, $2 error code, $3 message): the waiter gives up (expired,
+ * the agent gone, the job stopped): a command not finished is FAILED so no
+ * session sends it again; its payload (a container's environment) is
+ * dropped either way. */
+const struct sw_db_stmt sw_db_stmt_agent_command_close = {
+	.name = "agent_command_close",
+	.sql = "UPDATE agent_commands SET payload = '{}'::jsonb, updated_at = now(),"
+	       " status = CASE WHEN status IN ('SUCCEEDED', 'FAILED') THEN status ELSE 'FAILED' END,"
+	       " error_code = CASE WHEN status IN ('SUCCEEDED', 'FAILED') THEN error_code ELSE $2 END,"
+	       " error_message = CASE WHEN status IN ('SUCCEEDED', 'FAILED') THEN error_message ELSE $3 END"
+	       " WHERE id = $1::uuid",
+	.nparams = 3,
+};
+
 static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_server_create, &sw_db_stmt_server_get,   &sw_db_stmt_server_update,
 	&sw_db_stmt_server_remove, &sw_db_stmt_servers_list, &sw_db_stmt_server_agent_token,
@@ -187,5 +230,7 @@ static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_agent_command_get,	   &sw_db_stmt_agent_commands_pending,
 	&sw_db_stmt_agent_command_sent,	   &sw_db_stmt_agent_command_acked,
 	&sw_db_stmt_agent_command_result,
+	&sw_db_stmt_agent_server_status, &sw_db_stmt_agent_command_issue,
+	&sw_db_stmt_agent_command_poll,	 &sw_db_stmt_agent_command_close,
 };
 const struct sw_db_stmt_group sw_db_servers_statements = { list, SW_ARRAY_SIZE(list) };

@@ -175,7 +175,7 @@ const struct sw_db_stmt sw_db_stmt_service_restore_request = {
 /* ---- the runners' ---- */
 
 #define SVC_RT_COLUMNS                                                                          \
-	"s.id, s.name, s.kind, s.version, s.credentials_sealed, v.is_local, s.port"
+	"s.id, s.name, s.kind, s.version, s.credentials_sealed, v.is_local, s.port, v.id"
 
 const struct sw_db_stmt sw_db_stmt_svc_rt_service = {
 	.name = "svc_rt_service",

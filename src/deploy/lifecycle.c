@@ -160,7 +160,10 @@ int sw_pl_app_delete(struct sw_job *job, void *ctx, char *err, size_t errlen)
 	struct sw_container_info *c = NULL;
 	char(*tags)[SW_DRIVER_TAG_MAX] = NULL;
 	size_t n = 0;
-	int r = sw_pl_driver_for(&p, NULL, err, errlen);
+	/* On the server the application was on (named by the payload, its row
+	 * being gone), through that server's driver only. */
+	int r = sw_pl_driver_server(&p, json_string_value(json_object_get(payload, "serverId")), err,
+				    errlen);
 	if (r || (r = sw_pl_lock(&p, app_id, err, errlen)) != 0)
 		goto out;
 	c = calloc(SW_PL_MAX_CONTAINERS, sizeof(*c));
@@ -228,7 +231,9 @@ int sw_pl_volume_delete(struct sw_job *job, void *ctx, char *err, size_t errlen)
 	}
 	sw_pl_volume_name(vol, sizeof(vol), app, name);
 	/* Under the runtime lock: a deploy never mounts it while it goes. */
-	if ((r = sw_pl_driver_for(&p, NULL, err, errlen)) != 0 || (r = sw_pl_lock(&p, app, err, errlen)) != 0)
+	if ((r = sw_pl_driver_server(&p, json_string_value(json_object_get(payload, "serverId")), err,
+				     errlen)) != 0 ||
+	    (r = sw_pl_lock(&p, app, err, errlen)) != 0)
 		goto out;
 	r = sw_pl_volume_drop(&p, vol, err, errlen);
 	if (r == -EBUSY) {

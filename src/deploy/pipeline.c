@@ -52,6 +52,8 @@
 #include "steward/base/limits.h"
 #include "steward/base/log.h"
 #include "steward/base/seal.h"
+#include "steward/base/validate.h"
+#include "steward/driver/remote.h"
 #include "deploy/pipeline_internal.h"
 
 /* ---- state ---- */
@@ -124,17 +126,27 @@ const char *sw_pl_app(const struct sw_pl *p, enum sw_db_rt_app_col col)
 
 int sw_pl_driver(struct sw_pl *p, char *err, size_t errlen)
 {
-	return sw_pl_driver_for(p, sw_pl_app(p, SW_DB_RT_APP_SERVER_IS_LOCAL), err, errlen);
+	return sw_pl_driver_for(p, sw_pl_app(p, SW_DB_RT_APP_SERVER_ID),
+				sw_pl_app(p, SW_DB_RT_APP_SERVER_IS_LOCAL), err, errlen);
 }
 
-int sw_pl_driver_for(struct sw_pl *p, const char *is_local, char *err, size_t errlen)
+int sw_pl_driver_for(struct sw_pl *p, const char *server_id, const char *is_local, char *err,
+		     size_t errlen)
 {
 	if (p->driver)
 		return 0;
-	if (is_local && strcmp(is_local, "t") != 0) {
-		snprintf(err, errlen, "The application's server is not connected: only the local server "
-			 "can run work until agents connect remote servers.");
-		return -EHOSTUNREACH;
+	/* Only a server known to be the local one gets the local driver: work
+	 * for any other goes to its agent or fails, never to this host. */
+	if (!is_local || strcmp(is_local, "t") != 0) {
+		if (!server_id) {
+			snprintf(err, errlen, "%s", SW_DRIVER_NOT_CONNECTED);
+			return -EHOSTUNREACH;
+		}
+		/* A deployment gives an agent that is reconnecting a while; other
+		 * work fails at once, saying so. */
+		unsigned wait = strncmp(p->job->kind, "deployment.", 11) == 0 ? SW_PL_AGENT_WAIT_MS : 0;
+		return sw_driver_remote_new(p->job->conn, server_id, p->job->stop, wait, &p->driver, err,
+					    errlen);
 	}
 	p->driver = sw_driver_local_new();
 	if (!p->driver) {
@@ -143,6 +155,29 @@ int sw_pl_driver_for(struct sw_pl *p, const char *is_local, char *err, size_t er
 		return r;
 	}
 	return 0;
+}
+
+int sw_pl_driver_server(struct sw_pl *p, const char *server_id, char *err, size_t errlen)
+{
+	if (p->driver)
+		return 0;
+	if (!server_id || !sw_is_uuid(sw_str_cstr(server_id))) {
+		snprintf(err, errlen, "The job names no server: nothing was done on any server.");
+		return -EINVAL;
+	}
+	const char *params[1] = { server_id };
+	PGresult *res = sw_pl_exec(p, &sw_db_stmt_rt_server, params, err, errlen);
+	if (!res)
+		return -EIO;
+	int r;
+	if (PQntuples(res) != 1) {
+		snprintf(err, errlen, "The server was deleted: nothing was done on it.");
+		r = -ENOENT;
+	} else {
+		r = sw_pl_driver_for(p, PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), err, errlen);
+	}
+	PQclear(res);
+	return r;
 }
 
 /* ---- variables and scrubbing ---- */

@@ -23,6 +23,7 @@
 #define SW_PL_STOP_TIMEOUT_S 10   /* a container's graceful stop */
 #define SW_PL_NAME_MAX 128        /* container names */
 #define SW_PL_PROGRESS_MS 1000    /* between writes of the log's size and tail */
+#define SW_PL_AGENT_WAIT_MS 30000 /* a deployment's wait for a remote server's agent */
 
 /* One job's state. Zeroed by sw_pl_init(), released by sw_pl_release(). */
 struct sw_pl {
@@ -59,13 +60,19 @@ PGresult *sw_pl_exec(struct sw_pl *p, const struct sw_db_stmt *st, const char *c
 const char *sw_pl_col(const struct sw_pl *p, int col);
 /* An application column of the row. */
 const char *sw_pl_app(const struct sw_pl *p, enum sw_db_rt_app_col col);
-/* The driver of the application's server: -EHOSTUNREACH with a sentence
- * when the server is not the local one (no agent channel exists yet), or
- * the local driver. */
+/* The driver of the application's server: the local driver for the local
+ * server, else its remote driver (steward/driver/remote.h), which fails
+ * -EHOSTUNREACH with SW_DRIVER_NOT_CONNECTED when the server's agent is not
+ * connected (a deployment's job waits SW_PL_AGENT_WAIT_MS for it first). */
 int sw_pl_driver(struct sw_pl *p, char *err, size_t errlen);
-/* The same for a server whose is_local column reads is_local ("t"/"f";
- * NULL: the local server, for jobs whose row is gone). */
-int sw_pl_driver_for(struct sw_pl *p, const char *is_local, char *err, size_t errlen);
+/* The same for server_id whose is_local column reads is_local ("t"/"f";
+ * NULL, unknown: never the local driver). */
+int sw_pl_driver_for(struct sw_pl *p, const char *server_id, const char *is_local, char *err,
+		     size_t errlen);
+/* The same for the server server_id (a job's payload names it when the
+ * row it acts on is gone): -EINVAL without one, -ENOENT when it was
+ * deleted, each with a sentence. */
+int sw_pl_driver_server(struct sw_pl *p, const char *server_id, char *err, size_t errlen);
 
 /* Reads and unseals the application's variables into p->env and
  * p->secrets. 0, or -errno with a sentence (never a value). */

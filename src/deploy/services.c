@@ -253,7 +253,8 @@ int sw_pl_service_lifecycle(struct sw_job *job, void *ctx, char *err, size_t err
 	int r = load_service(&p, err, errlen);
 	if (r <= 0)
 		goto out; /* deleted meanwhile */
-	if ((r = sw_pl_driver_for(&p, sw_pl_col(&p, SW_DB_SVC_RT_SERVER_IS_LOCAL), err, errlen)) != 0 ||
+	if ((r = sw_pl_driver_for(&p, sw_pl_col(&p, SW_DB_SVC_RT_SERVER_ID),
+				   sw_pl_col(&p, SW_DB_SVC_RT_SERVER_IS_LOCAL), err, errlen)) != 0 ||
 	    (r = sw_pl_lock(&p, job->target_id, err, errlen)) != 0)
 		goto out;
 	service_container_name(name, job->target_id);
@@ -300,7 +301,10 @@ int sw_pl_service_delete(struct sw_job *job, void *ctx, char *err, size_t errlen
 	sw_pl_init(&p, job, ctx);
 	char name[SW_PL_NAME_MAX], id[SW_DRIVER_ID_MAX], state[24];
 	service_container_name(name, job->target_id);
-	int r = sw_pl_driver_for(&p, NULL, err, errlen);
+	json_t *payload = json_loads(job->payload ? job->payload : "{}", 0, NULL);
+	int r = sw_pl_driver_server(&p, json_string_value(json_object_get(payload, "serverId")), err,
+				    errlen);
+	json_decref(payload);
 	if (r == 0)
 		r = service_container(&p, name, id, state, err, errlen);
 	if (r == 0 && id[0]) {
@@ -340,7 +344,8 @@ static int service_target(struct sw_pl *p, const char *what, char container[SW_D
 		snprintf(err, errlen, "The service's kind is not one Steward runs.");
 		return -EINVAL;
 	}
-	if ((r = sw_pl_driver_for(p, sw_pl_col(p, SW_DB_SVC_RT_SERVER_IS_LOCAL), err, errlen)) != 0 ||
+	if ((r = sw_pl_driver_for(p, sw_pl_col(p, SW_DB_SVC_RT_SERVER_ID),
+				   sw_pl_col(p, SW_DB_SVC_RT_SERVER_IS_LOCAL), err, errlen)) != 0 ||
 	    (r = sw_pl_lock(p, sid, err, errlen)) != 0)
 		return r;
 	service_container_name(name, sid);

@@ -98,6 +98,8 @@ static char *server_json(const struct sw_driver *d, json_t *route)
 
 int sw_driver_route_set(struct sw_driver *d, const struct sw_ingress_route *r, char *err, size_t errlen)
 {
+	if (d->remote)
+		return sw_rd_route_set(d, r, err, errlen);
 	if (!sw_driver_app_id_ok(r->application_id) || !sw_driver_token_ok(r->upstream, ".:[]-", 255)) {
 		snprintf(err, errlen, "the route was given an invalid application id or upstream");
 		return -EINVAL;
@@ -172,6 +174,8 @@ out:
 
 int sw_driver_route_remove(struct sw_driver *d, const char *application_id, char *err, size_t errlen)
 {
+	if (d->remote)
+		return sw_rd_route_remove(d, application_id, err, errlen);
 	if (!sw_driver_app_id_ok(application_id)) {
 		snprintf(err, errlen, "invalid application id");
 		return -EINVAL;
@@ -286,6 +290,8 @@ static json_t *certificates_state(json_t *tls, bool *ret_internal)
 
 int sw_driver_proxy_state(struct sw_driver *d, char **ret_json, char *err, size_t errlen)
 {
+	if (d->remote)
+		return sw_rd_proxy_state(d, ret_json, err, errlen);
 	json_t *http = NULL, *tls = NULL, *ca = NULL, *doc = NULL;
 	int rc = get_json(d, "/config/apps/http", &http, err, errlen);
 	if (rc == 0)

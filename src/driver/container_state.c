@@ -40,6 +40,8 @@ static int engine_get_json(struct sw_driver *d, const char *path, const char *wh
 int sw_driver_container_state(struct sw_driver *d, const char *id, struct sw_container_state *ret,
 			      char *err, size_t errlen)
 {
+	if (d->remote)
+		return sw_rd_unavailable("A container's state", err, errlen);
 	if (!sw_driver_token_ok(id, "_.-", SW_DRIVER_ID_MAX - 1)) {
 		snprintf(err, errlen, "invalid container id");
 		return -EINVAL;
@@ -91,6 +93,8 @@ static uint64_t sum_sizes(json_t *array, const char *sub, const char *member)
 
 int sw_driver_disk_usage(struct sw_driver *d, struct sw_runtime_disk_usage *ret, char *err, size_t errlen)
 {
+	if (d->remote)
+		return sw_rd_unavailable("The engine's disk usage", err, errlen);
 	json_t *doc = NULL;
 	int rc = engine_get_json(d, "/system/df", "the disk usage cannot be read", &doc, err, errlen);
 	if (rc < 0)

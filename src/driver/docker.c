@@ -309,6 +309,8 @@ static int build_data(void *arg, const char *p, size_t n)
 int sw_driver_image_build(struct sw_driver *d, const struct sw_image_build *b,
 			  sw_driver_log_fn log, void *log_arg, char *err, size_t errlen)
 {
+	if (d->remote)
+		return sw_rd_image_build(d, b, err, errlen);
 	if (!valid_ref(b->tag) || !b->context_dir || !valid_dockerfile(b->dockerfile)) {
 		snprintf(err, errlen, "the image build was given an invalid tag or Dockerfile path");
 		return -EINVAL;
@@ -375,6 +377,8 @@ free_url:
 
 int sw_driver_image_remove(struct sw_driver *d, const char *tag, char *err, size_t errlen)
 {
+	if (d->remote)
+		return sw_rd_image_remove(d, tag, err, errlen);
 	if (!valid_ref(tag)) {
 		snprintf(err, errlen, "invalid image tag");
 		return -EINVAL;
@@ -407,6 +411,8 @@ int sw_driver_images_list(struct sw_driver *d, const char *application_id,
 			  char (*tags)[SW_DRIVER_TAG_MAX], size_t cap, size_t *ret_n,
 			  char *err, size_t errlen)
 {
+	if (d->remote)
+		return sw_rd_images_list(d, application_id, tags, cap, ret_n, err, errlen);
 	if (!application_id) {
 		snprintf(err, errlen, "invalid application id");
 		return -EINVAL;
@@ -456,6 +462,8 @@ out:
 
 bool sw_driver_image_exists(struct sw_driver *d, const char *tag)
 {
+	if (d->remote)
+		return sw_rd_image_exists(d, tag);
 	if (!valid_ref(tag))
 		return false;
 	char err[256];
@@ -660,6 +668,8 @@ static int container_id(struct sw_driver *d, const char *name, char id[SW_DRIVER
 int sw_driver_container_create(struct sw_driver *d, const struct sw_container_spec *s,
 			       char id[SW_DRIVER_ID_MAX], char *err, size_t errlen)
 {
+	if (d->remote)
+		return sw_rd_container_create(d, s, id, err, errlen);
 	if (!valid_container(s->name) || !valid_ref(s->image)) {
 		snprintf(err, errlen, "the container was given an invalid name or image");
 		return -EINVAL;
@@ -765,17 +775,23 @@ out:
 
 int sw_driver_container_start(struct sw_driver *d, const char *id_or_name, char *err, size_t errlen)
 {
+	if (d->remote)
+		return sw_rd_container_action(d, "container.start", id_or_name, 0, err, errlen);
 	return container_action(d, id_or_name, "start", 0, false, err, errlen);
 }
 
 int sw_driver_container_stop(struct sw_driver *d, const char *id_or_name, unsigned timeout_s,
 			     char *err, size_t errlen)
 {
+	if (d->remote)
+		return sw_rd_container_action(d, "container.stop", id_or_name, timeout_s, err, errlen);
 	return container_action(d, id_or_name, "stop", timeout_s, true, err, errlen);
 }
 
 int sw_driver_container_remove(struct sw_driver *d, const char *id_or_name, char *err, size_t errlen)
 {
+	if (d->remote)
+		return sw_rd_container_action(d, "container.remove", id_or_name, 0, err, errlen);
 	if (!valid_container(id_or_name)) {
 		snprintf(err, errlen, "invalid container name");
 		return -EINVAL;
@@ -803,6 +819,8 @@ int sw_driver_containers_list(struct sw_driver *d, const char *application_id,
 			      struct sw_container_info *out, size_t cap, size_t *ret_n,
 			      char *err, size_t errlen)
 {
+	if (d->remote)
+		return sw_rd_containers_list(d, application_id, out, cap, ret_n, err, errlen);
 	json_t *doc = NULL;
 	int rc = engine_list(d, "/containers/json?all=1", NULL, application_id, "containers", &doc, err,
 			     errlen);
@@ -843,6 +861,8 @@ out:
 
 int sw_driver_volume_create(struct sw_driver *d, const struct sw_volume_spec *v, char *err, size_t errlen)
 {
+	if (d->remote)
+		return sw_rd_volume_create(d, v, err, errlen);
 	const char *owner = v->application_id ? v->application_id : v->service_id;
 	if (!valid_volume(v->name) || !owner || (v->application_id && v->service_id) ||
 	    !sw_driver_app_id_ok(owner)) {
@@ -888,6 +908,8 @@ int sw_driver_volumes_list(struct sw_driver *d, const char *application_id,
 			   char (*names)[SW_DRIVER_VOLUME_MAX], size_t cap, size_t *ret_n,
 			   char *err, size_t errlen)
 {
+	if (d->remote)
+		return sw_rd_volumes_list(d, application_id, names, cap, ret_n, err, errlen);
 	if (!application_id) {
 		snprintf(err, errlen, "invalid application id");
 		return -EINVAL;
@@ -919,6 +941,8 @@ out:
 
 int sw_driver_volume_remove(struct sw_driver *d, const char *name, char *err, size_t errlen)
 {
+	if (d->remote)
+		return sw_rd_volume_remove(d, name, err, errlen);
 	if (!valid_volume(name)) {
 		snprintf(err, errlen, "invalid volume name");
 		return -EINVAL;

@@ -33,7 +33,36 @@ struct sw_driver {
 	char caddy_admin[256];   /* base URL, no trailing '/' */
 	char caddy_listen[256];  /* CADDY_HTTP_LISTEN: comma-separated addresses */
 	char proc_path[256];     /* HOST_PROC_PATH */
+	struct sw_driver_remote *remote; /* a remote driver's state (remote.c), else NULL */
 };
+
+/* ---- the remote driver (remote.c) ----
+ * Each public call of a driver with d->remote goes here instead. */
+struct sw_driver_remote;
+void sw_driver_remote_free(struct sw_driver_remote *r);
+int sw_rd_image_build(struct sw_driver *d, const struct sw_image_build *b, char *err, size_t errlen);
+int sw_rd_image_remove(struct sw_driver *d, const char *tag, char *err, size_t errlen);
+int sw_rd_images_list(struct sw_driver *d, const char *application_id, char (*tags)[SW_DRIVER_TAG_MAX],
+		      size_t cap, size_t *ret_n, char *err, size_t errlen);
+bool sw_rd_image_exists(struct sw_driver *d, const char *tag);
+int sw_rd_container_create(struct sw_driver *d, const struct sw_container_spec *s, char id[SW_DRIVER_ID_MAX],
+			   char *err, size_t errlen);
+/* kind: "container.start", "container.stop" (timeout_s), "container.remove". */
+int sw_rd_container_action(struct sw_driver *d, const char *kind, const char *name, unsigned timeout_s,
+			   char *err, size_t errlen);
+int sw_rd_containers_list(struct sw_driver *d, const char *application_id, struct sw_container_info *out,
+			  size_t cap, size_t *ret_n, char *err, size_t errlen);
+int sw_rd_volume_create(struct sw_driver *d, const struct sw_volume_spec *v, char *err, size_t errlen);
+int sw_rd_volumes_list(struct sw_driver *d, const char *application_id, char (*names)[SW_DRIVER_VOLUME_MAX],
+		       size_t cap, size_t *ret_n, char *err, size_t errlen);
+int sw_rd_volume_remove(struct sw_driver *d, const char *name, char *err, size_t errlen);
+int sw_rd_route_set(struct sw_driver *d, const struct sw_ingress_route *r, char *err, size_t errlen);
+int sw_rd_route_remove(struct sw_driver *d, const char *application_id, char *err, size_t errlen);
+int sw_rd_proxy_state(struct sw_driver *d, char **ret_json, char *err, size_t errlen);
+int sw_rd_container_put_file(struct sw_driver *d, const char *container, const char *dir, const char *name,
+			     const void *data, size_t len, unsigned mode, char *err, size_t errlen);
+/* -EOPNOTSUPP: "<what> on a remote server is not available yet." */
+int sw_rd_unavailable(const char *what, char *err, size_t errlen);
 
 /* ---- one HTTP exchange (http.c) ----
  * Blocking; safe on any thread (one curl handle per call). */

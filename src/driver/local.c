@@ -55,11 +55,15 @@ struct sw_driver *sw_driver_local_new(void)
 
 void sw_driver_free(struct sw_driver *d)
 {
+	if (d)
+		sw_driver_remote_free(d->remote);
 	free(d);
 }
 
 int sw_driver_memory_available(struct sw_driver *d, uint64_t *ret_bytes)
 {
+	if (d->remote)
+		return -ENODATA; /* the agent does not report it yet */
 	char path[sizeof(d->proc_path) + 16];
 	snprintf(path, sizeof(path), "%s/meminfo", d->proc_path);
 	FILE *f = fopen(path, "re");

@@ -485,6 +485,8 @@ int sw_driver_service_dump(struct sw_driver *d, const struct sw_service_target *
 			   const volatile bool *cancel, struct sw_service_dump *ret, char *err,
 			   size_t errlen)
 {
+	if (d->remote)
+		return sw_rd_unavailable("A service's dump", err, errlen);
 	if (!target_ok(t, err, errlen))
 		return -EINVAL;
 	if (!path_ok(path)) {
@@ -658,6 +660,8 @@ int sw_driver_container_put_file(struct sw_driver *d, const char *container, con
 				 const char *name, const void *data, size_t len, unsigned mode, char *err,
 				 size_t errlen)
 {
+	if (d->remote)
+		return sw_rd_container_put_file(d, container, dir, name, data, len, mode, err, errlen);
 	if (!container_ok(container) || !path_ok(dir) || !sw_driver_token_ok(name, "._-", 99) ||
 	    name[0] == '.' || mode > 07777) {
 		snprintf(err, errlen, "the container, directory or file name is not in the expected form");
@@ -742,6 +746,8 @@ static int verify(int fd, const char *path, const char *sha256, uint64_t *ret_si
 int sw_driver_service_restore(struct sw_driver *d, const struct sw_service_target *t, const char *path,
 			      const char *sha256, const volatile bool *cancel, char *err, size_t errlen)
 {
+	if (d->remote)
+		return sw_rd_unavailable("A service's restore", err, errlen);
 	if (!target_ok(t, err, errlen))
 		return -EINVAL;
 	if (!path_ok(path)) {

@@ -2,12 +2,14 @@
  * control plane and does only what the closed command set allows. A thin
  * main: the configuration, the signals, the executor, then the agent's
  * loop (src/agent/daemon.c). */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include "steward/agent/daemon.h"
 #include "steward/base/limits.h"
 #include "steward/base/log.h"
+#include "steward/driver/remote.h"
 
 extern char **environ;
 
@@ -19,14 +21,24 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-/* host.facts: the facts of the hello, read again now. */
+struct executor {
+	const struct sw_agent_config *config;
+	struct sw_driver *driver; /* this server's dockerd and Caddy */
+};
+
+/* host.facts: the facts of the hello, read again now; the driver's kinds
+ * through the local driver, the code the control plane runs on its own
+ * host. */
 static void run_command(void *arg, const struct sw_agent_msg *cmd, struct sw_agent_outcome *out)
 {
-	const struct sw_agent_config *c = arg;
+	const struct executor *x = arg;
+	const struct sw_agent_config *c = x->config;
 	sw_log_info("agent: running command %s (%s)", cmd->id, cmd->kind_name);
 	if (cmd->kind != SW_AGENT_CMD_HOST_FACTS) {
-		snprintf(out->error_code, sizeof(out->error_code), "NOT_AVAILABLE");
-		snprintf(out->error_message, sizeof(out->error_message), "not run by this agent");
+		sw_driver_agent_exec(x->driver, cmd, out);
+		if (!out->ok)
+			sw_log_info("agent: command %s failed: %s %s", cmd->id, out->error_code,
+				    out->error_message);
 		return;
 	}
 	struct sw_agent_msg facts = { 0 };
@@ -44,11 +56,10 @@ static void run_command(void *arg, const struct sw_agent_msg *cmd, struct sw_age
 	}
 }
 
-/* What this agent runs: host.facts. The driver's commands (image builds,
- * containers, volumes, Caddy routes, service tools, metrics), through the
- * same code as the control plane's local driver, are not linked in yet:
- * the control plane is told NOT_AVAILABLE for them rather than left
- * waiting. */
+/* What this agent runs: host.facts and the driver's kinds of
+ * sw_driver_agent_kinds(). Image builds, logs, service tools and metrics
+ * are not carried yet: the control plane is told NOT_AVAILABLE for them
+ * rather than left waiting. */
 
 int main(int argc, char **argv)
 {
@@ -70,10 +81,19 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	sw_log_info("steward-agent %s: dialing %s://%s:%s%s", SW_AGENT_VERSION, c.tls ? "wss" : "ws",
 		    c.host, c.port, c.path);
+	/* DOCKER_HOST and CADDY_ADMIN_URL were checked by the configuration. */
+	struct executor x = { .config = &c, .driver = sw_driver_local_new() };
+	if (!x.driver) {
+		fprintf(stderr, "steward-agent: the driver of this server cannot be made from DOCKER_HOST "
+				"and CADDY_ADMIN_URL: %s\n", strerror(errno));
+		return 2;
+	}
 	const struct sw_agent_executor executor = {
-		.run = run_command, .arg = &c, .kinds = SW_AGENT_KIND_BIT(SW_AGENT_CMD_HOST_FACTS)
+		.run = run_command, .arg = &x,
+		.kinds = SW_AGENT_KIND_BIT(SW_AGENT_CMD_HOST_FACTS) | sw_driver_agent_kinds(),
 	};
 	int rc = sw_agent_run(&c, &executor, &stop);
+	sw_driver_free(x.driver);
 	if (rc < 0) {
 		fprintf(stderr, "steward-agent: cannot open the journal in STEWARD_AGENT_DATA_DIR (%s): %s\n",
 			c.data_dir, strerror(-rc));

@@ -199,6 +199,7 @@ int main(void)
 		snprintf(conninfo, sizeof(conninfo), "%s", config.database_url);
 	}
 	threads_shared.conninfo = conninfo;
+	sw_api_runtime_set_conninfo(conninfo);
 	if (sw_db_migrate(conninfo, err, sizeof(err)) < 0) {
 		sw_log_error("migrations: %s", err);
 		goto out_db;

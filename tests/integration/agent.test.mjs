@@ -162,9 +162,13 @@ test('the agent dials with its token and says hello with the host facts', async 
 	assert.ok(hello.host.hostname.length > 0);
 	assert.ok(hello.host.cores >= 1);
 	assert.ok(hello.host.memoryBytes > 1 << 20);
-	// Capabilities are the command kinds this build runs: host.facts only
-	// until the driver's commands are linked in.
-	assert.deepEqual(hello.capabilities, ['host.facts']);
+	// Capabilities are the command kinds this build runs, in the set's
+	// order: the driver's (no build, logs, service tools or metrics yet)
+	// and host.facts.
+	assert.deepEqual(hello.capabilities, ['image.exists', 'image.list', 'image.remove', 'container.create',
+		'container.start', 'container.stop', 'container.remove', 'container.list', 'volume.create',
+		'volume.remove', 'caddy.route.set', 'caddy.route.remove', 'caddy.state', 'host.facts', 'volume.list',
+		'container.file']);
 });
 
 test('heartbeats are answered with their sequence number', async () => {

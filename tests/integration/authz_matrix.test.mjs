@@ -334,8 +334,8 @@ test('an_object_of_the_other_organization_is_not_found_by_any_role', async () =>
 			h.assertError(res, 404, 'NOT_FOUND');
 		}
 		const own = await call(srv, 'GET', path, P.other);
-		// Live container lists and samples of a remote server answer 409
-		// to its own organization until agents connect; never 404.
+		// Live container lists and samples of a remote server with no
+		// connected agent answer 409 to its own organization; never 404.
 		// The fixtures' backup has no file yet (409 BACKUP_NOT_READY).
 		const live = r.path.endsWith('/containers') || r.path.endsWith('/sample') || r.path.endsWith('/download');
 		if (r.access === 'Session') assert.equal(own.status, live ? 409 : 200, `${r.key} of B's own object as B's OWNER: ${own.text.slice(0, 300)}`);

@@ -228,3 +228,14 @@ export function tarOf(files) {
 	entries.push(Buffer.alloc(1024));
 	return Buffer.concat(entries);
 }
+
+// Waits for the job id to end: {status, error} (its error_message, '' when none).
+export async function waitJob(w, id, timeoutMs = 120000) {
+	const deadline = Date.now() + timeoutMs * h.SLACK;
+	for (;;) {
+		const [status, ...msg] = (await w.sql(`SELECT status || '|' || coalesce(error_message, '') FROM jobs WHERE id = '${id}'`)).trim().split('|');
+		if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(status)) return { status, error: msg.join('|') };
+		if (Date.now() > deadline) throw new Error(`job ${id} is still ${status}`);
+		await h.sleep(200);
+	}
+}

@@ -11,6 +11,11 @@
 //       always the private one). No /usr/sbin/dockerd: prints
 //       "SKIP: <why>" and exits 77. `host` is the DOCKER_HOST value for
 //       stewardd or a C test. Memoised: every caller shares one engine.
+//   startSecondDocker() -> {socket, host, own, request(...), baseImage()}
+//       Another private dockerd beside the first (a second server on this
+//       machine; root only): its own socket, data root, exec root and pid
+//       file. request is dockerRequest on its socket; baseImage() imports
+//       the base image into it.
 //   dockerRequest(method, path, body?, {headers, timeoutMs, raw}?)
 //       -> {status, headers, body (Buffer), text, json()}
 //       One Engine API call on that socket; path is relative to /v1.41
@@ -41,6 +46,7 @@
 //       carrying label ("key=value"): cleanup after a test. Errors ignored.
 //   dockerSkip(why): prints "SKIP: why" and exits 77.
 
+import assert from 'node:assert/strict';
 import { spawn, execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -171,6 +177,13 @@ async function findOrStartEngine() {
 	for (const socket of candidates) {
 		if (fs.existsSync(socket) && (await ping(socket))) return { socket, host: `unix://${socket}`, own: false };
 	}
+	return spawnDockerd();
+}
+
+// A private dockerd of its own (root only): its socket, data root, exec
+// root and pid file in a temporary directory, --bridge=none
+// --iptables=false. Stopped and removed at exit.
+async function spawnDockerd() {
 	if (!fs.existsSync(DOCKERD)) dockerSkip(`no Docker engine answers and ${DOCKERD} is missing (apt-get install docker.io)`);
 	if (process.getuid() !== 0) dockerSkip('no Docker engine answers and starting dockerd needs root');
 	const dir = tempDir('swd-');
@@ -201,6 +214,18 @@ async function findOrStartEngine() {
 	}
 	const tail = fs.readFileSync(path.join(dir, 'dockerd.log'), 'utf8').split('\n').slice(-8).join('\n');
 	dockerSkip(`dockerd did not start here:\n${tail}`);
+}
+
+// Another engine beside the first (a second server on this machine), never
+// the one startDocker() answers: {socket, host, request(method, path, body?,
+// opts?), baseImage()} with request as dockerRequest on its socket.
+export async function startSecondDocker() {
+	const first = await startDocker();
+	const e = await spawnDockerd();
+	assert.notEqual(e.socket, first.socket);
+	e.request = (method, apiPath, body, opts = {}) => rawRequest(e.socket, method, API + apiPath, body, opts);
+	e.baseImage = () => importBase(e.request);
+	return e;
 }
 
 export async function dockerRequest(method, apiPath, body, opts = {}) {
@@ -274,19 +299,18 @@ export function busyboxTar() {
 let base = null;
 
 export function baseImage() {
-	if (!base) base = importBase();
+	if (!base) base = startDocker().then(() => importBase(dockerRequest));
 	return base;
 }
 
-async function importBase() {
-	await startDocker();
-	const have = await dockerRequest('GET', `/images/${BASE_IMAGE}/json`);
+async function importBase(request) {
+	const have = await request('GET', `/images/${BASE_IMAGE}/json`);
 	if (have.status === 200) return BASE_IMAGE;
 	const tar = busyboxTar();
 	const [repo, tag] = BASE_IMAGE.split(':');
 	const q = new URLSearchParams({ fromSrc: '-', repo, tag });
 	q.append('changes', 'ENV PATH=/bin');
-	const r = await dockerRequest('POST', `/images/create?${q}`, tar, {
+	const r = await request('POST', `/images/create?${q}`, tar, {
 		headers: { 'Content-Type': 'application/x-tar' },
 		timeoutMs: 120000,
 	});

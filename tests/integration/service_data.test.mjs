@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as h from './harness.mjs';
 import { ok } from './identity.mjs';
-import { world } from './deploy_world.mjs';
+import { world, waitJob as waitJobOf } from './deploy_world.mjs';
 import { dockerRequest } from './docker.mjs';
 
 for (const tool of ['psql', 'redis-cli', 'mysql']) {
@@ -45,15 +45,7 @@ const project = await ok(w.call('POST', '/projects', { body: { name: 'data' } })
 const env = project.environments[0].id;
 const local = (await ok(w.call('GET', '/servers'))).find((s) => s.isLocal);
 
-async function waitJob(id, timeoutMs = 120000) {
-	const deadline = Date.now() + timeoutMs * h.SLACK;
-	for (;;) {
-		const [status, ...msg] = (await w.sql(`SELECT status || '|' || coalesce(error_message, '') FROM jobs WHERE id = '${id}'`)).trim().split('|');
-		if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(status)) return { status, error: msg.join('|') };
-		if (Date.now() > deadline) throw new Error(`job ${id} is still ${status}`);
-		await h.sleep(200);
-	}
-}
+const waitJob = (id, timeoutMs) => waitJobOf(w, id, timeoutMs);
 
 function psql(c, q) {
 	const r = spawnSync('psql', ['-h', c.host, '-p', String(c.port), '-U', c.username, '-d', c.database, '-XAtq',

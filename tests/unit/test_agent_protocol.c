@@ -121,6 +121,26 @@ TEST(commands_of_the_closed_set)
 	}
 }
 
+TEST(lists_name_their_application)
+{
+	struct sw_agent_msg m;
+	char err[256];
+	const char *app = "0b6c7b2a-8d2a-4a57-9d7e-3f0b6c7b2a11";
+	REQUIRE(decode(CMD("volume.list", "{\"applicationId\":\"0b6c7b2a-8d2a-4a57-9d7e-3f0b6c7b2a11\"}"), &m,
+		       err) == 0);
+	CHECK_INT_EQ(m.kind, SW_AGENT_CMD_VOLUME_LIST);
+	CHECK_STR_EQ(m.args.application_id, app);
+	sw_agent_msg_release(&m);
+	REQUIRE(decode(CMD("container.list", "{\"applicationId\":\"0b6c7b2a-8d2a-4a57-9d7e-3f0b6c7b2a11\"}"),
+		       &m, err) == 0);
+	CHECK_STR_EQ(m.args.application_id, app);
+	sw_agent_msg_release(&m);
+	CHECK(!refused(CMD("image.list", "{\"applicationId\":\"a-1\"}")));
+	CHECK(!refused(CMD("container.list", "{}")));
+	CHECK(refused(CMD("volume.list", "{\"applicationId\":\"a b\"}")));
+	CHECK(refused(CMD("volume.list", "{\"name\":\"x\"}")));
+}
+
 TEST(payload_over_its_cap_is_refused)
 {
 	size_t n = SW_AGENT_MAX_PAYLOAD + 100;

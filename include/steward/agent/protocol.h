@@ -55,6 +55,8 @@ enum sw_agent_cmd {
 	SW_AGENT_CMD_SERVICE_RESTORE,
 	SW_AGENT_CMD_METRICS_SAMPLE,
 	SW_AGENT_CMD_HOST_FACTS, /* the hello's host facts read again: a command that changes nothing */
+	SW_AGENT_CMD_VOLUME_LIST,
+	SW_AGENT_CMD_CONTAINER_FILE,
 	SW_AGENT_CMD_COUNT,
 };
 
@@ -99,6 +101,9 @@ struct sw_agent_msg {
 	json_t *payload;            /* an object checked against the kind's table */
 	struct {
 		const char *name, *image, *tag, *dockerfile, *project, *route_id, *service, *engine;
+		const char *application_id;
+		const char *dir, *file, *data; /* container.file (data: base64) */
+		uint64_t mode;
 		uint64_t timeout_s, tail, context_bytes;
 		bool follow;
 		json_t *spec, *route, *labels;

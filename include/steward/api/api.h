@@ -22,6 +22,9 @@ struct sw_str sw_api_docs_json(void);
  * container and the eBPF collectors' status logged. Stop after the
  * workers: it waits for that thread and detaches the eBPF programs. */
 void sw_api_metrics_start(void);
+/* The database the live routes of a remote server (containers, proxy
+ * state) issue their agent commands through. Before the threads start. */
+void sw_api_runtime_set_conninfo(const char *conninfo);
 void sw_api_metrics_stop(void);
 
 #endif

@@ -40,6 +40,7 @@ enum sw_db_rt_app_col {
 	SW_DB_RT_APP_GIT_CREDENTIAL_PROVIDER,
 	SW_DB_RT_APP_GIT_CREDENTIAL_USERNAME, /* NULL: the provider's convention */
 	SW_DB_RT_APP_GIT_CREDENTIAL_TOKEN_SEALED, /* bound to "git-credential:<id>" */
+	SW_DB_RT_APP_SERVER_ID,
 	SW_DB_RT_APP_NCOLUMNS
 };
 
@@ -107,6 +108,7 @@ extern const struct sw_db_stmt sw_db_stmt_rt_lock;
 extern const struct sw_db_stmt sw_db_stmt_rt_unlock;
 extern const struct sw_db_stmt sw_db_stmt_rt_application_status;
 extern const struct sw_db_stmt sw_db_stmt_rt_service;
+extern const struct sw_db_stmt sw_db_stmt_rt_server; /* columns: id, is_local */
 extern const struct sw_db_stmt sw_db_stmt_rt_service_status;
 extern const struct sw_db_stmt sw_db_stmt_rt_backup_fail;
 

@@ -90,5 +90,12 @@ extern const struct sw_db_stmt sw_db_stmt_agent_commands_pending;
 extern const struct sw_db_stmt sw_db_stmt_agent_command_sent;
 extern const struct sw_db_stmt sw_db_stmt_agent_command_acked;
 extern const struct sw_db_stmt sw_db_stmt_agent_command_result;
+/* The remote driver's: a server's status; a command issued with its
+ * payload; its state polled (status, result, error code, error message,
+ * the server's status); a command closed by its waiter. */
+extern const struct sw_db_stmt sw_db_stmt_agent_server_status;
+extern const struct sw_db_stmt sw_db_stmt_agent_command_issue;
+extern const struct sw_db_stmt sw_db_stmt_agent_command_poll;
+extern const struct sw_db_stmt sw_db_stmt_agent_command_close;
 
 #endif

@@ -121,6 +121,7 @@ enum sw_db_svc_rt_col {
 	SW_DB_SVC_RT_CREDENTIALS_SEALED, /* bound to "service:<id>" */
 	SW_DB_SVC_RT_SERVER_IS_LOCAL,    /* "t" / "f" */
 	SW_DB_SVC_RT_PORT,
+	SW_DB_SVC_RT_SERVER_ID,
 	SW_DB_SVC_RT_FILE_PATH,          /* the backup's (NULL for svc_rt_service) */
 	SW_DB_SVC_RT_SHA256,
 };

@@ -1,0 +1,283 @@
+/* The agent's executor (steward/driver/remote.h): a command of the closed
+ * set, its payload already checked against its kind's table
+ * (src/agent/protocol.c), run through the agent's local driver, the same
+ * code the control plane's local driver runs. The answer's members are what
+ * remote.c reads back. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include "steward/driver/remote.h"
+#include "driver/driver_internal.h"
+
+#define LIST_CAP 128 /* containers, images or volumes in one answer (SW_AGENT_MAX_RESULT) */
+
+static const enum sw_agent_cmd kinds[] = {
+	SW_AGENT_CMD_IMAGE_EXISTS,     SW_AGENT_CMD_IMAGE_LIST,	    SW_AGENT_CMD_IMAGE_REMOVE,
+	SW_AGENT_CMD_CONTAINER_CREATE, SW_AGENT_CMD_CONTAINER_START,  SW_AGENT_CMD_CONTAINER_STOP,
+	SW_AGENT_CMD_CONTAINER_REMOVE, SW_AGENT_CMD_CONTAINER_LIST,   SW_AGENT_CMD_VOLUME_CREATE,
+	SW_AGENT_CMD_VOLUME_REMOVE,    SW_AGENT_CMD_VOLUME_LIST,	    SW_AGENT_CMD_ROUTE_SET,
+	SW_AGENT_CMD_ROUTE_REMOVE,     SW_AGENT_CMD_PROXY_STATE,	    SW_AGENT_CMD_CONTAINER_FILE,
+};
+
+uint32_t sw_driver_agent_kinds(void)
+{
+	uint32_t bits = 0;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		bits |= SW_AGENT_KIND_BIT(kinds[i]);
+	return bits;
+}
+
+/* A NULL-terminated vector of the strings of array a (NULL for no array;
+ * a member that is not a string refuses it). *bad set on failure. */
+static const char **strv(json_t *a, bool *bad)
+{
+	if (!a)
+		return NULL;
+	size_t n = json_array_size(a), i;
+	const char **v = calloc(n + 1, sizeof(*v));
+	json_t *e;
+	if (!json_is_array(a) || !v) {
+		free(v);
+		*bad = true;
+		return NULL;
+	}
+	json_array_foreach(a, i, e) {
+		if (!(v[i] = json_string_value(e))) {
+			free(v);
+			*bad = true;
+			return NULL;
+		}
+	}
+	return v;
+}
+
+static int container_create(struct sw_driver *d, const struct sw_agent_msg *cmd, json_t **res, char *err,
+			    size_t errlen)
+{
+	json_t *spec = cmd->args.spec;
+	bool bad = false;
+	const char **env = strv(json_object_get(spec, "env"), &bad);
+	const char **labels = strv(json_object_get(spec, "labels"), &bad);
+	const char **argv = strv(json_object_get(spec, "cmd"), &bad);
+	const char **mounts = strv(json_object_get(spec, "mounts"), &bad);
+	json_int_t port = json_integer_value(json_object_get(spec, "port"));
+	int rc = -EINVAL;
+	if (bad || port < 0 || port > 65535) {
+		snprintf(err, errlen, "the container's spec is not valid");
+		goto out;
+	}
+	struct sw_container_spec s = {
+		.name = cmd->args.name,
+		.image = cmd->args.image,
+		.env = env,
+		.labels = labels,
+		.cmd = argv,
+		.mounts = mounts,
+		.memory_bytes = (uint64_t)json_integer_value(json_object_get(spec, "memoryBytes")),
+		.nano_cpus = (uint64_t)json_integer_value(json_object_get(spec, "nanoCpus")),
+		.port = (unsigned)port,
+		.restart_unless_stopped = json_is_true(json_object_get(spec, "restartUnlessStopped")),
+	};
+	char id[SW_DRIVER_ID_MAX] = "";
+	rc = sw_driver_container_create(d, &s, id, err, errlen);
+	if (rc == 0 || rc == -EEXIST) {
+		*res = json_pack("{s:s,s:b}", "id", id, "existed", rc == -EEXIST);
+		rc = 0;
+	}
+out:
+	free(env);
+	free(labels);
+	free(argv);
+	free(mounts);
+	return rc;
+}
+
+static int containers_list(struct sw_driver *d, const struct sw_agent_msg *cmd, json_t **res, char *err,
+			   size_t errlen)
+{
+	struct sw_container_info *c = calloc(LIST_CAP, sizeof(*c));
+	size_t n = 0;
+	if (!c)
+		return -ENOMEM;
+	int rc = sw_driver_containers_list(d, cmd->args.application_id, c, LIST_CAP, &n, err, errlen);
+	json_t *a = rc ? NULL : json_array();
+	for (size_t i = 0; a && i < n; i++)
+		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:I}", "id", c[i].id, "name",
+						   c[i].name, "image", c[i].image, "state", c[i].state,
+						   "status", c[i].status, "project", c[i].project, "colour",
+						   c[i].colour, "created", (json_int_t)c[i].created));
+	free(c);
+	if (!rc)
+		*res = a ? json_pack("{s:o}", "containers", a) : NULL;
+	return rc;
+}
+
+/* image.list ("tags") or volume.list ("names") of an application. */
+static int names_list(struct sw_driver *d, const struct sw_agent_msg *cmd, json_t **res, char *err,
+		      size_t errlen)
+{
+	bool images = cmd->kind == SW_AGENT_CMD_IMAGE_LIST;
+	size_t w = images ? SW_DRIVER_TAG_MAX : SW_DRIVER_VOLUME_MAX, n = 0;
+	char *base = calloc(LIST_CAP, w);
+	if (!base)
+		return -ENOMEM;
+	int rc = -EINVAL;
+	if (!cmd->args.application_id)
+		snprintf(err, errlen, "%s needs applicationId", cmd->kind_name);
+	else if (images)
+		rc = sw_driver_images_list(d, cmd->args.application_id, (char(*)[SW_DRIVER_TAG_MAX])base,
+					   LIST_CAP, &n, err, errlen);
+	else
+		rc = sw_driver_volumes_list(d, cmd->args.application_id,
+					    (char(*)[SW_DRIVER_VOLUME_MAX])base, LIST_CAP, &n, err, errlen);
+	json_t *a = rc ? NULL : json_array();
+	for (size_t i = 0; a && i < n; i++)
+		json_array_append_new(a, json_string(base + i * w));
+	free(base);
+	if (a)
+		*res = json_pack("{s:o}", images ? "tags" : "names", a);
+	return rc;
+}
+
+static int volume_create(struct sw_driver *d, const struct sw_agent_msg *cmd, char *err, size_t errlen)
+{
+	json_t *labels = cmd->args.labels;
+	struct sw_volume_spec v = {
+		.name = cmd->args.name,
+		.application_id = json_string_value(json_object_get(labels, "steward.application")),
+		.service_id = json_string_value(json_object_get(labels, "steward.service")),
+	};
+	return sw_driver_volume_create(d, &v, err, errlen);
+}
+
+/* routeId "steward-app-<application id>", route {hosts, upstream}: the
+ * driver builds the Caddy route itself, so a command never carries Caddy
+ * configuration of its own. */
+static int route(struct sw_driver *d, const struct sw_agent_msg *cmd, char *err, size_t errlen)
+{
+	const char *rid = cmd->args.route_id;
+	if (strncmp(rid, "steward-app-", 12) != 0) {
+		snprintf(err, errlen, "the route id is not an application's");
+		return -EINVAL;
+	}
+	if (cmd->kind == SW_AGENT_CMD_ROUTE_REMOVE)
+		return sw_driver_route_remove(d, rid + 12, err, errlen);
+	bool bad = false;
+	const char **hosts = strv(json_object_get(cmd->args.route, "hosts"), &bad);
+	struct sw_ingress_route r = {
+		.application_id = rid + 12,
+		.hostnames = hosts,
+		.upstream = json_string_value(json_object_get(cmd->args.route, "upstream")),
+	};
+	int rc = -EINVAL;
+	if (bad || !hosts || !r.upstream)
+		snprintf(err, errlen, "the route needs hosts and an upstream");
+	else
+		rc = sw_driver_route_set(d, &r, err, errlen);
+	free(hosts);
+	return rc;
+}
+
+/* container.file: the base64 decoded, written with its mode, wiped. */
+static int container_file(struct sw_driver *d, const struct sw_agent_msg *cmd, char *err, size_t errlen)
+{
+	const char *b64 = cmd->args.data;
+	size_t n = strlen(b64);
+	unsigned char *buf = malloc(n / 4 * 3 + 3);
+	if (!buf)
+		return -ENOMEM;
+	int len = n % 4 == 0 ? EVP_DecodeBlock(buf, (const unsigned char *)b64, (int)n) : -1;
+	int rc = -EINVAL;
+	if (len < 0) {
+		snprintf(err, errlen, "the file's data is not base64");
+	} else {
+		/* EVP_DecodeBlock counts the padding as zero bytes. */
+		for (size_t i = n; i > 0 && b64[i - 1] == '='; i--)
+			len--;
+		rc = sw_driver_container_put_file(d, cmd->args.name, cmd->args.dir, cmd->args.file, buf,
+						  (size_t)len, (unsigned)cmd->args.mode, err, errlen);
+	}
+	OPENSSL_cleanse(buf, n / 4 * 3 + 3);
+	free(buf);
+	return rc;
+}
+
+static int proxy_state(struct sw_driver *d, json_t **res, char *err, size_t errlen)
+{
+	char *text = NULL;
+	int rc = sw_driver_proxy_state(d, &text, err, errlen);
+	if (rc)
+		return rc;
+	json_t *state = json_loads(text, 0, NULL);
+	free(text);
+	*res = state ? json_pack("{s:o}", "state", state) : NULL;
+	return 0;
+}
+
+static int run(struct sw_driver *d, const struct sw_agent_msg *cmd, json_t **res, char *err, size_t errlen)
+{
+	const char *name = cmd->args.name;
+	switch (cmd->kind) {
+	case SW_AGENT_CMD_IMAGE_EXISTS:
+		*res = json_pack("{s:b}", "exists", sw_driver_image_exists(d, cmd->args.image));
+		return 0;
+	case SW_AGENT_CMD_IMAGE_LIST:
+	case SW_AGENT_CMD_VOLUME_LIST:
+		return names_list(d, cmd, res, err, errlen);
+	case SW_AGENT_CMD_IMAGE_REMOVE:
+		return sw_driver_image_remove(d, cmd->args.image, err, errlen);
+	case SW_AGENT_CMD_CONTAINER_CREATE:
+		return container_create(d, cmd, res, err, errlen);
+	case SW_AGENT_CMD_CONTAINER_START:
+		return sw_driver_container_start(d, name, err, errlen);
+	case SW_AGENT_CMD_CONTAINER_STOP:
+		return sw_driver_container_stop(d, name, (unsigned)cmd->args.timeout_s, err, errlen);
+	case SW_AGENT_CMD_CONTAINER_REMOVE:
+		return sw_driver_container_remove(d, name, err, errlen);
+	case SW_AGENT_CMD_CONTAINER_LIST:
+		return containers_list(d, cmd, res, err, errlen);
+	case SW_AGENT_CMD_VOLUME_CREATE:
+		return volume_create(d, cmd, err, errlen);
+	case SW_AGENT_CMD_VOLUME_REMOVE:
+		return sw_driver_volume_remove(d, name, err, errlen);
+	case SW_AGENT_CMD_ROUTE_SET:
+	case SW_AGENT_CMD_ROUTE_REMOVE:
+		return route(d, cmd, err, errlen);
+	case SW_AGENT_CMD_PROXY_STATE:
+		return proxy_state(d, res, err, errlen);
+	case SW_AGENT_CMD_CONTAINER_FILE:
+		return container_file(d, cmd, err, errlen);
+	default:
+		snprintf(err, errlen, "not run by this agent");
+		return -EOPNOTSUPP;
+	}
+}
+
+void sw_driver_agent_exec(struct sw_driver *local, const struct sw_agent_msg *cmd,
+			  struct sw_agent_outcome *out)
+{
+	char err[sizeof(out->error_message)] = "";
+	json_t *res = NULL;
+	int rc = local ? run(local, cmd, &res, err, sizeof(err)) : -EIO;
+	if (!local)
+		snprintf(err, sizeof(err), "the agent's driver could not be made (DOCKER_HOST)");
+	if (rc == 0 && !res)
+		res = json_object();
+	if (rc == 0 && res) {
+		out->ok = true;
+		out->result = res;
+		return;
+	}
+	json_decref(res);
+	if (rc == 0) {
+		rc = -ENOMEM;
+		snprintf(err, sizeof(err), "out of memory");
+	}
+	out->ok = false;
+	snprintf(out->error_code, sizeof(out->error_code), "%s", sw_driver_error_code(rc));
+	snprintf(out->error_message, sizeof(out->error_message), "%s", err[0] ? err : "the command failed");
+}
