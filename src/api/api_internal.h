@@ -2,6 +2,7 @@
 #ifndef STEWARD_API_INTERNAL_H
 #define STEWARD_API_INTERNAL_H
 
+#include <jansson.h>
 #include <libpq-fe.h>
 #include "steward/db/db.h"
 #include "steward/http/http.h"
@@ -439,5 +440,18 @@ void sw_api_job_enqueue(struct sw_http_request *req, const struct sw_db_stmt *st
  * SERVER_NOT_CONNECTED saying it cannot be <verb> ("read", "sampled")
  * until agents connect remote servers, and returns false. */
 bool sw_api_runtime_server_local(struct sw_http_request *req, const PGresult *res, const char *verb);
+
+/* Metrics (metrics.c, metrics_loop.c). */
+#define SW_METRICS_INTERVAL_MS 15000 /* the spec's sampling interval */
+#define SW_METRICS_CACHE_MS 60000    /* the in-memory samples' time to live */
+#define SW_METRICS_CACHE_SLOTS 64    /* at most this many samples kept */
+struct sw_metrics_sample;
+/* One sample of the local host, with the containers of the applications
+ * in apps (a JSON array of ids); blocking: a worker or the metrics loop.
+ * 0, -EIO (no sampler: the reason was logged) or -errno. */
+int sw_api_metrics_sample_local(json_t *apps, struct sw_metrics_sample *out);
+/* The oldest cached sample newer than after_seq: its sequence number, its
+ * time and its JSON text (without serverId; free() it). -ENOENT: none. */
+int sw_api_metrics_cache_since(uint64_t after_seq, uint64_t *ret_seq, int64_t *ret_taken_at_ms, char **ret_json);
 
 #endif
