@@ -450,8 +450,14 @@ struct sw_metrics_sample;
  * in apps (a JSON array of ids); blocking: a worker or the metrics loop.
  * 0, -EIO (no sampler: the reason was logged) or -errno. */
 int sw_api_metrics_sample_local(json_t *apps, struct sw_metrics_sample *out);
-/* The oldest cached sample newer than after_seq: its sequence number, its
- * time and its JSON text (without serverId; free() it). -ENOENT: none. */
-int sw_api_metrics_cache_since(uint64_t after_seq, uint64_t *ret_seq, int64_t *ret_taken_at_ms, char **ret_json);
+/* The cached SSE frames of server_id's samples (the last
+ * SW_METRICS_CACHE_MS) whose event id is above after_seq, oldest first,
+ * at most max, each with a reference for the caller; how many. Their
+ * offset is their event id. */
+/* Streams server_id's samples to req as SSE (metrics_live.c); answers req. */
+void sw_api_metrics_live_start(struct sw_http_request *req, const char *server_id);
+struct sw_hub_chunk;
+size_t sw_api_metrics_cache_frames(const char *server_id, uint64_t after_seq, struct sw_hub_chunk **out,
+				   size_t max);
 
 #endif

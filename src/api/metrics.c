@@ -407,6 +407,29 @@ static void application_metrics(struct sw_http_request *req)
 	history(req, &sw_db_stmt_metrics_application_history);
 }
 
+/* ---- GET /servers/:id/live (the stream: metrics_live.c) ---- */
+
+static const int err_live[] = { 404, 409, 503, 0 };
+
+static void live_server_loaded(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct sw_http_request *req = arg;
+	if (!sw_api_found(req, res, err))
+		return;
+	if (!sw_api_runtime_server_local(req, res, "streamed"))
+		return;
+	sw_api_metrics_live_start(req, PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_ID));
+}
+
+static void server_live(struct sw_http_request *req)
+{
+	char id[37];
+	if (!sw_api_uuid_param(req, req->params.value[0], id))
+		return;
+	const char *params[2] = { req->principal.organization_id, id };
+	sw_api_query(req, &sw_db_stmt_runtime_server, params, 2, live_server_loaded, req);
+}
+
 /* ---- route and schema ---- */
 
 static const struct sw_route routes[] = {
@@ -427,6 +450,19 @@ static const struct sw_route routes[] = {
 	    "until agents connect remote servers: 409 SERVER_NOT_CONNECTED otherwise. The worker "
 	    "pool full, or no sampler: 503." SW_API_DOC_SCOPED,
 	    "Metrics", NULL, "MetricSample", 200, err_sample } },
+	{ SW_HTTP_GET, "/servers/:id/live", SW_ACCESS_SESSION, server_live, 0, 0,
+	  { .summary = "Live metrics of a server (Server-Sent Events)",
+	    .description = "A text/event-stream of the server's samples as the metrics loop takes them, every 15 "
+	    "seconds: each an event \"sample\" whose data is a MetricSample (the organization's "
+	    "containers only) and whose id is the sample's time in Unix milliseconds. It starts with "
+	    "the latest sample; with Last-Event-ID, with every sample after that id still in the "
+	    "60-second cache instead. A comment \": ping\" is sent when nothing else was for 15 "
+	    "seconds. One frame per sample is made and shared by every reader; a reader too far "
+	    "behind is cut and resumes with Last-Event-ID. At most 2000 readers per server in one "
+	    "process (503 past it). Only the local server until agents push their samples: 409 "
+	    "SERVER_NOT_CONNECTED otherwise." SW_API_DOC_SCOPED,
+	    .tag = "Metrics", .success_status = 200, .error_statuses = err_live,
+	    .media_type = "text/event-stream" } },
 	{ SW_HTTP_GET, "/servers/:id/metrics", SW_ACCESS_SESSION, server_metrics, 0, 0,
 	  { "A server's metric history",
 	    "The server host's figures per minute (resolution=MINUTE, the default) or per hour "

@@ -44,6 +44,7 @@
 #include "steward/base/json.h"
 #include "steward/base/log.h"
 #include "steward/db/statements_metrics.h"
+#include "steward/deploy/deploy.h"
 #include "steward/metrics/metrics.h"
 #include "api/api_internal.h"
 
@@ -89,11 +90,19 @@ struct point {
 	uint64_t cpu_usec, oom, restarts;
 };
 
-/* The 60-second cache: each sample's JSON text as the API writes it. */
+/* The 60-second cache: each sample of each local server as the SSE frame
+ * its live readers get (a hub chunk, shared by reference). */
 struct cached {
 	int64_t taken_at_ms;
 	uint64_t seq;
-	char *json; /* one per local server would differ only by serverId: kept once, without it */
+	char server_id[37];
+	struct sw_hub_chunk *frame;
+};
+
+/* A local server's live topic in the hub (its id names it). */
+struct topic {
+	char server_id[37];
+	struct sw_hub_topic *t;
 };
 
 static struct {
@@ -113,6 +122,8 @@ static struct {
 	struct cached cache[SW_METRICS_CACHE_SLOTS];
 	size_t ncache;
 	uint64_t seq;
+	struct topic *topics;
+	size_t ntopics;
 	int64_t last_hourly_ms;
 } L = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
@@ -466,31 +477,101 @@ static void sample_log(const struct sw_metrics_sample *s, const struct point *p)
 	fclose(f);
 }
 
-/* Keeps the sample's JSON text for SW_METRICS_CACHE_MS (L.mu held). */
-static void cache_put(const struct sw_metrics_sample *s)
+/* The SSE frame of s as server_id's sample: its containers only. */
+static struct sw_hub_chunk *frame_new(const struct sw_metrics_sample *s, const char *server_id, json_t *app_server,
+				      uint64_t seq)
 {
+	struct sw_metrics_sample mine = *s;
+	mine.container = calloc(s->ncontainer ? s->ncontainer : 1, sizeof(*mine.container));
+	if (!mine.container)
+		return NULL;
+	mine.ncontainer = 0;
+	for (size_t i = 0; i < s->ncontainer; i++) {
+		const char *owner = json_string_value(json_object_get(app_server, s->container[i].ref.application_id));
+		if (owner && strcmp(owner, server_id) == 0)
+			mine.container[mine.ncontainer++] = s->container[i];
+	}
+	sw_metrics_sample_count(&mine);
 	struct sw_buf buf = { 0 };
 	struct sw_json j;
+	sw_buf_appendf(&buf, "id: %" PRIu64 "\nevent: sample\ndata: ", seq);
 	sw_json_init(&j, &buf);
-	sw_metrics_sample_write(s, "", &j);
-	if (sw_json_finish(&j) < 0 || sw_buf_append(&buf, "", 1) < 0) {
-		sw_buf_release(&buf);
-		return;
+	sw_metrics_sample_write(&mine, server_id, &j);
+	free(mine.container);
+	struct sw_hub_chunk *c = NULL;
+	if (sw_json_finish(&j) == 0 && sw_buf_append_lit(&buf, "\n\n") == 0) {
+		c = sw_hub_chunk_new(SW_HUB_LOG, seq, buf.len);
+		if (c)
+			memcpy(c->data, buf.data, buf.len);
 	}
-	int64_t now = s->taken_at_ms;
-	/* Older than the time to live, or the oldest when every slot is
-	 * taken (a test's short interval): dropped. */
+	sw_buf_release(&buf);
+	return c;
+}
+
+static struct sw_hub_topic *topic_of(const char *server_id)
+{
+	for (size_t i = 0; i < L.ntopics; i++)
+		if (strcmp(L.topics[i].server_id, server_id) == 0)
+			return L.topics[i].t;
+	struct topic *p = realloc(L.topics, (L.ntopics + 1) * sizeof(*p));
+	if (!p)
+		return NULL;
+	L.topics = p;
+	struct sw_hub_topic *t = sw_hub_writer_open(server_id, 0);
+	if (!t)
+		return NULL;
+	snprintf(p[L.ntopics].server_id, sizeof(p[L.ntopics].server_id), "%s", server_id);
+	p[L.ntopics++].t = t;
+	return t;
+}
+
+/* Drops cached frames older than SW_METRICS_CACHE_MS, or the oldest when
+ * room is needed for n more (a test's short interval). L.mu held. */
+static void cache_trim(int64_t now, size_t n)
+{
 	size_t k = 0;
 	for (size_t i = 0; i < L.ncache; i++) {
 		bool keep = now - L.cache[i].taken_at_ms <= SW_METRICS_CACHE_MS &&
-			    L.ncache - i < SW_METRICS_CACHE_SLOTS;
+			    L.ncache - i + n <= SW_METRICS_CACHE_SLOTS;
 		if (keep)
 			L.cache[k++] = L.cache[i];
 		else
-			free(L.cache[i].json);
+			sw_hub_chunk_unref(L.cache[i].frame);
 	}
 	L.ncache = k;
-	L.cache[L.ncache++] = (struct cached){ now, ++L.seq, (char *)buf.data };
+}
+
+/* Caches and publishes the sample of every local server. */
+static void frames_publish(const struct sw_metrics_sample *s, const PGresult *servers, json_t *app_server)
+{
+	int n = servers ? PQntuples(servers) : 0;
+	if (n > SW_METRICS_CACHE_SLOTS)
+		n = SW_METRICS_CACHE_SLOTS;
+	/* Event ids are the sample's time in ms (unique per tick, and still
+	 * meaningful to a reader resuming on another process). */
+	uint64_t seq = L.seq + 1 > (uint64_t)s->taken_at_ms ? L.seq + 1 : (uint64_t)s->taken_at_ms;
+	L.seq = seq;
+	pthread_mutex_lock(&L.mu);
+	cache_trim(s->taken_at_ms, (size_t)n);
+	pthread_mutex_unlock(&L.mu);
+	for (int i = 0; i < n; i++) {
+		const char *server = PQgetvalue(servers, i, 0);
+		struct sw_hub_chunk *c = frame_new(s, server, app_server, seq);
+		if (!c)
+			continue;
+		pthread_mutex_lock(&L.mu);
+		sw_hub_chunk_ref(c); /* the cache's */
+		L.cache[L.ncache].taken_at_ms = s->taken_at_ms;
+		L.cache[L.ncache].seq = seq;
+		snprintf(L.cache[L.ncache].server_id, sizeof(L.cache[L.ncache].server_id), "%s", server);
+		L.cache[L.ncache++].frame = c;
+		pthread_mutex_unlock(&L.mu);
+		struct sw_hub_topic *t = topic_of(server);
+		if (t)
+			sw_hub_publish(t, c); /* takes ours */
+		else
+			sw_hub_chunk_unref(c);
+	}
 }
 
 /* One tick: the local servers, one sample, folded. */
@@ -518,10 +599,7 @@ static void tick(void)
 	}
 	int64_t now = s.taken_at_ms ? s.taken_at_ms : wall_ms();
 	int64_t bucket = now - now % MINUTE_MS;
-	pthread_mutex_lock(&L.mu);
-	cache_put(&s);
-	pthread_cond_broadcast(&L.cond);
-	pthread_mutex_unlock(&L.mu);
+	frames_publish(&s, servers, app_server);
 	flush_before(bucket, now);
 	struct point p;
 	host_point(&s, &p);
@@ -614,8 +692,13 @@ void sw_api_metrics_loop_stop(void)
 	pthread_join(L.thread, NULL);
 	L.started = false;
 	for (size_t i = 0; i < L.ncache; i++)
-		free(L.cache[i].json);
+		sw_hub_chunk_unref(L.cache[i].frame);
 	L.ncache = 0;
+	for (size_t i = 0; i < L.ntopics; i++)
+		sw_hub_writer_close(L.topics[i].t, NULL);
+	free(L.topics);
+	L.topics = NULL;
+	L.ntopics = 0;
 	free(L.accs);
 	L.accs = NULL;
 	L.naccs = L.cap = 0;
@@ -625,19 +708,17 @@ void sw_api_metrics_loop_stop(void)
 	pthread_cond_destroy(&L.cond);
 }
 
-int sw_api_metrics_cache_since(uint64_t after_seq, uint64_t *ret_seq, int64_t *ret_taken_at_ms, char **ret_json)
+size_t sw_api_metrics_cache_frames(const char *server_id, uint64_t after_seq, struct sw_hub_chunk **out,
+				   size_t max)
 {
-	int rc = -ENOENT;
+	size_t n = 0;
 	pthread_mutex_lock(&L.mu);
-	for (size_t i = 0; i < L.ncache; i++) {
-		if (L.cache[i].seq > after_seq) {
-			*ret_seq = L.cache[i].seq;
-			*ret_taken_at_ms = L.cache[i].taken_at_ms;
-			*ret_json = strdup(L.cache[i].json);
-			rc = *ret_json ? 0 : -ENOMEM;
-			break;
+	for (size_t i = 0; i < L.ncache && n < max; i++) {
+		if (L.cache[i].seq > after_seq && strcmp(L.cache[i].server_id, server_id) == 0) {
+			sw_hub_chunk_ref(L.cache[i].frame);
+			out[n++] = L.cache[i].frame;
 		}
 	}
 	pthread_mutex_unlock(&L.mu);
-	return rc;
+	return n;
 }

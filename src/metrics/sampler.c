@@ -180,6 +180,20 @@ const char *sw_metrics_source_name(enum sw_metrics_source src)
 	return "none";
 }
 
+void sw_metrics_sample_count(struct sw_metrics_sample *s)
+{
+	s->running = s->stopped = s->unhealthy = 0;
+	for (size_t i = 0; i < s->ncontainer; i++) {
+		const struct sw_metrics_container_ref *r = &s->container[i].ref;
+		if (strcmp(r->state, "running") == 0 || strcmp(r->state, "restarting") == 0)
+			s->running++;
+		else if (strcmp(r->state, "paused") != 0)
+			s->stopped++;
+		if (strcmp(r->health, "unhealthy") == 0)
+			s->unhealthy++;
+	}
+}
+
 void sw_metrics_sample_release(struct sw_metrics_sample *s)
 {
 	if (!s)
@@ -497,16 +511,10 @@ static int fill(struct sw_metrics_sampler *s, const struct sw_metrics_container_
 	for (size_t i = 0; i < s->ncg; i++)
 		s->cg[i].seen = false;
 	for (size_t i = 0; i < n; i++) {
-		const struct sw_metrics_container_ref *r = &refs[i];
-		if (strcmp(r->state, "running") == 0 || strcmp(r->state, "restarting") == 0)
-			out->running++;
-		else if (strcmp(r->state, "paused") != 0)
-			out->stopped++;
-		if (strcmp(r->health, "unhealthy") == 0)
-			out->unhealthy++;
 		struct sw_metrics_container *c = &out->container[out->ncontainer++];
-		sample_container(s, r, i, c, out);
+		sample_container(s, &refs[i], i, c, out);
 	}
+	sw_metrics_sample_count(out);
 	/* Entries of containers no longer listed are forgotten. */
 	size_t keep = 0;
 	for (size_t i = 0; i < s->ncg; i++) {

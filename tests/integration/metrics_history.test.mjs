@@ -1,4 +1,5 @@
-// Metric history: the metrics loop with a shortened interval
+// Live metrics and metric history: GET /servers/:id/live streams each
+// sample of the loop (shared frames, Last-Event-ID, heartbeats); the loop with a shortened interval
 // (METRICS_SAMPLE_INTERVAL_MS, a test setting) writes minute rows that
 // agree with the samples they came from (METRICS_SAMPLE_LOG, another test
 // setting, has each sample's host figures); hour roll-ups agree with their
@@ -13,6 +14,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import http from 'node:http';
 import * as h from './harness.mjs';
 import { call, ok, setup, signup } from './identity.mjs';
 
@@ -77,6 +79,77 @@ function assertAgrees(row, e, what) {
 	for (const k of ['cpuSum', 'cpuMin', 'cpuMax', 'memSum', 'load1Sum', 'load1Max']) close(row[k], e[k], `${what} ${k}`);
 	for (const k of ['memMin', 'memMax', 'memTotal', 'swapMax', 'diskMax', 'rx', 'tx']) assert.equal(row[k], e[k], `${what} ${k}`);
 }
+
+// The SSE events of text: [{event, id, data}], comments counted apart.
+function events(text) {
+	const out = [];
+	for (const block of text.split('\n\n')) {
+		const lines = block.split('\n').filter((l) => l && !l.startsWith(':'));
+		if (!lines.length) continue;
+		const e = { event: 'message', id: null, data: '' };
+		for (const line of lines) {
+			const i = line.indexOf(':');
+			const v = line.slice(i + 1).replace(/^ /, '');
+			if (line.startsWith('event:')) e.event = v;
+			else if (line.startsWith('id:')) e.id = v;
+			else if (line.startsWith('data:')) e.data += v;
+		}
+		out.push(e);
+	}
+	return out;
+}
+
+// Reads GET path as a stream for ms, then leaves: {status, headers, text}.
+function readStream(path, who, ms, headers = {}) {
+	return new Promise((resolve, reject) => {
+		const req = http.get({ host: '127.0.0.1', port: srv.port, path, agent: false,
+			headers: { Cookie: `steward_session=${who.cookie}`, ...headers } }, (res) => {
+			let text = '';
+			res.setEncoding('utf8');
+			res.on('data', (d) => (text += d));
+			setTimeout(() => { req.destroy(); resolve({ status: res.statusCode, headers: res.headers, text }); }, ms);
+		});
+		req.on('error', (e) => { if (e.code !== 'ECONNRESET') reject(e); });
+	});
+}
+
+test('GET /servers/:id/live: samples as they are taken, one frame per sample, Last-Event-ID', { timeout: 60000 }, async () => {
+	const a = await readStream(`/servers/${serverA}/live`, owner, 3500);
+	assert.equal(a.status, 200);
+	assert.match(a.headers['content-type'], /^text\/event-stream/);
+	const evs = events(a.text);
+	// The latest cached sample at once, then about one a second.
+	assert.ok(evs.length >= 3 && evs.length <= 6, `${evs.length} events:\n${a.text.slice(0, 300)}`);
+	const ids = evs.map((e) => Number(e.id));
+	for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], 'event ids grow');
+	for (const e of evs) {
+		assert.equal(e.event, 'sample');
+		const d = JSON.parse(e.data);
+		assert.equal(d.serverId, serverA);
+		assert.equal(new Date(d.takenAt).getTime(), Number(e.id));
+		assert.ok(d.memory.totalBytes > 0 && d.cpu.logicalCores >= 1);
+	}
+	// Resuming: every cached sample after the id given, none twice.
+	const from = ids[0];
+	const b = await readStream(`/servers/${serverA}/live`, owner, 300, { 'Last-Event-ID': String(from) });
+	const again = events(b.text).map((e) => Number(e.id));
+	assert.ok(again.length >= ids.length - 1, `${again} after ${from}`);
+	assert.ok(again.every((id) => id > from));
+	assert.deepEqual(again.slice(0, ids.length - 1), ids.slice(1));
+	// Another organization sees its own server's frames, never A's.
+	const o = await readStream(`/servers/${serverB}/live`, other, 1500);
+	assert.ok(events(o.text).length >= 1);
+	for (const e of events(o.text)) assert.equal(JSON.parse(e.data).serverId, serverB);
+	h.assertError(await call(srv, 'GET', `/servers/${serverB}/live`, owner), 404, 'NOT_FOUND');
+	h.assertError(await h.request(srv.port, 'GET', `/servers/${serverA}/live`), 401, 'UNAUTHENTICATED');
+});
+
+test('GET /servers/:id/live: a remote server is not streamed yet (409)', async () => {
+	const remote = await sql(`INSERT INTO servers (organization_id, name) VALUES ('${owner.org.id}', 'far') RETURNING id`);
+	h.assertError(await call(srv, 'GET', `/servers/${remote}/live`, owner), 409, 'SERVER_NOT_CONNECTED');
+	// Its history is there all the same (empty: nothing samples it yet).
+	assert.deepEqual((await ok(call(srv, 'GET', `/servers/${remote}/metrics`, owner))).points, []);
+});
 
 // The first minute every sample of which was folded into A's host series
 // (which exists from the first tick after the organization was made).
