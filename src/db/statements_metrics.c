@@ -142,11 +142,41 @@ const struct sw_db_stmt sw_db_stmt_metrics_application_history = {
 	.nparams = 5,
 };
 
+/* Enabled METRIC_THRESHOLD rules watching a local server or an
+ * application on one; columns: enum sw_db_metrics_rule_col. */
+const struct sw_db_stmt sw_db_stmt_metrics_alert_rules = {
+	.name = "metrics_alert_rules",
+	.sql = "SELECT r.id, r.organization_id, r.name, r.severity, r.metric, r.operator, r.threshold,"
+	       " r.duration_seconds, r.server_id, r.application_id, array_to_json(r.channel_ids)::text,"
+	       " (SELECT a.id FROM alerts a WHERE a.rule_id = r.id AND a.status = 'OPEN' LIMIT 1)"
+	       " FROM alert_rules r"
+	       " LEFT JOIN applications ap ON ap.id = r.application_id"
+	       " JOIN servers s ON s.id = coalesce(r.server_id, ap.server_id) AND s.is_local"
+	       " WHERE r.enabled AND r.kind = 'METRIC_THRESHOLD' ORDER BY r.id",
+	.nparams = 0,
+};
+
+const struct sw_db_stmt sw_db_stmt_metrics_alert_open = {
+	.name = "metrics_alert_open",
+	.sql = "SELECT a.id FROM steward_alert_open($1::uuid, $2::uuid, $3::text, $4::text, $5::text,"
+	       " $6::uuid, $7::uuid) a",
+	.nparams = 7,
+};
+
+const struct sw_db_stmt sw_db_stmt_metrics_alert_resolve = {
+	.name = "metrics_alert_resolve",
+	.sql = "UPDATE alerts SET status = 'RESOLVED', resolved_at = now(), updated_at = now()"
+	       " WHERE id = $1::uuid AND status = 'OPEN' RETURNING id",
+	.nparams = 1,
+};
+
 static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_metrics_local_servers,   &sw_db_stmt_metrics_writer_lock,
 	&sw_db_stmt_metrics_minutes_write,   &sw_db_stmt_metrics_rollup_hour,
 	&sw_db_stmt_metrics_partitions,      &sw_db_stmt_metrics_retention,
 	&sw_db_stmt_metrics_server_history,  &sw_db_stmt_metrics_application_history,
+	&sw_db_stmt_metrics_alert_rules,     &sw_db_stmt_metrics_alert_open,
+	&sw_db_stmt_metrics_alert_resolve,
 };
 
 const struct sw_db_stmt_group sw_db_metrics_statements = { list, SW_ARRAY_SIZE(list) };

@@ -35,4 +35,27 @@ extern const struct sw_db_stmt sw_db_stmt_metrics_server_history;
  * us) -> zero rows or one: the answer's JSON text. */
 extern const struct sw_db_stmt sw_db_stmt_metrics_application_history;
 
+/* () -> the enabled METRIC_THRESHOLD rules of local servers and of
+ * applications on them. */
+enum sw_db_metrics_rule_col {
+	SW_DB_MRULE_ID,
+	SW_DB_MRULE_ORGANIZATION_ID,
+	SW_DB_MRULE_NAME,
+	SW_DB_MRULE_SEVERITY,
+	SW_DB_MRULE_METRIC,
+	SW_DB_MRULE_OPERATOR,           /* ABOVE or BELOW */
+	SW_DB_MRULE_THRESHOLD,
+	SW_DB_MRULE_DURATION_SECONDS,
+	SW_DB_MRULE_SERVER_ID,          /* NULL: an application's rule */
+	SW_DB_MRULE_APPLICATION_ID,     /* NULL: a server's rule */
+	SW_DB_MRULE_CHANNEL_IDS,        /* a JSON array */
+	SW_DB_MRULE_OPEN_ALERT_ID,      /* NULL: none open */
+};
+extern const struct sw_db_stmt sw_db_stmt_metrics_alert_rules;
+/* ($1 organization, $2 rule, $3 severity, $4 title, $5 message, $6 server,
+ * $7 application) -> id: the alert opened, or the one already open. */
+extern const struct sw_db_stmt sw_db_stmt_metrics_alert_open;
+/* ($1 alert) -> id when it was OPEN and is RESOLVED now; else no row. */
+extern const struct sw_db_stmt sw_db_stmt_metrics_alert_resolve;
+
 #endif
