@@ -6,7 +6,7 @@
  * organization's, unreachable for durationSeconds) or DEPLOYMENT_FAILED
  * (a deployment of an application, or of any, failed); its severity is
  * the alerts'; channelIds are the notification channels told. The
- * metrics loop (src/api/metrics_loop.c) evaluates METRIC_THRESHOLD rules,
+ * metrics loop (src/api/metrics_loop.c) evaluates the rules of every kind,
  * opens alerts with steward_alert_open() (migration 0011) and resolves
  * them when the condition clears; a member resolves one with POST
  * /alerts/:id/resolve.
@@ -265,8 +265,10 @@ static void alerts_summary(struct sw_http_request *req)
 	"opens once the condition has held for durationSeconds, and resolves itself once the "     \
 	"value has been past the threshold by 5% of it for durationSeconds. For an application, "  \
 	"CPU_PERCENT is its containers' sum and MEMORY_PERCENT the highest share of a container's " \
-	"limit; its network rates are not measured yet. SERVER_UNREACHABLE and DEPLOYMENT_FAILED " \
-	"rules are stored but not evaluated yet."
+	"limit; its network rates are not measured yet. SERVER_UNREACHABLE opens for a server "    \
+	"OFFLINE and not heard for durationSeconds (from its last heartbeat) and resolves when it " \
+	"is ONLINE again; DEPLOYMENT_FAILED opens when a deployment of the application fails after " \
+	"the rule was made and resolves when one succeeds. One open alert per rule and target."
 
 static const int err_list[] = { 422, 503, 0 };
 static const int err_create[] = { 400, 409, 413, 415, 422, 503, 0 };

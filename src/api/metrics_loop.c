@@ -682,48 +682,53 @@ static bool metric_value(const struct sw_metrics_sample *s, const char *metric, 
 	return true;
 }
 
-/* Tells the rule's enabled channels that alert_id opened or resolved. */
-static void alert_notify(const PGresult *rule, int row, const char *alert_id, bool opened, double value)
+/* What a channel is told about an alert. */
+struct alert_event {
+	const char *org, *rule_id, *rule_name, *severity, *channel_ids; /* channel_ids: a JSON array */
+	const char *alert_id, *server_id, *application_id;              /* NULL: none */
+	const char *text;
+	bool opened;
+	const char *metric; /* METRIC_THRESHOLD: the metric and its value */
+	double value;
+};
+
+/* Tells the rule's enabled channels that the alert opened or resolved. */
+static void alert_notify(const struct alert_event *e)
 {
-	const char *org = PQgetvalue(rule, row, SW_DB_MRULE_ORGANIZATION_ID);
-	const char *name = PQgetvalue(rule, row, SW_DB_MRULE_NAME);
-	const char *type = opened ? "alert.opened" : "alert.resolved";
-	char title[256], text[512];
-	snprintf(title, sizeof(title), "%s: %s", opened ? "Alert" : "Resolved", name);
-	snprintf(text, sizeof(text), "%s %s %s (now %.2f, for %s s).",
-		 PQgetvalue(rule, row, SW_DB_MRULE_METRIC), PQgetvalue(rule, row, SW_DB_MRULE_OPERATOR),
-		 PQgetvalue(rule, row, SW_DB_MRULE_THRESHOLD), value,
-		 PQgetvalue(rule, row, SW_DB_MRULE_DURATION_SECONDS));
+	const char *type = e->opened ? "alert.opened" : "alert.resolved";
+	char title[256];
+	snprintf(title, sizeof(title), "%s: %s", e->opened ? "Alert" : "Resolved", e->rule_name);
 	struct sw_buf data = { 0 };
 	struct sw_json j;
 	sw_json_init(&j, &data);
 	sw_json_object_begin(&j);
 	sw_json_key(&j, "alertId");
-	sw_json_cstr(&j, alert_id);
+	sw_json_cstr(&j, e->alert_id);
 	sw_json_key(&j, "ruleId");
-	sw_json_cstr(&j, PQgetvalue(rule, row, SW_DB_MRULE_ID));
+	sw_json_cstr(&j, e->rule_id);
 	sw_json_key(&j, "status");
-	sw_json_cstr(&j, opened ? "OPEN" : "RESOLVED");
+	sw_json_cstr(&j, e->opened ? "OPEN" : "RESOLVED");
 	sw_json_key(&j, "severity");
-	sw_json_cstr(&j, PQgetvalue(rule, row, SW_DB_MRULE_SEVERITY));
-	sw_json_key(&j, "metric");
-	sw_json_cstr(&j, PQgetvalue(rule, row, SW_DB_MRULE_METRIC));
-	num_member(&j, "value", value);
+	sw_json_cstr(&j, e->severity);
+	if (e->metric) {
+		sw_json_key(&j, "metric");
+		sw_json_cstr(&j, e->metric);
+		num_member(&j, "value", e->value);
+	}
 	sw_json_key(&j, "serverId");
-	sw_json_cstr(&j, PQgetisnull(rule, row, SW_DB_MRULE_SERVER_ID) ? NULL : PQgetvalue(rule, row, SW_DB_MRULE_SERVER_ID));
+	sw_json_cstr(&j, e->server_id);
 	sw_json_key(&j, "applicationId");
-	sw_json_cstr(&j, PQgetisnull(rule, row, SW_DB_MRULE_APPLICATION_ID) ? NULL
-									     : PQgetvalue(rule, row, SW_DB_MRULE_APPLICATION_ID));
+	sw_json_cstr(&j, e->application_id);
 	sw_json_object_end(&j);
 	if (sw_json_finish(&j) < 0 || sw_buf_append(&data, "", 1) < 0) {
 		sw_buf_release(&data);
 		return;
 	}
-	json_t *ids = json_loads(PQgetvalue(rule, row, SW_DB_MRULE_CHANNEL_IDS), 0, NULL);
+	json_t *ids = json_loads(e->channel_ids, 0, NULL);
 	size_t k;
 	json_t *v;
 	json_array_foreach(ids, k, v) {
-		const char *p[2] = { org, json_string_value(v) };
+		const char *p[2] = { e->org, json_string_value(v) };
 		PGresult *c = exec(&sw_db_stmt_channel_delivery, p, PGRES_TUPLES_OK);
 		if (!c || PQntuples(c) != 1) {
 			PQclear(c);
@@ -738,7 +743,7 @@ static void alert_notify(const PGresult *rule, int row, const char *alert_id, bo
 			snprintf(subject, sizeof(subject), "Steward: %s", title);
 			json_array_foreach(to, i, a) {
 				if (sw_mail_configured() && json_is_string(a))
-					sw_mail_send(json_string_value(a), subject, text);
+					sw_mail_send(json_string_value(a), subject, e->text);
 			}
 			json_decref(to);
 			PQclear(c);
@@ -749,7 +754,7 @@ static void alert_notify(const PGresult *rule, int row, const char *alert_id, bo
 		struct sw_buf body = { 0 };
 		const struct sw_notify_event ev = {
 			.delivery_id = delivery, .type = type, .wall_ms = sw_wall_ms(),
-			.title = title, .text = text, .data_json = data.data,
+			.title = title, .text = e->text, .data_json = data.data,
 		};
 		enum sw_notify_kind nk = strcmp(kind, "SLACK") == 0	? SW_NOTIFY_SLACK
 					 : strcmp(kind, "DISCORD") == 0 ? SW_NOTIFY_DISCORD
@@ -773,7 +778,7 @@ static void alert_notify(const PGresult *rule, int row, const char *alert_id, bo
 			r = sw_notify_post(&nr);
 		}
 		if (r < 0)
-			sw_log_warn("metrics: alert %s: channel %s not notified (%s)", alert_id,
+			sw_log_warn("metrics: alert %s: channel %s not notified (%s)", e->alert_id,
 				    PQgetvalue(c, 0, SW_DB_DELIVERY_ID), strerror(-r));
 		OPENSSL_cleanse(secret, sizeof(secret));
 		sw_buf_release(&body);
@@ -783,10 +788,63 @@ static void alert_notify(const PGresult *rule, int row, const char *alert_id, bo
 	sw_buf_release(&data);
 }
 
+/* A METRIC_THRESHOLD rule's row (sw_db_stmt_metrics_alert_rules) and its
+ * alert, as an event. */
+static void threshold_notify(const PGresult *rule, int row, const char *alert_id, bool opened, double value)
+{
+	char text[512];
+	snprintf(text, sizeof(text), "%s %s %s (now %.2f, for %s s).", PQgetvalue(rule, row, SW_DB_MRULE_METRIC),
+		 PQgetvalue(rule, row, SW_DB_MRULE_OPERATOR), PQgetvalue(rule, row, SW_DB_MRULE_THRESHOLD), value,
+		 PQgetvalue(rule, row, SW_DB_MRULE_DURATION_SECONDS));
+	const struct alert_event e = {
+		.org = PQgetvalue(rule, row, SW_DB_MRULE_ORGANIZATION_ID),
+		.rule_id = PQgetvalue(rule, row, SW_DB_MRULE_ID),
+		.rule_name = PQgetvalue(rule, row, SW_DB_MRULE_NAME),
+		.severity = PQgetvalue(rule, row, SW_DB_MRULE_SEVERITY),
+		.channel_ids = PQgetvalue(rule, row, SW_DB_MRULE_CHANNEL_IDS),
+		.alert_id = alert_id,
+		.server_id = sw_api_nullable(rule, row, SW_DB_MRULE_SERVER_ID),
+		.application_id = sw_api_nullable(rule, row, SW_DB_MRULE_APPLICATION_ID),
+		.text = text,
+		.opened = opened,
+		.metric = PQgetvalue(rule, row, SW_DB_MRULE_METRIC),
+		.value = value,
+	};
+	alert_notify(&e);
+}
+
+/* SERVER_UNREACHABLE and DEPLOYMENT_FAILED: opened and resolved from the
+ * database's state by stmt (no memory needed), each row notified. */
+static void state_alerts(const struct sw_db_stmt *stmt, bool opened)
+{
+	PGresult *res = exec(stmt, NULL, PGRES_TUPLES_OK);
+	for (int row = 0; res && row < PQntuples(res); row++) {
+		const struct alert_event e = {
+			.org = PQgetvalue(res, row, SW_DB_MEVENT_ORGANIZATION_ID),
+			.rule_id = PQgetvalue(res, row, SW_DB_MEVENT_RULE_ID),
+			.rule_name = PQgetvalue(res, row, SW_DB_MEVENT_RULE_NAME),
+			.severity = PQgetvalue(res, row, SW_DB_MEVENT_SEVERITY),
+			.channel_ids = PQgetvalue(res, row, SW_DB_MEVENT_CHANNEL_IDS),
+			.alert_id = PQgetvalue(res, row, SW_DB_MEVENT_ALERT_ID),
+			.server_id = sw_api_nullable(res, row, SW_DB_MEVENT_SERVER_ID),
+			.application_id = sw_api_nullable(res, row, SW_DB_MEVENT_APPLICATION_ID),
+			.text = PQgetvalue(res, row, SW_DB_MEVENT_MESSAGE),
+			.opened = opened,
+		};
+		sw_log_info("metrics: alert %s %s (rule %s)", e.alert_id, opened ? "opened" : "resolved", e.rule_id);
+		alert_notify(&e);
+	}
+	PQclear(res);
+}
+
 static void alerts_evaluate(const struct sw_metrics_sample *s, int64_t now)
 {
 	if (!L.writer)
 		return;
+	state_alerts(&sw_db_stmt_metrics_unreachable_open, true);
+	state_alerts(&sw_db_stmt_metrics_unreachable_resolve, false);
+	state_alerts(&sw_db_stmt_metrics_failed_open, true);
+	state_alerts(&sw_db_stmt_metrics_failed_resolve, false);
 	PGresult *res = exec(&sw_db_stmt_metrics_alert_rules, NULL, PGRES_TUPLES_OK);
 	if (!res)
 		return;
@@ -797,9 +855,7 @@ static void alerts_evaluate(const struct sw_metrics_sample *s, int64_t now)
 		if (!st)
 			continue;
 		st->seen = true;
-		const char *app = PQgetisnull(res, row, SW_DB_MRULE_APPLICATION_ID)
-					  ? NULL
-					  : PQgetvalue(res, row, SW_DB_MRULE_APPLICATION_ID);
+		const char *app = sw_api_nullable(res, row, SW_DB_MRULE_APPLICATION_ID);
 		double v;
 		if (!metric_value(s, PQgetvalue(res, row, SW_DB_MRULE_METRIC), app, &v)) {
 			st->breach_since_ms = st->clear_since_ms = 0;
@@ -824,14 +880,13 @@ static void alerts_evaluate(const struct sw_metrics_sample *s, int64_t now)
 			const char *p[7] = {
 				PQgetvalue(res, row, SW_DB_MRULE_ORGANIZATION_ID), PQgetvalue(res, row, SW_DB_MRULE_ID),
 				PQgetvalue(res, row, SW_DB_MRULE_SEVERITY), title, message,
-				PQgetisnull(res, row, SW_DB_MRULE_SERVER_ID) ? NULL
-									      : PQgetvalue(res, row, SW_DB_MRULE_SERVER_ID),
+				sw_api_nullable(res, row, SW_DB_MRULE_SERVER_ID),
 				app,
 			};
 			PGresult *a = exec(&sw_db_stmt_metrics_alert_open, p, PGRES_TUPLES_OK);
 			if (a && PQntuples(a) == 1) {
 				sw_log_info("metrics: alert %s opened (rule %s)", PQgetvalue(a, 0, 0), st->rule_id);
-				alert_notify(res, row, PQgetvalue(a, 0, 0), true, v);
+				threshold_notify(res, row, PQgetvalue(a, 0, 0), true, v);
 			}
 			PQclear(a);
 		} else if (open && clear && now - st->clear_since_ms >= hold_ms) {
@@ -839,7 +894,7 @@ static void alerts_evaluate(const struct sw_metrics_sample *s, int64_t now)
 			PGresult *a = exec(&sw_db_stmt_metrics_alert_resolve, p, PGRES_TUPLES_OK);
 			if (a && PQntuples(a) == 1) {
 				sw_log_info("metrics: alert %s resolved (rule %s)", p[0], st->rule_id);
-				alert_notify(res, row, p[0], false, v);
+				threshold_notify(res, row, p[0], false, v);
 			}
 			PQclear(a);
 		}

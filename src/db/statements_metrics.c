@@ -1,6 +1,7 @@
 /* SQL of metric history (statements_metrics.h; tables and functions in
  * migration 0022). */
 #include "steward/db/statements_metrics.h"
+#include "steward/db/statements_servers.h"
 
 const struct sw_db_stmt sw_db_stmt_metrics_local_servers = {
 	.name = "metrics_local_servers",
@@ -170,13 +171,88 @@ const struct sw_db_stmt sw_db_stmt_metrics_alert_resolve = {
 	.nparams = 1,
 };
 
+/* Columns of an alert event (enum sw_db_metrics_event_col). */
+#define EVENT_COLUMNS(rule, alert, server, app, message)                                          \
+	" " rule ".organization_id, " rule ".id, " rule ".name, " rule ".severity,"                  \
+	" array_to_json(" rule ".channel_ids)::text, " alert ", " server ", " app ", " message
+
+/* SERVER_UNREACHABLE: a server OFFLINE (as reads see it) and not heard
+ * for the rule's durationSeconds, measured from its last heartbeat. */
+const struct sw_db_stmt sw_db_stmt_metrics_unreachable_open = {
+	.name = "metrics_unreachable_open",
+	.sql = "WITH due AS (SELECT r.*, s.id AS server, 'Server ' || s.name || ' has not been heard since '"
+	       "  || coalesce(to_char(s.last_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC', 'it was added')"
+	       "  AS message FROM alert_rules r JOIN servers s ON s.organization_id = r.organization_id"
+	       "  AND (s.id = r.server_id OR (r.server_id IS NULL AND NOT s.is_local))"
+	       "  WHERE r.enabled AND r.kind = 'SERVER_UNREACHABLE' AND " SW_DB_SERVER_STATUS_SQL " = 'OFFLINE'"
+	       "  AND coalesce(s.last_seen_at, s.created_at) < now() - make_interval(secs => r.duration_seconds)"
+	       "  AND NOT EXISTS (SELECT 1 FROM alerts a WHERE a.rule_id = r.id AND a.server_id = s.id"
+	       "   AND a.status = 'OPEN'))"
+	       " SELECT" EVENT_COLUMNS("d", "(steward_alert_open(d.organization_id, d.id, d.severity, d.name,"
+	       "  d.message, d.server, NULL)).id", "d.server", "NULL::uuid", "d.message") " FROM due d",
+	.nparams = 0,
+};
+
+/* SERVER_UNREACHABLE alerts whose server is ONLINE again: resolved. */
+const struct sw_db_stmt sw_db_stmt_metrics_unreachable_resolve = {
+	.name = "metrics_unreachable_resolve",
+	.sql = "WITH done AS (UPDATE alerts a SET status = 'RESOLVED', resolved_at = now(), updated_at = now()"
+	       " FROM alert_rules r, servers s WHERE a.rule_id = r.id AND r.kind = 'SERVER_UNREACHABLE'"
+	       " AND a.status = 'OPEN' AND s.id = a.server_id AND " SW_DB_SERVER_STATUS_SQL " = 'ONLINE'"
+	       " RETURNING a.id, a.rule_id, a.server_id, s.name AS server_name)"
+	       " SELECT" EVENT_COLUMNS("r", "d.id", "d.server_id", "NULL::uuid",
+	       "'Server ' || d.server_name || ' is connected again'")
+	       " FROM done d JOIN alert_rules r ON r.id = d.rule_id",
+	.nparams = 0,
+};
+
+/* DEPLOYMENT_FAILED: a deployment of the rule's application (or of any)
+ * that failed after the rule was made and after the last alert of the
+ * rule and application opened or was resolved; none open. */
+const struct sw_db_stmt sw_db_stmt_metrics_failed_open = {
+	.name = "metrics_failed_open",
+	.sql = "WITH due AS (SELECT DISTINCT ON (r.id, ap.id) r.*, ap.id AS app,"
+	       "  'Deployment #' || d.number || ' of ' || ap.name || ' failed'"
+	       "  || coalesce(': ' || left(d.error_message, 200), '') AS message"
+	       "  FROM alert_rules r JOIN applications ap ON ap.organization_id = r.organization_id"
+	       "  AND (r.application_id IS NULL OR r.application_id = ap.id)"
+	       "  JOIN deployments d ON d.application_id = ap.id AND d.status = 'FAILED'"
+	       "  WHERE r.enabled AND r.kind = 'DEPLOYMENT_FAILED'"
+	       "  AND coalesce(d.finished_at, d.updated_at) > greatest(r.created_at, (SELECT"
+	       "   max(greatest(a.created_at, a.resolved_at)) FROM alerts a WHERE a.rule_id = r.id"
+	       "   AND a.application_id = ap.id))"
+	       "  AND NOT EXISTS (SELECT 1 FROM alerts a WHERE a.rule_id = r.id AND a.application_id = ap.id"
+	       "   AND a.status = 'OPEN')"
+	       "  ORDER BY r.id, ap.id, coalesce(d.finished_at, d.updated_at) DESC)"
+	       " SELECT" EVENT_COLUMNS("d", "(steward_alert_open(d.organization_id, d.id, d.severity, d.name,"
+	       "  d.message, NULL, d.app)).id", "NULL::uuid", "d.app", "d.message") " FROM due d",
+	.nparams = 0,
+};
+
+/* DEPLOYMENT_FAILED alerts whose application has deployed successfully
+ * since: resolved. */
+const struct sw_db_stmt sw_db_stmt_metrics_failed_resolve = {
+	.name = "metrics_failed_resolve",
+	.sql = "WITH done AS (UPDATE alerts a SET status = 'RESOLVED', resolved_at = now(), updated_at = now()"
+	       " FROM alert_rules r WHERE a.rule_id = r.id AND r.kind = 'DEPLOYMENT_FAILED' AND a.status = 'OPEN'"
+	       " AND EXISTS (SELECT 1 FROM deployments d WHERE d.application_id = a.application_id"
+	       "  AND d.status = 'SUCCEEDED' AND coalesce(d.finished_at, d.updated_at) > a.created_at)"
+	       " RETURNING a.id, a.rule_id, a.application_id)"
+	       " SELECT" EVENT_COLUMNS("r", "d.id", "NULL::uuid", "d.application_id",
+	       "'The application deployed successfully since'")
+	       " FROM done d JOIN alert_rules r ON r.id = d.rule_id",
+	.nparams = 0,
+};
+
 static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_metrics_local_servers,   &sw_db_stmt_metrics_writer_lock,
 	&sw_db_stmt_metrics_minutes_write,   &sw_db_stmt_metrics_rollup_hour,
 	&sw_db_stmt_metrics_partitions,      &sw_db_stmt_metrics_retention,
 	&sw_db_stmt_metrics_server_history,  &sw_db_stmt_metrics_application_history,
 	&sw_db_stmt_metrics_alert_rules,     &sw_db_stmt_metrics_alert_open,
-	&sw_db_stmt_metrics_alert_resolve,
+	&sw_db_stmt_metrics_alert_resolve,   &sw_db_stmt_metrics_unreachable_open,
+	&sw_db_stmt_metrics_unreachable_resolve, &sw_db_stmt_metrics_failed_open,
+	&sw_db_stmt_metrics_failed_resolve,
 };
 
 const struct sw_db_stmt_group sw_db_metrics_statements = { list, SW_ARRAY_SIZE(list) };

@@ -58,4 +58,22 @@ extern const struct sw_db_stmt sw_db_stmt_metrics_alert_open;
 /* ($1 alert) -> id when it was OPEN and is RESOLVED now; else no row. */
 extern const struct sw_db_stmt sw_db_stmt_metrics_alert_resolve;
 
+/* Alert events of the state-based kinds, opened or resolved in one
+ * statement each (no parameters); every row: enum sw_db_metrics_event_col. */
+enum sw_db_metrics_event_col {
+	SW_DB_MEVENT_ORGANIZATION_ID,
+	SW_DB_MEVENT_RULE_ID,
+	SW_DB_MEVENT_RULE_NAME,
+	SW_DB_MEVENT_SEVERITY,
+	SW_DB_MEVENT_CHANNEL_IDS,   /* a JSON array */
+	SW_DB_MEVENT_ALERT_ID,
+	SW_DB_MEVENT_SERVER_ID,     /* NULL: none */
+	SW_DB_MEVENT_APPLICATION_ID, /* NULL: none */
+	SW_DB_MEVENT_MESSAGE,
+};
+extern const struct sw_db_stmt sw_db_stmt_metrics_unreachable_open;
+extern const struct sw_db_stmt sw_db_stmt_metrics_unreachable_resolve;
+extern const struct sw_db_stmt sw_db_stmt_metrics_failed_open;
+extern const struct sw_db_stmt sw_db_stmt_metrics_failed_resolve;
+
 #endif
