@@ -156,7 +156,8 @@ static PGresult *exec(const struct sw_db_stmt *stmt, const char *const *params, 
 {
 	if (!L.conn) {
 		const char *const keys[] = { "dbname", "application_name", "connect_timeout", NULL };
-		const char *const values[] = { L.conninfo, "stewardd-metrics", "10", NULL };
+		/* A short connect timeout: a stop waits for a tick in progress. */
+		const char *const values[] = { L.conninfo, "stewardd-metrics", "3", NULL };
 		L.conn = PQconnectdbParams(keys, values, 1);
 		if (!L.conn || PQstatus(L.conn) != CONNECTION_OK) {
 			sw_log_warn("metrics: cannot connect to the database: %s",
