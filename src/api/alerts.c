@@ -265,8 +265,8 @@ static void alerts_summary(struct sw_http_request *req)
 	"opens once the condition has held for durationSeconds, and resolves itself once the "     \
 	"value has been past the threshold by 5% of it for durationSeconds. For an application, "  \
 	"CPU_PERCENT is its containers' sum and MEMORY_PERCENT the highest share of a container's " \
-	"limit; its network rates are not measured yet. SERVER_UNREACHABLE opens for a server "    \
-	"OFFLINE and not heard for durationSeconds (from its last heartbeat) and resolves when it " \
+	"limit; its network rates are not measured yet. SERVER_UNREACHABLE opens for a remote "   \
+	"server OFFLINE and not heard for durationSeconds (from its last heartbeat) and resolves when it " \
 	"is ONLINE again; DEPLOYMENT_FAILED opens when a deployment of the application fails after " \
 	"the rule was made and resolves when one succeeds. One open alert per rule and target."
 

@@ -177,13 +177,15 @@ const struct sw_db_stmt sw_db_stmt_metrics_alert_resolve = {
 	" array_to_json(" rule ".channel_ids)::text, " alert ", " server ", " app ", " message
 
 /* SERVER_UNREACHABLE: a server OFFLINE (as reads see it) and not heard
- * for the rule's durationSeconds, measured from its last heartbeat. */
+ * for the rule's durationSeconds, measured from its last heartbeat. The
+ * local server is the control plane's own host: never unreachable to the
+ * process that evaluates, so neither opened nor resolved here. */
 const struct sw_db_stmt sw_db_stmt_metrics_unreachable_open = {
 	.name = "metrics_unreachable_open",
 	.sql = "WITH due AS (SELECT r.*, s.id AS server, 'Server ' || s.name || ' has not been heard since '"
 	       "  || coalesce(to_char(s.last_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC', 'it was added')"
 	       "  AS message FROM alert_rules r JOIN servers s ON s.organization_id = r.organization_id"
-	       "  AND (s.id = r.server_id OR (r.server_id IS NULL AND NOT s.is_local))"
+	       "  AND s.id = coalesce(r.server_id, s.id) AND NOT s.is_local"
 	       "  WHERE r.enabled AND r.kind = 'SERVER_UNREACHABLE' AND " SW_DB_SERVER_STATUS_SQL " = 'OFFLINE'"
 	       "  AND coalesce(s.last_seen_at, s.created_at) < now() - make_interval(secs => r.duration_seconds)"
 	       "  AND NOT EXISTS (SELECT 1 FROM alerts a WHERE a.rule_id = r.id AND a.server_id = s.id"
@@ -198,7 +200,8 @@ const struct sw_db_stmt sw_db_stmt_metrics_unreachable_resolve = {
 	.name = "metrics_unreachable_resolve",
 	.sql = "WITH done AS (UPDATE alerts a SET status = 'RESOLVED', resolved_at = now(), updated_at = now()"
 	       " FROM alert_rules r, servers s WHERE a.rule_id = r.id AND r.kind = 'SERVER_UNREACHABLE'"
-	       " AND a.status = 'OPEN' AND s.id = a.server_id AND " SW_DB_SERVER_STATUS_SQL " = 'ONLINE'"
+	       " AND a.status = 'OPEN' AND s.id = a.server_id AND NOT s.is_local"
+	       " AND " SW_DB_SERVER_STATUS_SQL " = 'ONLINE'"
 	       " RETURNING a.id, a.rule_id, a.server_id, s.name AS server_name)"
 	       " SELECT" EVENT_COLUMNS("r", "d.id", "d.server_id", "NULL::uuid",
 	       "'Server ' || d.server_name || ' is connected again'")
