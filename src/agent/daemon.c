@@ -675,6 +675,13 @@ static void end_commands(struct session *s)
 	s->nqueue = 0;
 }
 
+/* The stop flag is set by a signal handler, or by another thread (a test):
+ * read atomically so that neither is a data race. */
+static bool stopped(volatile int *stop)
+{
+	return __atomic_load_n(stop, __ATOMIC_RELAXED) != 0;
+}
+
 static void run_session(struct session *s, volatile int *stop)
 {
 	struct conn *k = s->k;
@@ -693,7 +700,7 @@ static void run_session(struct session *s, volatile int *stop)
 	s->deadline = now_ms() + WELCOME_TIMEOUT_MS;
 	if (!handle_frames(s)) /* bytes that came with the 101 */
 		return;
-	while (!*stop) {
+	while (!stopped(stop)) {
 		if (!pump_out(k))
 			return;
 		if (s->ending && k->out.buf.len == 0)
@@ -751,7 +758,7 @@ static SSL_CTX *tls_context(const struct sw_agent_config *c)
 
 static void sleep_until(uint64_t when, volatile int *stop)
 {
-	while (!*stop) {
+	while (!stopped(stop)) {
 		uint64_t now = now_ms();
 		if (now >= when)
 			return;
@@ -775,7 +782,7 @@ int sw_agent_run(const struct sw_agent_config *c, const struct sw_agent_executor
 		return -EIO;
 	}
 	unsigned attempt = 0;
-	while (!*stop) {
+	while (!stopped(stop)) {
 		struct conn k = { .fd = -1 };
 		sw_ws_reader_init(&k.reader, SW_WS_CLIENT, SW_AGENT_MAX_MESSAGE);
 		sw_ws_out_init(&k.out, SW_WS_CLIENT, SW_AGENT_MAX_QUEUED_OUTPUT);
@@ -800,7 +807,7 @@ int sw_agent_run(const struct sw_agent_config *c, const struct sw_agent_executor
 		close(s.wake[0]);
 		close(s.wake[1]);
 		conn_close(&k);
-		if (*stop)
+		if (stopped(stop))
 			break;
 		uint64_t wait = sw_agent_backoff_ms(s.drop.why, attempt, s.drop.retry_hint_ms,
 						    random_unit());

@@ -6,9 +6,10 @@
  * organization's, unreachable for durationSeconds) or DEPLOYMENT_FAILED
  * (a deployment of an application, or of any, failed); its severity is
  * the alerts'; channelIds are the notification channels told. The
- * evaluator of a later issue opens alerts with steward_alert_open()
- * (migration 0011) and resolves them when the condition clears; a member
- * resolves one with POST /alerts/:id/resolve.
+ * metrics loop (src/api/metrics_loop.c) evaluates the rules of every kind,
+ * opens alerts with steward_alert_open() (migration 0011) and resolves
+ * them when the condition clears; a member resolves one with POST
+ * /alerts/:id/resolve.
  *
  * Paths: the spec gives alerts the one top-level segment /alerts, so rules
  * live under it: /alerts/rules and /alerts/rules/:ruleId. The router takes
@@ -258,7 +259,16 @@ static void alerts_summary(struct sw_http_request *req)
 	"durationSeconds: 60 to 86400, default 300. A field the kind does not use is 422 on it; "  \
 	"so is a serverId, applicationId or channelIds entry that is not the organization's. "    \
 	"severity: WARNING (default) or CRITICAL, the severity of the rule's alerts. channelIds: " \
-	"up to 10 notification channels told when an alert opens."
+	"up to 10 notification channels told when an alert opens and when it resolves itself " \
+	"(events alert.opened, alert.resolved). Evaluation: METRIC_THRESHOLD rules of the local "   \
+	"server and of applications on it are evaluated on every 15-second sample; the alert "     \
+	"opens once the condition has held for durationSeconds, and resolves itself once the "     \
+	"value has been past the threshold by 5% of it for durationSeconds. For an application, "  \
+	"CPU_PERCENT is its containers' sum and MEMORY_PERCENT the highest share of a container's " \
+	"limit; its network rates are not measured yet. SERVER_UNREACHABLE opens for a remote "   \
+	"server OFFLINE and not heard for durationSeconds (from its last heartbeat) and resolves when it " \
+	"is ONLINE again; DEPLOYMENT_FAILED opens when a deployment of the application fails after " \
+	"the rule was made and resolves when one succeeds. One open alert per rule and target."
 
 static const int err_list[] = { 422, 503, 0 };
 static const int err_create[] = { 400, 409, 413, 415, 422, 503, 0 };

@@ -2,6 +2,7 @@
 #ifndef STEWARD_API_INTERNAL_H
 #define STEWARD_API_INTERNAL_H
 
+#include <jansson.h>
 #include <libpq-fe.h>
 #include "steward/db/db.h"
 #include "steward/http/http.h"
@@ -439,5 +440,24 @@ void sw_api_job_enqueue(struct sw_http_request *req, const struct sw_db_stmt *st
  * SERVER_NOT_CONNECTED saying it cannot be <verb> ("sampled") because a
  * remote server's agent does not carry it yet, and returns false. */
 bool sw_api_runtime_server_local(struct sw_http_request *req, const PGresult *res, const char *verb);
+
+/* Metrics (metrics.c, metrics_loop.c). */
+#define SW_METRICS_INTERVAL_MS 15000 /* the spec's sampling interval */
+#define SW_METRICS_CACHE_MS 60000    /* the in-memory samples' time to live */
+#define SW_METRICS_CACHE_SLOTS 64    /* at most this many samples kept */
+struct sw_metrics_sample;
+/* One sample of the local host, with the containers of the applications
+ * in apps (a JSON array of ids); blocking: a worker or the metrics loop.
+ * 0, -EIO (no sampler: the reason was logged) or -errno. */
+int sw_api_metrics_sample_local(json_t *apps, struct sw_metrics_sample *out);
+/* The cached SSE frames of server_id's samples (the last
+ * SW_METRICS_CACHE_MS) whose event id is above after_seq, oldest first,
+ * at most max, each with a reference for the caller; how many. Their
+ * offset is their event id. */
+/* Streams server_id's samples to req as SSE (metrics_live.c); answers req. */
+void sw_api_metrics_live_start(struct sw_http_request *req, const char *server_id);
+struct sw_hub_chunk;
+size_t sw_api_metrics_cache_frames(const char *server_id, uint64_t after_seq, struct sw_hub_chunk **out,
+				   size_t max);
 
 #endif

@@ -40,6 +40,8 @@
 #include "steward/metrics/metrics.h"
 #include "api/api_internal.h"
 #include "steward/db/statements_runtime.h"
+#include "steward/db/statements_metrics.h"
+#include "steward/base/timeparse.h"
 
 /* How often the engine's disk usage is read again. */
 #define METRICS_RUNTIME_DISK_INTERVAL_MS (5 * 60 * 1000)
@@ -222,28 +224,30 @@ static void runtime_disk(struct sw_metrics_sample *out)
 	pthread_mutex_unlock(&local.disk_mu);
 }
 
+int sw_api_metrics_sample_local(json_t *apps, struct sw_metrics_sample *out)
+{
+	pthread_once(&local.once, local_make);
+	if (!local.sampler)
+		return -EIO;
+	char err[256] = "";
+	size_t n = 0;
+	struct sw_metrics_container_ref *refs = containers_read(apps, &n, err, sizeof(err));
+	if (!refs)
+		return -ENOMEM;
+	int rc = sw_metrics_sample(local.sampler, refs, n, 0, out);
+	if (rc == 0)
+		runtime_disk(out);
+	if (rc == 0 && err[0])
+		snprintf(out->containers_error, sizeof(out->containers_error),
+			 "the container engine did not answer: %s", err);
+	free(refs);
+	return rc;
+}
+
 static void op_run(struct sw_worker_job *job)
 {
 	struct op *o = SW_CONTAINER_OF(job, struct op, job);
-	pthread_once(&local.once, local_make);
-	if (!local.sampler) {
-		o->rc = -EIO;
-		return;
-	}
-	char err[256] = "";
-	size_t n = 0;
-	struct sw_metrics_container_ref *refs = containers_read(o->apps, &n, err, sizeof(err));
-	if (!refs) {
-		o->rc = -ENOMEM;
-		return;
-	}
-	o->rc = sw_metrics_sample(local.sampler, refs, n, 0, &o->sample);
-	if (o->rc == 0)
-		runtime_disk(&o->sample);
-	if (o->rc == 0 && err[0])
-		snprintf(o->sample.containers_error, sizeof(o->sample.containers_error),
-			 "the container engine did not answer: %s", err);
-	free(refs);
+	o->rc = sw_api_metrics_sample_local(o->apps, &o->sample);
 }
 
 /* ---- back on the loop ---- */
@@ -310,6 +314,122 @@ static void server_sample(struct sw_http_request *req)
 		op_free(o);
 }
 
+/* ---- history: GET /servers/:id/metrics, GET /applications/:id/metrics ---- */
+
+/* The widest range of one answer, per resolution: a day of minutes (1440
+ * points per series), 90 days of hours (2160). */
+#define HISTORY_MINUTE_RANGE_US (24LL * 3600 * 1000000)
+#define HISTORY_HOUR_RANGE_US (90LL * 24 * 3600 * 1000000)
+/* Without since: the last hour of minutes, the last day of hours. */
+#define HISTORY_MINUTE_DEFAULT_US (3600LL * 1000000)
+#define HISTORY_HOUR_DEFAULT_US (24LL * 3600 * 1000000)
+
+static const int err_history[] = { 404, 422, 503, 0 };
+
+static void history_answered(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct sw_http_request *req = arg;
+	if (!sw_api_found(req, res, err))
+		return;
+	struct sw_buf buf = { 0 };
+	struct sw_json j;
+	sw_http_json_begin(req, &buf, &j);
+	sw_json_raw(&j, sw_str_cstr(PQgetvalue(res, 0, 0)));
+	sw_http_json_end(req, 200, &buf, &j);
+}
+
+static bool time_param(const char *field, const char *v, int64_t *ret_us, struct sw_field_errors *fe)
+{
+	if (!v)
+		return false;
+	if (sw_rfc3339_parse_us(sw_str_cstr(v), ret_us) < 0) {
+		sw_field_error(fe, field, "must be an RFC 3339 date-time such as 2026-11-21T16:22:35.123Z");
+		return false;
+	}
+	return true;
+}
+
+static void history(struct sw_http_request *req, const struct sw_db_stmt *stmt)
+{
+	char id[37];
+	if (!sw_api_uuid_param(req, req->params.value[0], id))
+		return;
+	static const char *const names[] = { "resolution", "since", "until", NULL };
+	enum { RESOLUTION, SINCE, UNTIL };
+	const char *v[3];
+	struct sw_field_errors fe = { 0 };
+	const char *resolution = "MINUTE";
+	int64_t since_us = 0, until_us = 0;
+	bool have_since = false, have_until = false;
+	if (sw_query_read(&req->arena, req->query, names, v, &fe)) {
+		if (v[RESOLUTION]) {
+			if (strcmp(v[RESOLUTION], "MINUTE") == 0 || strcmp(v[RESOLUTION], "HOUR") == 0)
+				resolution = v[RESOLUTION];
+			else
+				sw_field_error(&fe, "resolution", "must be MINUTE or HOUR");
+		}
+		have_since = time_param("since", v[SINCE], &since_us, &fe);
+		have_until = time_param("until", v[UNTIL], &until_us, &fe);
+	}
+	bool hour = strcmp(resolution, "HOUR") == 0;
+	if (!fe.count) {
+		if (!have_until) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			until_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+		}
+		if (!have_since)
+			since_us = until_us - (hour ? HISTORY_HOUR_DEFAULT_US : HISTORY_MINUTE_DEFAULT_US);
+		if (until_us <= since_us)
+			sw_field_error(&fe, "until", "must be later than since");
+		else if (until_us - since_us > (hour ? HISTORY_HOUR_RANGE_US : HISTORY_MINUTE_RANGE_US))
+			sw_field_error(&fe, "since", hour ? "must be at most 90 days before until at HOUR resolution"
+							  : "must be at most 24 hours before until at MINUTE resolution");
+	}
+	if (fe.count) {
+		sw_http_validation_error(req, &fe);
+		return;
+	}
+	char since[24], until[24];
+	snprintf(since, sizeof(since), "%lld", (long long)since_us);
+	snprintf(until, sizeof(until), "%lld", (long long)until_us);
+	const char *params[5] = { req->principal.organization_id, id, resolution, since, until };
+	sw_api_query(req, stmt, params, 5, history_answered, req);
+}
+
+static void server_metrics(struct sw_http_request *req)
+{
+	history(req, &sw_db_stmt_metrics_server_history);
+}
+
+static void application_metrics(struct sw_http_request *req)
+{
+	history(req, &sw_db_stmt_metrics_application_history);
+}
+
+/* ---- GET /servers/:id/live (the stream: metrics_live.c) ---- */
+
+static const int err_live[] = { 404, 409, 503, 0 };
+
+static void live_server_loaded(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct sw_http_request *req = arg;
+	if (!sw_api_found(req, res, err))
+		return;
+	if (!sw_api_runtime_server_local(req, res, "streamed"))
+		return;
+	sw_api_metrics_live_start(req, PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_ID));
+}
+
+static void server_live(struct sw_http_request *req)
+{
+	char id[37];
+	if (!sw_api_uuid_param(req, req->params.value[0], id))
+		return;
+	const char *params[2] = { req->principal.organization_id, id };
+	sw_api_query(req, &sw_db_stmt_runtime_server, params, 2, live_server_loaded, req);
+}
+
 /* ---- route and schema ---- */
 
 static const struct sw_route routes[] = {
@@ -330,6 +450,38 @@ static const struct sw_route routes[] = {
 	    "a remote server's agent does not carry samples yet (409 SERVER_NOT_CONNECTED). The worker "
 	    "pool full, or no sampler: 503." SW_API_DOC_SCOPED,
 	    "Metrics", NULL, "MetricSample", 200, err_sample } },
+	{ SW_HTTP_GET, "/servers/:id/live", SW_ACCESS_SESSION, server_live, 0, 0,
+	  { .summary = "Live metrics of a server (Server-Sent Events)",
+	    .description = "A text/event-stream of the server's samples as the metrics loop takes them, every 15 "
+	    "seconds: each an event \"sample\" whose data is a MetricSample (the organization's "
+	    "containers only) and whose id is the sample's time in Unix milliseconds. It starts with "
+	    "the latest sample; with Last-Event-ID, with every sample after that id still in the "
+	    "60-second cache instead. A comment \": ping\" is sent when nothing else was for 15 "
+	    "seconds. One frame per sample is made and shared by every reader; a reader too far "
+	    "behind is cut and resumes with Last-Event-ID. At most 2000 readers per server in one "
+	    "process (503 past it). Only the local server until agents push their samples: 409 "
+	    "SERVER_NOT_CONNECTED otherwise." SW_API_DOC_SCOPED,
+	    .tag = "Metrics", .success_status = 200, .error_statuses = err_live,
+	    .media_type = "text/event-stream" } },
+	{ SW_HTTP_GET, "/servers/:id/metrics", SW_ACCESS_SESSION, server_metrics, 0, 0,
+	  { "A server's metric history",
+	    "The server host's figures per minute (resolution=MINUTE, the default) or per hour "
+	    "(HOUR), for the buckets that start from since (inclusive) to until (exclusive), RFC "
+	    "3339 date-times: by default the last hour of minutes or the last day of hours; at most "
+	    "24 hours of minutes or 90 days of hours in one answer (422 otherwise). Minute rows "
+	    "are kept METRICS_MINUTE_RETENTION_DAYS (default 7), hour rows METRICS_RETENTION_DAYS "
+	    "(default 90). Each point folds the 15-second samples of its bucket: samples counts "
+	    "them; gauges give their average, minimum and maximum; network bytes are what crossed "
+	    "the interfaces (loopback aside) during the bucket. The current hour is folded from its "
+	    "minutes when read. A bucket without samples (stewardd was not running) has no point." SW_API_DOC_SCOPED,
+	    "Metrics", NULL, "ServerMetrics", 200, err_history, "resolution since until" } },
+	{ SW_HTTP_GET, "/applications/:id/metrics", SW_ACCESS_SESSION, application_metrics, 0, 0,
+	  { "An application's container metric history",
+	    "Per container of the application (containerId: the engine's id; a new container is a "
+	    "new series), per minute or hour, with the range rules and retention of GET "
+	    "/servers/:id/metrics. cpuPercent is of one core; cpuSeconds, network bytes, oomKills "
+	    "and restarts are what happened during the bucket; network is null without eBPF." SW_API_DOC_SCOPED,
+	    "Metrics", NULL, "ApplicationMetrics", 200, err_history, "resolution since until" } },
 };
 
 #define NUM "{\"type\":\"number\"}"
@@ -338,6 +490,10 @@ static const struct sw_route routes[] = {
 #define STR "{\"type\":\"string\"}"
 #define STR_OR_NULL "{\"type\":[\"string\",\"null\"]}"
 #define PCT "{\"type\":\"number\",\"minimum\":0}"
+#define AVG_MIN_MAX "{\"type\":[\"object\",\"null\"],\"required\":[\"avg\",\"min\",\"max\"],\"properties\":{" \
+	"\"avg\":{\"type\":[\"number\",\"null\"]},\"min\":{\"type\":[\"number\",\"null\"]},\"max\":{\"type\":[\"number\",\"null\"]}}}"
+#define RANGE_PROPS "\"resolution\":{\"type\":\"string\",\"enum\":[\"MINUTE\",\"HOUR\"]}," \
+	"\"since\":{\"type\":\"string\",\"format\":\"date-time\"},\"until\":{\"type\":\"string\",\"format\":\"date-time\"}"
 
 static const char schemas[] = "{"
 	"\"MetricSample\":{\"type\":\"object\",\"required\":[\"serverId\",\"takenAt\",\"intervalMs\","
@@ -414,6 +570,26 @@ static const char schemas[] = "{"
 	"\"containerOom\":{\"type\":\"string\",\"enum\":[\"cgroup-v2\",\"cgroup-v1\",\"none\"]},"
 	"\"ebpf\":{\"type\":\"string\",\"description\":\"loaded, or why the eBPF collectors are off.\"}}}"
 	"}}"
+	",\"ServerMetrics\":{\"type\":\"object\",\"required\":[\"serverId\",\"resolution\",\"since\",\"until\",\"points\"],"
+	"\"properties\":{\"serverId\":{\"type\":\"string\",\"format\":\"uuid\"}," RANGE_PROPS ","
+	"\"points\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"bucket\",\"samples\","
+	"\"cpuPercent\",\"memoryUsedBytes\",\"memoryTotalBytes\",\"load1\",\"swapUsedBytesMax\",\"swapTotalBytes\","
+	"\"diskUsedBytesMax\",\"diskTotalBytes\",\"networkRxBytes\",\"networkTxBytes\"],\"properties\":{"
+	"\"bucket\":{\"type\":\"string\",\"format\":\"date-time\"},\"samples\":" INT ","
+	"\"cpuPercent\":" AVG_MIN_MAX ",\"memoryUsedBytes\":" AVG_MIN_MAX ",\"memoryTotalBytes\":" INT_OR_NULL ","
+	"\"load1\":{\"type\":\"object\",\"properties\":{\"avg\":" NUM ",\"max\":" NUM "}},"
+	"\"swapUsedBytesMax\":" INT_OR_NULL ",\"swapTotalBytes\":" INT_OR_NULL ",\"diskUsedBytesMax\":" INT_OR_NULL ","
+	"\"diskTotalBytes\":" INT_OR_NULL ",\"networkRxBytes\":" INT_OR_NULL ",\"networkTxBytes\":" INT_OR_NULL "}}}}}"
+	",\"ApplicationMetrics\":{\"type\":\"object\",\"required\":[\"applicationId\",\"resolution\",\"since\","
+	"\"until\",\"points\"],\"properties\":{\"applicationId\":{\"type\":\"string\",\"format\":\"uuid\"}," RANGE_PROPS ","
+	"\"points\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"bucket\",\"containerId\","
+	"\"samples\",\"cpuPercent\",\"cpuSeconds\",\"memoryBytes\",\"memoryLimitBytes\",\"networkRxBytes\","
+	"\"networkTxBytes\",\"oomKills\",\"restarts\"],\"properties\":{"
+	"\"bucket\":{\"type\":\"string\",\"format\":\"date-time\"},\"containerId\":" STR ",\"samples\":" INT ","
+	"\"cpuPercent\":" AVG_MIN_MAX ",\"cpuSeconds\":{\"type\":[\"number\",\"null\"],\"minimum\":0},"
+	"\"memoryBytes\":" AVG_MIN_MAX ",\"memoryLimitBytes\":{\"type\":[\"integer\",\"null\"],\"minimum\":0,"
+	"\"description\":\"null: no limit.\"},\"networkRxBytes\":" INT_OR_NULL ",\"networkTxBytes\":" INT_OR_NULL ","
+	"\"oomKills\":" INT_OR_NULL ",\"restarts\":" INT_OR_NULL "}}}}}"
 	"}";
 
 const struct sw_api_route_group sw_api_metrics_group = { routes, SW_ARRAY_SIZE(routes), schemas };

@@ -46,6 +46,19 @@ uint64_t sw_now_us(void)
 	return clock_ns(CLOCK_MONOTONIC) / 1000ULL;
 }
 
+struct timespec sw_deadline_after_ms(clockid_t clock, uint64_t ms)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	ts.tv_sec += (time_t)(ms / 1000);
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
 uint64_t sw_wall_ms(void)
 {
 	return clock_ns(CLOCK_REALTIME) / 1000000ULL;

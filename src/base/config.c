@@ -159,6 +159,10 @@ int sw_config_load(struct sw_config *c, char *err, size_t errlen)
 	r = r ?: get_uint("DEPLOY_BLUE_GREEN_MIN_FREE_MEMORY_MB", 512, 0, 1048576,
 			  &c->blue_green_min_free_mb, err, errlen);
 	r = r ?: get_bool("STEWARD_RUNNERS", true, &c->runners, err, errlen);
+	r = r ?: get_uint("METRICS_MINUTE_RETENTION_DAYS", 7, 1, 3650, &c->metrics_minute_retention_days, err,
+			  errlen);
+	r = r ?: get_uint("METRICS_RETENTION_DAYS", 90, 1, 3650, &c->metrics_retention_days, err, errlen);
+	r = r ?: get_uint("METRICS_SAMPLE_INTERVAL_MS", 15000, 200, 15000, &c->metrics_interval_ms, err, errlen);
 	if (r < 0)
 		return r;
 
@@ -173,6 +177,8 @@ int sw_config_load(struct sw_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "STEWARD_ENV must be production, development or test (got \"%.40s\")", env);
 		return -EINVAL;
 	}
+	if (c->env != SW_ENV_TEST) /* a test setting: production samples every 15 s */
+		c->metrics_interval_ms = 15000;
 
 	const char *dir = getenv("STEWARD_DATA_DIR");
 	if (!dir || !*dir) /* as root, a system path the postgres user can reach */

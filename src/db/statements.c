@@ -121,6 +121,7 @@ static const struct sw_db_stmt_group *const groups[] = {
 	&sw_db_deployments_statements,
 	&sw_db_webhooks_statements,
 	&sw_db_runtime_statements,
+	&sw_db_metrics_statements,
 };
 
 static const struct sw_db_stmt *registry[SW_DB_MAX_STATEMENTS];

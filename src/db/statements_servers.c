@@ -6,13 +6,7 @@
 #include "db/sql.h"
 #include "steward/db/statements_servers.h"
 
-/* An ONLINE server whose agent has not been heard for three heartbeat
- * intervals is OFFLINE, whatever the row says: the replica that held its
- * session may have died without writing it (migration 0021). */
-#define SERVER_STATUS                                                                           \
-	"(CASE WHEN s.status = 'ONLINE' AND NOT s.is_local AND s.agent_heartbeat_ms IS NOT NULL"  \
-	" AND s.last_seen_at < now() - make_interval(secs => 3 * s.agent_heartbeat_ms / 1000.0)"  \
-	" THEN 'OFFLINE' ELSE s.status END)"
+#define SERVER_STATUS SW_DB_SERVER_STATUS_SQL
 
 #define SERVER_COLUMNS                                                                          \
 	"s.id, s.name, s.description, s.host, s.is_local, " SERVER_STATUS ", s.agent_token_prefix," \

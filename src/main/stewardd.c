@@ -260,6 +260,10 @@ int main(void)
 			goto out_docs;
 		}
 	}
+	/* The metrics loop: a failure to start it is logged, not fatal. */
+	int mr = sw_api_metrics_loop_start(conninfo, &config);
+	if (mr < 0)
+		sw_log_error("metrics loop: %s", strerror(-mr));
 	struct thread_arg *threads = calloc(config.threads, sizeof(*threads));
 	unsigned started = 0;
 	for (unsigned i = 0; threads && i < config.threads; i++) {
@@ -304,6 +308,7 @@ int main(void)
 	if (code == 0)
 		sw_log_info("stopped");
 out_docs:
+	sw_api_metrics_loop_stop();
 	sw_api_metrics_stop();
 	sw_api_docs_free();
 out_router:

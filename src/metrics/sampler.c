@@ -180,6 +180,20 @@ const char *sw_metrics_source_name(enum sw_metrics_source src)
 	return "none";
 }
 
+void sw_metrics_sample_count(struct sw_metrics_sample *s)
+{
+	s->running = s->stopped = s->unhealthy = 0;
+	for (size_t i = 0; i < s->ncontainer; i++) {
+		const struct sw_metrics_container_ref *r = &s->container[i].ref;
+		if (strcmp(r->state, "running") == 0 || strcmp(r->state, "restarting") == 0)
+			s->running++;
+		else if (strcmp(r->state, "paused") != 0)
+			s->stopped++;
+		if (strcmp(r->health, "unhealthy") == 0)
+			s->unhealthy++;
+	}
+}
+
 void sw_metrics_sample_release(struct sw_metrics_sample *s)
 {
 	if (!s)
@@ -497,16 +511,10 @@ static int fill(struct sw_metrics_sampler *s, const struct sw_metrics_container_
 	for (size_t i = 0; i < s->ncg; i++)
 		s->cg[i].seen = false;
 	for (size_t i = 0; i < n; i++) {
-		const struct sw_metrics_container_ref *r = &refs[i];
-		if (strcmp(r->state, "running") == 0 || strcmp(r->state, "restarting") == 0)
-			out->running++;
-		else if (strcmp(r->state, "paused") != 0)
-			out->stopped++;
-		if (strcmp(r->health, "unhealthy") == 0)
-			out->unhealthy++;
 		struct sw_metrics_container *c = &out->container[out->ncontainer++];
-		sample_container(s, r, i, c, out);
+		sample_container(s, &refs[i], i, c, out);
 	}
+	sw_metrics_sample_count(out);
 	/* Entries of containers no longer listed are forgotten. */
 	size_t keep = 0;
 	for (size_t i = 0; i < s->ncg; i++) {
@@ -521,6 +529,22 @@ static int fill(struct sw_metrics_sampler *s, const struct sw_metrics_container_
 	return 0;
 }
 
+/* Whether every running container of refs has a reading of its CPU time
+ * already: else the previous reading, however fresh, gives it no rate. */
+static bool containers_read_before(const struct sw_metrics_sampler *s,
+				   const struct sw_metrics_container_ref *refs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool found = refs[i].pid <= 0; /* not running: no CPU time to compare */
+		for (size_t k = 0; k < s->ncg && !found; k++)
+			found = strcmp(s->cg[k].id, refs[i].id) == 0 && s->cg[k].pid == refs[i].pid &&
+				s->cg[k].have_usage;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
 int sw_metrics_sample(struct sw_metrics_sampler *s, const struct sw_metrics_container_ref *refs, size_t n,
 		      unsigned settle_ms, struct sw_metrics_sample *ret)
 {
@@ -533,7 +557,10 @@ int sw_metrics_sample(struct sw_metrics_sampler *s, const struct sw_metrics_cont
 	uint64_t now = sw_now_us();
 	int rc = 0;
 	uint64_t age = s->have_prev ? now - s->prev.at_us : UINT64_MAX;
-	if (age < 100000 || age > (uint64_t)SW_METRICS_RATE_MAX_AGE_MS * 1000) {
+	/* A fresh previous reading serves, unless a container is new to it (a
+	 * container started since the last tick would have no CPU rate). */
+	if (age < 100000 || age > (uint64_t)SW_METRICS_RATE_MAX_AGE_MS * 1000 ||
+	    !containers_read_before(s, refs, n)) {
 		if ((rc = read_raw(s, &s->prev, refs, n)) < 0)
 			goto out;
 		s->have_prev = true;

@@ -192,6 +192,11 @@ const TABLE = {
 	'GET /applications/{id}/containers':                   T(401, 404, 409, 409, 409, 409),
 	'GET /servers/{id}/containers':                        T(401, 404, 409, 409, 409, 409),
 	'GET /servers/{id}/sample':                            T(401, 404, 409, 409, 409, 409),
+	// History is read from PostgreSQL, whatever the server's agent does.
+	'GET /servers/{id}/metrics':                           T(401, 404, 200, 200, 200, 200),
+	// Streamed from the local sampler only: the fixtures' server is remote.
+	'GET /servers/{id}/live':                              T(401, 404, 409, 409, 409, 409),
+	'GET /applications/{id}/metrics':                      T(401, 404, 200, 200, 200, 200),
 	'GET /proxy':                                          T(401, 200, 200, 200, 200, 200),
 	'PATCH /servers/{id}':                                 T(401, 404, 404, 404, 404, 404),
 	'DELETE /servers/{id}':                                T(401, 404, 404, 404, 404, 404),
@@ -334,10 +339,11 @@ test('an_object_of_the_other_organization_is_not_found_by_any_role', async () =>
 			h.assertError(res, 404, 'NOT_FOUND');
 		}
 		const own = await call(srv, 'GET', path, P.other);
-		// Live container lists and samples of a remote server with no
-		// connected agent answer 409 to its own organization; never 404.
+		// Live container lists, samples and live metrics of a remote server with
+		// no connected agent answer 409 to its own organization; never 404.
 		// The fixtures' backup has no file yet (409 BACKUP_NOT_READY).
-		const live = r.path.endsWith('/containers') || r.path.endsWith('/sample') || r.path.endsWith('/download');
+		const live = r.path.endsWith('/containers') || r.path.endsWith('/sample') || r.path === '/servers/{id}/live' ||
+			r.path.endsWith('/download');
 		if (r.access === 'Session') assert.equal(own.status, live ? 409 : 200, `${r.key} of B's own object as B's OWNER: ${own.text.slice(0, 300)}`);
 	}
 });

@@ -194,7 +194,7 @@ TEST(a_command_runs_once_across_resends_and_reconnects)
 	CHECK_INT_EQ(json_integer_value(json_object_get(m.result, "run")), 1);
 	sw_agent_msg_release(&m);
 	CHECK_INT_EQ(runs, 1);
-	stop = 1;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	peer_close(&p);
 	close(lfd);

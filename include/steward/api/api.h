@@ -27,4 +27,14 @@ void sw_api_metrics_start(void);
 void sw_api_runtime_set_conninfo(const char *conninfo);
 void sw_api_metrics_stop(void);
 
+/* The metrics loop (src/api/metrics_loop.c): samples the local host every
+ * config->metrics_interval_ms on a thread of its own, keeps the samples
+ * in memory for a minute, and writes minute rows and hour roll-ups to
+ * conninfo's database (one replica at a time: an advisory lock), with
+ * partitions made ahead and retention applied every hour. Start after
+ * sw_api_metrics_start(); stop before sw_api_metrics_stop(). 0 or -errno. */
+struct sw_config;
+int sw_api_metrics_loop_start(const char *conninfo, const struct sw_config *config);
+void sw_api_metrics_loop_stop(void);
+
 #endif

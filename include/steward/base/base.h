@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #define SW_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define SW_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -70,6 +71,9 @@ uint64_t sw_now_ms(void);
 uint64_t sw_now_us(void);
 /* Wall clock in milliseconds since the epoch. */
 uint64_t sw_wall_ms(void);
+/* The instant ms from now on clock (CLOCK_MONOTONIC, CLOCK_REALTIME), as
+ * pthread_cond_timedwait() takes it. */
+struct timespec sw_deadline_after_ms(clockid_t clock, uint64_t ms);
 
 /* Formats ms since the epoch as RFC 3339 UTC with milliseconds
  * ("2026-11-21T16:22:35.123Z"); out must hold 25 bytes. Returns length. */

@@ -40,6 +40,11 @@ struct sw_config {
 	char *git_ca_file;        /* GIT_CA_FILE: PEM CAs for https git servers; NULL: the system's */
 	bool runners;             /* STEWARD_RUNNERS, default on: this process runs jobs */
 	char *ui_dir;             /* STEWARD_UI_DIR: the dashboard's built files; NULL: next to the binary */
+	unsigned metrics_minute_retention_days; /* METRICS_MINUTE_RETENTION_DAYS, default 7 (1..3650) */
+	unsigned metrics_retention_days;        /* METRICS_RETENTION_DAYS, default 90 (1..3650) */
+	/* METRICS_SAMPLE_INTERVAL_MS, honoured only when STEWARD_ENV is test
+	 * (200..15000); else the spec's 15 s. */
+	unsigned metrics_interval_ms;
 };
 
 /* Reads the environment into *ret. On a bad value returns -EINVAL and

@@ -75,6 +75,7 @@ extern const struct sw_db_stmt_group sw_db_plans_statements;
 extern const struct sw_db_stmt_group sw_db_deployments_statements;
 extern const struct sw_db_stmt_group sw_db_webhooks_statements;
 extern const struct sw_db_stmt_group sw_db_runtime_statements;
+extern const struct sw_db_stmt_group sw_db_metrics_statements;
 
 /* Sessions, tokens, audit (statements_auth.c; columns documented there). */
 extern const struct sw_db_stmt sw_db_stmt_session_create;

@@ -6,6 +6,15 @@
 
 #include "steward/db/statements.h"
 
+/* A server's status as reads see it (alias s): an ONLINE server whose
+ * agent has not been heard for three heartbeat intervals is OFFLINE,
+ * whatever the row says: the replica that held its session may have died
+ * without writing it (migration 0021). */
+#define SW_DB_SERVER_STATUS_SQL                                                                 \
+	"(CASE WHEN s.status = 'ONLINE' AND NOT s.is_local AND s.agent_heartbeat_ms IS NOT NULL"  \
+	" AND s.last_seen_at < now() - make_interval(secs => 3 * s.agent_heartbeat_ms / 1000.0)"  \
+	" THEN 'OFFLINE' ELSE s.status END)"
+
 /* Columns of a server row. */
 enum sw_db_server_col {
 	SW_DB_SERVER_ID,

@@ -140,6 +140,9 @@ struct sw_metrics_sample {
 	char bpf_status[160];      /* "loaded", or why the eBPF programs are not in use */
 };
 void sw_metrics_sample_release(struct sw_metrics_sample *s);
+/* Counts running, stopped and unhealthy among s->container again (after a
+ * caller kept only some of them). */
+void sw_metrics_sample_count(struct sw_metrics_sample *s);
 
 struct sw_metrics_options {
 	struct sw_metrics_paths paths;
