@@ -22,6 +22,10 @@ struct sw_str sw_api_docs_json(void);
  * container and the eBPF collectors' status logged. Stop after the
  * workers: it waits for that thread and detaches the eBPF programs. */
 void sw_api_metrics_start(void);
+/* Waits up to timeout_ms for that thread to finish making the sampler;
+ * true once it has (loading the eBPF programs allocates and frees ~20 MB:
+ * the caller then hands what start-up freed back to the kernel). */
+bool sw_api_metrics_wait_made(unsigned timeout_ms);
 void sw_api_metrics_stop(void);
 
 #endif
