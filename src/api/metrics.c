@@ -117,13 +117,7 @@ bool sw_api_metrics_wait_made(unsigned timeout_ms)
 	if (!maker_started)
 		return true;
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	sw_deadline_after(CLOCK_REALTIME, timeout_ms, &ts);
 	if (pthread_timedjoin_np(maker, NULL, &ts) != 0)
 		return false;
 	maker_started = false;

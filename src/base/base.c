@@ -51,6 +51,17 @@ uint64_t sw_wall_ms(void)
 	return clock_ns(CLOCK_REALTIME) / 1000000ULL;
 }
 
+void sw_deadline_after(int clock, uint64_t ms, struct timespec *out)
+{
+	clock_gettime((clockid_t)clock, out);
+	out->tv_sec += (time_t)(ms / 1000);
+	out->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (out->tv_nsec >= 1000000000L) {
+		out->tv_sec++;
+		out->tv_nsec -= 1000000000L;
+	}
+}
+
 size_t sw_format_rfc3339(uint64_t wall_ms, char out[25])
 {
 	time_t secs = (time_t)(wall_ms / 1000);

@@ -107,13 +107,7 @@ static uint64_t now_ms(void)
 static void cond_wait_ms(pthread_cond_t *cond, unsigned ms)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	sw_deadline_after(CLOCK_MONOTONIC, ms, &ts);
 	pthread_cond_timedwait(cond, &J.lock, &ts);
 }
 

@@ -277,14 +277,7 @@ static struct delivery *take_locked(void)
 			continue;
 		}
 		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t wait = q.head->due_ms - now;
-		ts.tv_sec += (time_t)(wait / 1000);
-		ts.tv_nsec += (long)(wait % 1000) * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		sw_deadline_after(CLOCK_MONOTONIC, q.head->due_ms - now, &ts);
 		pthread_cond_timedwait(&q.cond, &q.lock, &ts);
 	}
 }

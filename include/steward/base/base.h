@@ -70,6 +70,11 @@ uint64_t sw_now_ms(void);
 uint64_t sw_now_us(void);
 /* Wall clock in milliseconds since the epoch. */
 uint64_t sw_wall_ms(void);
+/* The time ms milliseconds from now on clock (a clockid_t: CLOCK_MONOTONIC,
+ * CLOCK_REALTIME), as the absolute deadline pthread's timed waits take;
+ * out is a struct timespec. */
+struct timespec;
+void sw_deadline_after(int clock, uint64_t ms, struct timespec *out);
 
 /* Formats ms since the epoch as RFC 3339 UTC with milliseconds
  * ("2026-11-21T16:22:35.123Z"); out must hold 25 bytes. Returns length. */
