@@ -564,9 +564,7 @@ void sw_conn_maybe_free(struct sw_conn *c)
 	sw_buf_release(&c->in);
 	if (c->out) {
 		sw_conn_out_drop(c);
-		sw_buf_release(&c->out->gen[0].buf);
-		sw_buf_release(&c->out->gen[1].buf);
-		free(c->out);
+		sw_conn_out_free(c->out);
 	}
 	free(c);
 	if (srv->stopping)

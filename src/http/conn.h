@@ -82,14 +82,18 @@ struct outgen {
 	size_t bytes;
 };
 
-/* A connection's output state, allocated when output is first queued and
- * freed once it is all written and the connection idles (sw_conn_out_idle()):
- * an idle keep-alive connection holds only its struct sw_conn. */
+/* A connection's output state, taken when output is first queued and given
+ * back once it is all written and the connection idles (sw_conn_out_idle()):
+ * an idle keep-alive connection holds only its struct sw_conn. The server
+ * keeps up to OUT_FREE_MAX of them, buffers included, for the next
+ * request of any connection. */
 struct conn_out {
 	struct outgen gen[2]; /* gen[wi] is being written */
 	unsigned wi;
 	struct iovec iov[OUT_MAX_PIECES];
+	struct conn_out *next_free;
 };
+#define OUT_FREE_MAX 64
 
 enum conn_state { CONN_HEAD, CONN_BODY, CONN_HANDLER, CONN_LINGER };
 
@@ -153,6 +157,8 @@ struct sw_server {
 	unsigned nconns;
 	struct sw_http_request *free_reqs;
 	unsigned nfree;
+	struct conn_out *free_outs; /* empty output states, at most OUT_FREE_MAX */
+	unsigned nfree_outs;
 	struct sw_http_head head; /* scratch: parsing is synchronous */
 	char date[32];
 	time_t date_sec;
@@ -183,8 +189,10 @@ static inline size_t sw_conn_out_pending(const struct sw_conn *c)
 /* Drops what is queued; a generation whose write is in flight is left to
  * that write's completion (the kernel may still read it). */
 void sw_conn_out_drop(struct sw_conn *c);
-/* Frees c->out when nothing is queued or in flight and no producer runs. */
+/* Gives c->out back when nothing is queued or in flight and no producer runs. */
 void sw_conn_out_idle(struct sw_conn *c);
+/* Frees an output state (on the server's list or not). */
+void sw_conn_out_free(struct conn_out *o);
 /* Copies n bytes into the accumulating generation (out of memory or of
  * pieces: close_after_write). */
 void sw_conn_out_bytes(struct sw_conn *c, const void *p, size_t n);

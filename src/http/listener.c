@@ -209,5 +209,10 @@ void sw_server_free(struct sw_server *srv)
 		sw_buf_release(&req->resp_headers);
 		free(req);
 	}
+	while (srv->free_outs) {
+		struct conn_out *o = srv->free_outs;
+		srv->free_outs = o->next_free;
+		sw_conn_out_free(o);
+	}
 	free(srv);
 }
