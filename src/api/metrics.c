@@ -114,6 +114,18 @@ void sw_api_metrics_start(void)
 		pthread_once(&local.once, local_make);
 }
 
+bool sw_api_metrics_wait_made(unsigned timeout_ms)
+{
+	if (!maker_started)
+		return true;
+	struct timespec ts;
+	ts = sw_deadline_after_ms(CLOCK_REALTIME, timeout_ms);
+	if (pthread_timedjoin_np(maker, NULL, &ts) != 0)
+		return false;
+	maker_started = false;
+	return true;
+}
+
 void sw_api_metrics_stop(void)
 {
 	if (maker_started)

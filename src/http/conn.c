@@ -5,7 +5,10 @@
  * - A connection receives with one multishot recv into the loop's provided
  *   buffers; bytes are appended to the connection's input buffer and the
  *   provided buffer goes straight back to the kernel, so an idle connection
- *   holds no receive buffer of the loop's.
+ *   holds no receive buffer of the loop's. Between requests it keeps no
+ *   buffer of its own either: the input buffer is released when empty and
+ *   the output state (c->out) once written, so an idle keep-alive
+ *   connection is its struct sw_conn (232 bytes) and its timer.
  * - Requests are handled in order. While a handler is pending (database,
  *   worker), later pipelined requests wait in the input buffer.
  * - Output accumulates in one generation while the other is being written
@@ -35,7 +38,6 @@
 #include "http/conn.h"
 
 #define LINGER_MS 2000
-#define IDLE_BUF_KEEP 4096
 
 static void conn_process(struct sw_conn *c);
 
@@ -52,7 +54,7 @@ static void write_done(struct sw_io_op *op, int res, uint32_t flags)
 
 static void write_done_held(struct sw_conn *c, int res)
 {
-	struct outgen *g = &c->gen[c->wi];
+	struct outgen *g = &c->out->gen[c->out->wi];
 	c->write_active = false;
 	c->writes_done++;
 	if (res < 0) {
@@ -60,8 +62,7 @@ static void write_done_held(struct sw_conn *c, int res)
 			sw_conn_flush(c);
 			return;
 		}
-		sw_conn_gen_reset(g);
-		sw_conn_gen_reset(conn_acc(c));
+		sw_conn_out_drop(c);
 		c->closing = true;
 		sw_conn_close(c);
 		return;
@@ -92,24 +93,25 @@ static void write_done_held(struct sw_conn *c, int res)
 
 void sw_conn_flush(struct sw_conn *c)
 {
-	if (c->write_active || c->fd < 0)
+	struct conn_out *o = c->out;
+	if (c->write_active || c->fd < 0 || !o)
 		return;
-	struct outgen *g = &c->gen[c->wi];
+	struct outgen *g = &o->gen[o->wi];
 	CONN_CHECK(c);
 	if (g->npieces == 0) {
-		if (conn_acc(c)->npieces == 0)
+		if (o->gen[o->wi ^ 1].npieces == 0)
 			return;
-		c->wi ^= 1;
-		g = &c->gen[c->wi];
+		o->wi ^= 1;
+		g = &o->gen[o->wi];
 	}
 	SW_ASSERT(g->npieces <= OUT_MAX_PIECES && g->bytes > 0);
 	for (unsigned i = 0; i < g->npieces; i++) {
 		const struct piece *p = &g->pieces[i];
-		c->iov[i].iov_base = (void *)(p->ptr ? p->ptr : g->buf.data + p->off);
-		c->iov[i].iov_len = p->len;
+		o->iov[i].iov_base = (void *)(p->ptr ? p->ptr : g->buf.data + p->off);
+		o->iov[i].iov_len = p->len;
 	}
 	c->write_op.cb = write_done;
-	if (sw_io_writev(c->srv->loop, &c->write_op, c->fd, c->iov, g->npieces) == 0)
+	if (sw_io_writev(c->srv->loop, &c->write_op, c->fd, o->iov, g->npieces) == 0)
 		c->write_active = true;
 	else
 		sw_conn_close(c);
@@ -151,9 +153,7 @@ static void finish_request_held(struct sw_http_request *req, size_t body_len)
  * flight completes (with an error) and releases its pieces then. */
 void sw_conn_abort(struct sw_conn *c)
 {
-	sw_conn_gen_reset(conn_acc(c));
-	if (!c->write_active)
-		sw_conn_gen_reset(&c->gen[c->wi]);
+	sw_conn_out_drop(c);
 	c->closing = true;
 	if (c->fd >= 0)
 		shutdown(c->fd, SHUT_RDWR);
@@ -387,8 +387,10 @@ static void conn_process(struct sw_conn *c)
 						sw_conn_close(c);
 					break;
 				}
-				if (c->in.cap > IDLE_BUF_KEEP)
-					sw_buf_release(&c->in);
+				/* Idle between requests: keep neither an input
+				 * buffer nor, once written, the output state. */
+				sw_buf_release(&c->in);
+				sw_conn_out_idle(c);
 				c->head_started = false;
 				sw_conn_arm_timer(c, srv->config->idle_timeout_ms);
 				break;
@@ -562,8 +564,10 @@ void sw_conn_maybe_free(struct sw_conn *c)
 	srv->nconns--;
 	__atomic_fetch_sub(&srv->shared->connections, 1, __ATOMIC_RELAXED);
 	sw_buf_release(&c->in);
-	sw_buf_release(&c->gen[0].buf);
-	sw_buf_release(&c->gen[1].buf);
+	if (c->out) {
+		sw_conn_out_drop(c);
+		sw_conn_out_free(c->out);
+	}
 	free(c);
 	if (srv->stopping)
 		sw_server_maybe_drained(srv);

@@ -82,6 +82,19 @@ struct outgen {
 	size_t bytes;
 };
 
+/* A connection's output state, taken when output is first queued and given
+ * back once it is all written and the connection idles (sw_conn_out_idle()):
+ * an idle keep-alive connection holds only its struct sw_conn. The server
+ * keeps up to OUT_FREE_MAX of them, buffers included, for the next
+ * request of any connection. */
+struct conn_out {
+	struct outgen gen[2]; /* gen[wi] is being written */
+	unsigned wi;
+	struct iovec iov[OUT_MAX_PIECES];
+	struct conn_out *next_free;
+};
+#define OUT_FREE_MAX 64
+
 enum conn_state { CONN_HEAD, CONN_BODY, CONN_HANDLER, CONN_LINGER };
 
 struct sw_conn;
@@ -118,7 +131,7 @@ struct sw_conn {
 	bool processing;      /* inside the state machine's loop */
 	unsigned holds;       /* entry points on the stack; freed only at 0 */
 	bool head_started;    /* header timer running for a request */
-	struct sw_buf in;
+	struct sw_buf in;     /* released whenever it is empty between requests */
 	size_t prev_len;
 	size_t head_len;
 	size_t body_raw;      /* chunked: raw bytes consumed after the head */
@@ -126,12 +139,10 @@ struct sw_conn {
 	struct sw_http_request *req;
 	struct sw_timer timer;
 	char peer[46];        /* INET6_ADDRSTRLEN */
-	struct outgen gen[2]; /* gen[wi] is being written */
-	unsigned wi;
+	struct conn_out *out; /* NULL while nothing is queued or being written */
 	uint64_t writes_done;  /* completed writes: a stream's stall detector */
 	const struct sw_http_producer *producer; /* a body in progress, or NULL */
 	void *body;                              /* the producer's state */
-	struct iovec iov[OUT_MAX_PIECES];
 };
 
 struct sw_server {
@@ -146,6 +157,8 @@ struct sw_server {
 	unsigned nconns;
 	struct sw_http_request *free_reqs;
 	unsigned nfree;
+	struct conn_out *free_outs; /* empty output states, at most OUT_FREE_MAX */
+	unsigned nfree_outs;
 	struct sw_http_head head; /* scratch: parsing is synchronous */
 	char date[32];
 	time_t date_sec;
@@ -166,14 +179,20 @@ struct sw_server {
 };
 
 /* ---- out.c ---- */
-static inline struct outgen *conn_acc(struct sw_conn *c)
-{
-	return &c->gen[c->wi ^ 1];
-}
+/* The accumulating generation, allocating c->out on first use; NULL when
+ * out of memory (then close_after_write is set). */
+struct outgen *conn_acc(struct sw_conn *c);
 static inline size_t sw_conn_out_pending(const struct sw_conn *c)
 {
-	return c->gen[0].bytes + c->gen[1].bytes;
+	return c->out ? c->out->gen[0].bytes + c->out->gen[1].bytes : 0;
 }
+/* Drops what is queued; a generation whose write is in flight is left to
+ * that write's completion (the kernel may still read it). */
+void sw_conn_out_drop(struct sw_conn *c);
+/* Gives c->out back when nothing is queued or in flight and no producer runs. */
+void sw_conn_out_idle(struct sw_conn *c);
+/* Frees an output state (on the server's list or not). */
+void sw_conn_out_free(struct conn_out *o);
 /* Copies n bytes into the accumulating generation (out of memory or of
  * pieces: close_after_write). */
 void sw_conn_out_bytes(struct sw_conn *c, const void *p, size_t n);

@@ -150,9 +150,7 @@ static void shutdown_deadline(struct sw_timer *t)
 		    sw_loop_index(srv->loop), srv->nconns);
 	for (struct sw_conn *c = srv->conns, *n; c; c = n) {
 		n = c->next;
-		sw_conn_gen_reset(conn_acc(c));
-		if (!c->write_active) /* else its completion releases it */
-			sw_conn_gen_reset(&c->gen[c->wi]);
+		sw_conn_out_drop(c); /* a write in flight: its completion releases it */
 		c->closing = true;
 		if (c->recv_active)
 			sw_io_cancel(srv->loop, &c->recv_op);
@@ -210,6 +208,11 @@ void sw_server_free(struct sw_server *srv)
 		srv->free_reqs = req->next_free;
 		sw_buf_release(&req->resp_headers);
 		free(req);
+	}
+	while (srv->free_outs) {
+		struct conn_out *o = srv->free_outs;
+		srv->free_outs = o->next_free;
+		sw_conn_out_free(o);
 	}
 	free(srv);
 }

@@ -6,9 +6,68 @@
 #include <stdlib.h>
 #include "http/conn.h"
 
+struct outgen *conn_acc(struct sw_conn *c)
+{
+	if (!c->out) {
+		struct sw_server *srv = c->srv;
+		if (srv->free_outs) {
+			c->out = srv->free_outs;
+			srv->free_outs = c->out->next_free;
+			srv->nfree_outs--;
+			c->out->next_free = NULL;
+		} else if (!(c->out = calloc(1, sizeof(*c->out)))) {
+			c->close_after_write = true;
+			return NULL;
+		}
+	}
+	return &c->out->gen[c->out->wi ^ 1];
+}
+
+void sw_conn_out_free(struct conn_out *o)
+{
+	sw_buf_release(&o->gen[0].buf);
+	sw_buf_release(&o->gen[1].buf);
+	free(o);
+}
+
+void sw_conn_out_drop(struct sw_conn *c)
+{
+	if (!c->out)
+		return;
+	sw_conn_gen_reset(&c->out->gen[c->out->wi ^ 1]);
+	if (!c->write_active)
+		sw_conn_gen_reset(&c->out->gen[c->out->wi]);
+}
+
+void sw_conn_out_idle(struct sw_conn *c)
+{
+	struct conn_out *o = c->out;
+	if (!o || c->write_active || c->producer || o->gen[0].npieces || o->gen[1].npieces)
+		return;
+	c->out = NULL;
+	struct sw_server *srv = c->srv;
+	if (srv->nfree_outs >= OUT_FREE_MAX || srv->stopping) {
+		sw_conn_out_free(o);
+		return;
+	}
+	/* Empty (no piece, so no reference); small buffers are kept. */
+	for (unsigned i = 0; i < 2; i++) {
+		o->gen[i].bytes = 0;
+		o->gen[i].buf.len = 0;
+		if (o->gen[i].buf.cap > 4096)
+			sw_buf_release(&o->gen[i].buf);
+	}
+	o->wi = 0;
+	o->next_free = srv->free_outs;
+	srv->free_outs = o;
+	srv->nfree_outs++;
+}
+
 void sw_conn_out_bytes(struct sw_conn *c, const void *p, size_t n)
 {
 	struct outgen *g = conn_acc(c);
+	if (!g)
+		return;
 	size_t off = g->buf.len;
 	if (sw_buf_append(&g->buf, p, n) < 0) {
 		c->close_after_write = true; /* out of memory: give up on this connection */
@@ -31,6 +90,8 @@ void sw_conn_out_bytes(struct sw_conn *c, const void *p, size_t n)
 void sw_conn_out_static(struct sw_conn *c, const char *p, size_t n)
 {
 	struct outgen *g = conn_acc(c);
+	if (!g)
+		return;
 	if (n < 4096 || g->npieces >= OUT_MAX_PIECES - 1) {
 		sw_conn_out_bytes(c, p, n);
 		return;
@@ -42,6 +103,11 @@ void sw_conn_out_static(struct sw_conn *c, const char *p, size_t n)
 void sw_conn_out_ref(struct sw_conn *c, const char *p, size_t n, struct sw_ref *ref)
 {
 	struct outgen *g = conn_acc(c);
+	if (!g) {
+		if (ref)
+			ref->release(ref);
+		return;
+	}
 	if (SW_NEVER(g->npieces >= OUT_MAX_PIECES)) {
 		if (ref)
 			ref->release(ref);

@@ -105,6 +105,8 @@ static void stream_pump(struct sw_conn *c)
 	if (!s || s->failed)
 		return;
 	struct outgen *g = conn_acc(c);
+	if (!g)
+		return;
 	while (s->qlen) {
 		/* A chunk needs its size line and its CRLF beside the pieces. */
 		unsigned free_pieces = OUT_MAX_PIECES - g->npieces;

@@ -9,6 +9,10 @@
  * is correct. The number of threads is the queue's concurrency (build 1,
  * deploy 2, lifecycle 4): a process never runs more than that at once,
  * and the claim (FOR UPDATE SKIP LOCKED, 0013) keeps processes apart.
+ * Connections grow on demand: a queue's first runner claims from the
+ * start; its next runner connects and claims only while as many of the
+ * queue's runners as its rank are busy, and disconnects once they are
+ * not, so an idle process holds three claiming connections, not seven.
  *
  * The worker thread has a connection of its own that
  *   - registered the worker row and holds its advisory lock for the
@@ -53,6 +57,7 @@
 struct queue {
 	const char *name;
 	unsigned concurrency;
+	unsigned busy;        /* its runners running a job */
 	uint64_t wake_seq;    /* bumped by each wake-up */
 	pthread_cond_t cond;
 };
@@ -60,6 +65,7 @@ struct queue {
 struct runner {
 	pthread_t thread;
 	struct queue *q;
+	unsigned rank;         /* 0 for a queue's first runner, 1 for its second, ... */
 	bool busy;             /* running a job */
 	bool deployment;       /* ... of a deployment */
 	bool interrupted;      /* stopped by its worker (shutdown, lock lost), not a cancel */
@@ -513,6 +519,8 @@ static void run_job(struct runner *r, PGconn **conn, const PGresult *res, const 
 
 	pthread_mutex_lock(&J.lock);
 	r->busy = true;
+	r->q->busy++;
+	pthread_cond_broadcast(&r->q->cond); /* the queue's next runner joins in */
 	r->deployment = strncmp(job.kind, "deployment.", 11) == 0;
 	memcpy(r->target_id, job.target_id, sizeof(r->target_id));
 	/* A stop that came between the claim and here still counts (a
@@ -550,6 +558,7 @@ static void run_job(struct runner *r, PGconn **conn, const PGresult *res, const 
 
 	pthread_mutex_lock(&J.lock);
 	r->busy = false;
+	r->q->busy--;
 	r->deployment = false;
 	r->target_id[0] = '\0';
 	__atomic_store_n(&r->stop, false, __ATOMIC_RELAXED);
@@ -593,6 +602,21 @@ static void *runner_main(void *arg)
 	while (!J.stopping) {
 		if (!J.registered) {
 			cond_wait_ms(&q->cond, 1000);
+			continue;
+		}
+		/* On demand: a queue's first runner claims from the start; its
+		 * runner of rank k only while k of them are busy, and it keeps
+		 * no connection otherwise, so an idle process has one claiming
+		 * connection per queue. */
+		if (r->rank > q->busy) {
+			if (conn) {
+				pthread_mutex_unlock(&J.lock);
+				PQfinish(conn);
+				conn = NULL;
+				pthread_mutex_lock(&J.lock);
+				continue;
+			}
+			cond_wait_ms(&q->cond, SW_JOBS_POLL_MS);
 			continue;
 		}
 		uint64_t seq = q->wake_seq;
@@ -736,6 +760,7 @@ int sw_jobs_start(const char *conninfo, const struct sw_job_kind *kinds, size_t 
 		J.queues[i].name = queue_names[i];
 		J.queues[i].concurrency = queue_concurrency[i];
 		J.queues[i].wake_seq = 0;
+		J.queues[i].busy = 0;
 	}
 	r = worker_register(err, errlen);
 	if (r < 0)
@@ -749,7 +774,7 @@ int sw_jobs_start(const char *conninfo, const struct sw_job_kind *kinds, size_t 
 	for (unsigned qi = 0; qi < QUEUES; qi++) {
 		for (unsigned k = 0; k < J.queues[qi].concurrency; k++) {
 			struct runner *rn = &J.runners[J.nrunners];
-			*rn = (struct runner){ .q = &J.queues[qi] };
+			*rn = (struct runner){ .q = &J.queues[qi], .rank = k };
 			if (pthread_create(&rn->thread, NULL, runner_main, rn) != 0) {
 				sw_log_error("jobs: cannot start a runner of queue %s", J.queues[qi].name);
 				continue;
@@ -776,7 +801,7 @@ int sw_jobs_start(const char *conninfo, const struct sw_job_kind *kinds, size_t 
 		r = -EAGAIN;
 		goto fail;
 	}
-	sw_log_info("jobs: runners started build=%u deploy=%u lifecycle=%u kinds=%zu",
+	sw_log_info("jobs: runners started build=%u deploy=%u lifecycle=%u (beyond the first, on demand) kinds=%zu",
 		    queue_concurrency[0], queue_concurrency[1], queue_concurrency[2], n);
 	return 0;
 

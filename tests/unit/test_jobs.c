@@ -564,6 +564,52 @@ TEST(runners_run_queued_jobs_and_deployments_to_the_end)
 	PQfinish(c);
 }
 
+static int held_running;
+static bool held_release;
+
+/* A job that runs until the test releases it (or the runners stop). */
+static int held_job(struct sw_job *job, void *ctx, char *err, size_t errlen)
+{
+	(void)ctx;
+	(void)err;
+	(void)errlen;
+	__atomic_fetch_add(&held_running, 1, __ATOMIC_RELAXED);
+	while (!__atomic_load_n(&held_release, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(job->stop, __ATOMIC_RELAXED))
+		sleep_ms(20);
+	__atomic_fetch_sub(&held_running, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+TEST(a_queue_grows_to_its_concurrency_on_demand_and_idles_on_one_connection)
+{
+	char ci[600], org[37], err[256];
+	database("jobs_on_demand", ci, sizeof(ci));
+	PGconn *c = connect_to(ci);
+	make_org(c, org);
+	const struct sw_job_kind kinds[] = { { "test.held", held_job, NULL } };
+	REQUIRE(sw_jobs_start(ci, kinds, 1, err, sizeof(err)) == 0);
+	/* This test's, the worker's, and one claiming connection per queue. */
+	static const char conns[] =
+		"SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()";
+	CHECK(eventually(c, conns, "5"));
+	onef(c, "SELECT count(*) FROM generate_series(1, 4) i, steward_job_enqueue('%s', "
+	     "'lifecycle', 'test.held', 'thing', " DISTINCT_TARGET ", NULL, NULL)", org);
+	/* lifecycle's concurrency is 4: all four run at once. */
+	for (unsigned waited = 0; waited < 10000 && __atomic_load_n(&held_running, __ATOMIC_RELAXED) < 4;
+	     waited += 20)
+		sleep_ms(20);
+	CHECK_INT_EQ(__atomic_load_n(&held_running, __ATOMIC_RELAXED), 4);
+	CHECK(eventually(c, conns, "8"));
+	__atomic_store_n(&held_release, true, __ATOMIC_RELAXED);
+	CHECK(eventually(c, "SELECT count(*) FROM jobs WHERE kind = 'test.held' AND status = 'SUCCEEDED'",
+			 "4"));
+	/* Idle again: the runners that joined in let their connections go. */
+	CHECK(eventually(c, conns, "5"));
+	sw_jobs_stop(5000);
+	PQfinish(c);
+}
+
 /* Runners whose build never ends by itself, and a deployment they are
  * building: its id into d1, the organization's into org. The caller
  * stops the runners. false when it never got BUILDING. */

@@ -25,6 +25,10 @@ void sw_api_metrics_start(void);
 /* The database the live routes of a remote server (containers, proxy
  * state) issue their agent commands through. Before the threads start. */
 void sw_api_runtime_set_conninfo(const char *conninfo);
+/* Waits up to timeout_ms for that thread to finish making the sampler;
+ * true once it has (loading the eBPF programs allocates and frees ~20 MB:
+ * the caller then hands what start-up freed back to the kernel). */
+bool sw_api_metrics_wait_made(unsigned timeout_ms);
 void sw_api_metrics_stop(void);
 
 /* The metrics loop (src/api/metrics_loop.c): samples the local host every
