@@ -450,6 +450,16 @@ struct sw_metrics_sample;
  * in apps (a JSON array of ids); blocking: a worker or the metrics loop.
  * 0, -EIO (no sampler: the reason was logged) or -errno. */
 int sw_api_metrics_sample_local(json_t *apps, struct sw_metrics_sample *out);
+/* metrics_alerts.c: the alerts of one sample, evaluated by the writer of
+ * the metric history, its statements run by exec (NULL on failure). */
+typedef PGresult *(*sw_api_metrics_exec)(const struct sw_db_stmt *stmt, const char *const *params,
+					 ExecStatusType want);
+void sw_api_metrics_alerts_evaluate(sw_api_metrics_exec exec, const struct sw_metrics_sample *s,
+				    int64_t now_ms);
+/* Forgets the rules' pending periods (the loop has stopped). */
+void sw_api_metrics_alerts_forget(void);
+/* Why the local sampler could not be made (metrics_local.c), for a log line. */
+const char *sw_api_metrics_local_why(void);
 /* The cached SSE frames of server_id's samples (the last
  * SW_METRICS_CACHE_MS) whose event id is above after_seq, oldest first,
  * at most max, each with a reference for the caller; how many. Their

@@ -166,6 +166,14 @@ void sw_json_int(struct sw_json *j, int64_t v)
 	put(j, tmp, (size_t)n);
 }
 
+void sw_json_double(struct sw_json *j, double v)
+{
+	before_value(j);
+	char tmp[48];
+	int n = snprintf(tmp, sizeof(tmp), "%.17g", isfinite(v) ? v : 0);
+	put(j, tmp, (size_t)n);
+}
+
 void sw_json_bool(struct sw_json *j, bool v)
 {
 	before_value(j);

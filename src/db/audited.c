@@ -126,22 +126,3 @@ int sw_db_audited_build(const struct sw_db_stmt *s)
 	au->twin = (struct sw_db_stmt){ tname, sql, n + SW_DB_AUDIT_PARAMS, NULL };
 	return 0;
 }
-
-int sw_db_query_audited(struct sw_db_pool *pool, const struct sw_db_stmt *stmt,
-			const char *const *params, int nparams, const struct sw_db_audit_row *a,
-			sw_db_cb cb, void *arg)
-{
-	enum { MAX = 64 };
-	if (!stmt->audited || !stmt->audited->twin.sql || nparams != stmt->nparams ||
-	    nparams + SW_DB_AUDIT_PARAMS > MAX)
-		return -EINVAL;
-	const char *all[MAX];
-	memcpy(all, params, sizeof(*params) * (size_t)nparams);
-	const char *audit[SW_DB_AUDIT_PARAMS] = {
-		a->organization_id && *a->organization_id ? a->organization_id : NULL,
-		a->actor_user_id && *a->actor_user_id ? a->actor_user_id : NULL,
-		a->action, a->target_type, a->target_id, a->ip, a->metadata_json,
-	};
-	memcpy(all + nparams, audit, sizeof(audit));
-	return sw_db_query(pool, &stmt->audited->twin, all, nparams + SW_DB_AUDIT_PARAMS, cb, arg);
-}

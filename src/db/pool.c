@@ -1,8 +1,13 @@
 /* The PostgreSQL pool: a few libpq connections per loop thread, driven
- * non-blocking on that loop's ring. This file: the connections (connect,
- * prepare, poll, loss), health and the pool's life; the query queue is in
- * pool_query.c, LISTEN in pool_listen.c, their shared parts in
- * pool_internal.h.
+ * non-blocking on that loop's ring. This file stays whole, over 1,000
+ * lines: it is one state machine. A connection's step (connect, prepare,
+ * a query's round trip, LISTEN) decides the next, and the query queue and
+ * the listener both break, re-arm and hand back the connection they run
+ * on. Cut into files (connections, queries, LISTEN) each called the
+ * others: three files in a circle. It is read in sections instead: the
+ * connections (connect, prepare, poll, loss), health and the pool's life;
+ * then the query queue and a query's round trip; then LISTEN and
+ * notifications; pool_internal.h holds the structures they share.
  *
  * Each connection is a small state machine:
  *
@@ -784,3 +789,515 @@ void sw_db_pool_close(struct sw_db_pool *pool, void (*done)(void *arg), void *ar
 	sw_db_check_closed(pool);
 }
 
+/* ==== the query queue: sw_db_query(), the bounded queue of queries
+ * waiting for an idle connection, deadlines, and a query's round trip ==== */
+
+/* ---- queries ---- */
+
+/* Pushes what libpq holds for the server onto the socket; c->flushing
+ * then says whether some is left (so the poll also waits for POLLOUT).
+ * false when the connection failed. */
+bool sw_db_conn_push(struct conn *c)
+{
+	int f = PQflush(c->pg);
+	if (f < 0)
+		return false;
+	c->flushing = f == 1;
+	return true;
+}
+
+static void queue_unlink(struct sw_db_pool *pool, struct query *q)
+{
+	SW_ASSERT(pool->nqueued > 0 && !q->conn);
+	if (q->prev)
+		q->prev->next = q->next;
+	else
+		pool->qhead = q->next;
+	if (q->next)
+		q->next->prev = q->prev;
+	else
+		pool->qtail = q->prev;
+	q->prev = q->next = NULL;
+	pool->nqueued--;
+}
+
+static void queue_push(struct sw_db_pool *pool, struct query *q, bool front)
+{
+	SW_ASSERT(!q->conn && !q->prev && !q->next && pool->qhead != q);
+	if (front) {
+		q->prev = NULL;
+		q->next = pool->qhead;
+		if (pool->qhead)
+			pool->qhead->prev = q;
+		else
+			pool->qtail = q;
+		pool->qhead = q;
+	} else {
+		q->next = NULL;
+		q->prev = pool->qtail;
+		if (pool->qtail)
+			pool->qtail->next = q;
+		else
+			pool->qhead = q;
+		pool->qtail = q;
+	}
+	pool->nqueued++;
+}
+
+/* Calls the query's callback and frees it. The query is on no list. */
+void sw_db_query_finish(struct query *q, const PGresult *res, int code, const char *sqlstate,
+			 const char *message)
+{
+	struct sw_db_pool *pool = q->pool;
+	SW_ASSERT(!q->conn && !q->prev && !q->next && pool->qhead != q);
+	sw_timer_stop(pool->loop, &q->deadline);
+	struct sw_db_error err = { .code = code, .message = message };
+	if (sqlstate)
+		snprintf(err.sqlstate, sizeof(err.sqlstate), "%s", sqlstate);
+	q->cb(q->arg, code == 0 ? res : NULL, &err);
+	free(q);
+}
+
+static void query_deadline(struct sw_timer *t)
+{
+	struct query *q = SW_CONTAINER_OF(t, struct query, deadline);
+	struct sw_db_pool *pool = q->pool;
+	if (q->conn) {
+		/* On the wire: the connection cannot be reused without reading
+		 * the late answer, so it goes (conn_lost finishes q). */
+		pool->last_ok_ms = 0;
+		sw_db_conn_lost(q->conn, -ETIMEDOUT, "database did not answer in time", NULL);
+	} else {
+		queue_unlink(pool, q);
+		sw_db_query_finish(q, NULL, -ETIMEDOUT, NULL, "database did not answer in time");
+	}
+	sw_db_check_closed(pool);
+}
+
+static void start_query(struct conn *c, struct query *q)
+{
+	struct sw_db_pool *pool = c->pool;
+	SW_ASSERT(c->state == CONN_IDLE && !c->query && !q->conn && c->pg);
+	c->state = CONN_BUSY;
+	c->query = q;
+	q->conn = c;
+	if (!PQsendQueryPrepared(c->pg, q->stmt->name, q->nparams, q->params, NULL, NULL, 0)) {
+		/* Nothing was sent: the query goes back to the head of the queue. */
+		c->query = NULL;
+		q->conn = NULL;
+		queue_push(pool, q, true);
+		sw_db_conn_break(c, sw_db_classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+		return;
+	}
+	if (!sw_db_conn_push(c)) {
+		sw_db_conn_break(c, sw_db_classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+		return;
+	}
+	sw_db_conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
+}
+
+struct conn *sw_db_idle_conn(struct sw_db_pool *pool)
+{
+	for (unsigned i = 0; i < pool->size; i++)
+		if (pool->conns[i].state == CONN_IDLE)
+			return &pool->conns[i];
+	return NULL;
+}
+
+void sw_db_dispatch(struct sw_db_pool *pool)
+{
+	while (pool->qhead && !pool->closing) {
+		struct conn *c = sw_db_idle_conn(pool);
+		if (!c)
+			return;
+		struct query *q = pool->qhead;
+		queue_unlink(pool, q);
+		start_query(c, q);
+	}
+}
+
+/* Fails every queued query with code. */
+void sw_db_fail_queued(struct sw_db_pool *pool, int code, const char *message)
+{
+	while (pool->qhead) {
+		struct query *q = pool->qhead;
+		queue_unlink(pool, q);
+		sw_db_query_finish(q, NULL, code, NULL, message);
+	}
+}
+
+static void fail_timer(struct sw_timer *t)
+{
+	struct sw_db_pool *pool = SW_CONTAINER_OF(t, struct sw_db_pool, fail_timer);
+	if (pool->down)
+		sw_db_fail_queued(pool, -ECONNRESET, pool->reason ? pool->reason : "no connection to the database");
+	sw_db_check_closed(pool);
+}
+
+int sw_db_query(struct sw_db_pool *pool, const struct sw_db_stmt *stmt,
+		const char *const *params, int nparams, sw_db_cb cb, void *arg)
+{
+	if (pool->closing)
+		return -ECANCELED;
+	if (!sw_db_statement_known(stmt) || nparams != stmt->nparams || nparams < 0 ||
+	    (nparams > 0 && !params) || !cb)
+		return -EINVAL;
+	if (pool->nqueued >= SW_DB_MAX_PENDING_QUERIES)
+		return -EBUSY;
+
+	size_t size = sizeof(struct query) + (size_t)nparams * sizeof(char *);
+	for (int i = 0; i < nparams; i++)
+		if (params[i])
+			size += strlen(params[i]) + 1;
+	struct query *q = calloc(1, size);
+	if (!q)
+		return -ENOMEM;
+	q->pool = pool;
+	q->stmt = stmt;
+	q->cb = cb;
+	q->arg = arg;
+	q->nparams = nparams;
+	q->params = (const char **)(q + 1);
+	char *s = (char *)(q->params + nparams);
+	for (int i = 0; i < nparams; i++) {
+		if (!params[i]) {
+			q->params[i] = NULL;
+			continue;
+		}
+		size_t n = strlen(params[i]) + 1;
+		memcpy(s, params[i], n);
+		q->params[i] = s;
+		s += n;
+	}
+	if (sw_timer_start(pool->loop, &q->deadline, pool->query_timeout_ms, query_deadline) < 0) {
+		free(q);
+		return -ENOMEM;
+	}
+	queue_push(pool, q, false);
+	sw_db_dispatch(pool);
+	/* While the database is known to be unreachable the query fails at
+	 * the next turn of the loop (never inside this call). */
+	if (pool->down && pool->qhead && !sw_timer_armed(&pool->fail_timer))
+		sw_timer_start(pool->loop, &pool->fail_timer, 0, fail_timer);
+	return 0;
+}
+
+
+/* The query's answer is complete: report it, then reuse the connection. */
+static void conn_query_done(struct conn *c)
+{
+	struct sw_db_pool *pool = c->pool;
+	struct query *q = c->query;
+	PGresult *res = c->result;
+	SW_ASSERT(c->state == CONN_BUSY && q && q->conn == c);
+	c->query = NULL;
+	c->result = NULL;
+	q->conn = NULL;
+	c->state = CONN_IDLE;
+
+	int code = -EIO;
+	const char *sqlstate = NULL, *message = NULL;
+	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
+		code = 0;
+	} else if (res) {
+		sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+		message = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+		/* 57014 is the server's statement_timeout (we never cancel);
+		 * the rest of class 57 (shutdown) and class 08 mean the
+		 * connection is going away, not that the statement failed. */
+		if (sqlstate && strcmp(sqlstate, "57014") == 0) {
+			code = -ETIMEDOUT;
+			sqlstate = NULL;
+		} else if (sqlstate && (strncmp(sqlstate, "57P", 3) == 0 ||
+					strncmp(sqlstate, "08", 2) == 0)) {
+			code = -ECONNRESET;
+			sqlstate = NULL;
+		}
+	}
+	if (!message)
+		message = code == 0 ? NULL : code == -ETIMEDOUT ? "database did not answer in time"
+							       : PQresStatus(st);
+	if (code == 0 || code == -EIO) {
+		pool->verified_up = true;
+		pool->last_ok_ms = now_ms(pool);
+	} else if (code == -ECONNRESET) {
+		/* The idle watch notices the end of the connection next. */
+	} else {
+		pool->last_ok_ms = 0; /* verify at the next look */
+	}
+
+	sw_db_query_finish(q, res, code, sqlstate, message);
+	PQclear(res);
+
+	/* The callback may have queued work onto this connection, or closed
+	 * the pool. */
+	if (c->state != CONN_IDLE)
+		return;
+	if (pool->closing) {
+		sw_db_conn_lost(c, -ECANCELED, "the pool is closing", NULL);
+		return;
+	}
+	sw_db_claim_listener(pool, c);
+	sw_db_dispatch(pool);
+	if (c->state == CONN_IDLE)
+		sw_db_conn_watch(c, POLLIN);
+}
+
+static void query_complete(struct conn *c)
+{
+	sw_db_drain_notifies(c);
+	conn_query_done(c);
+}
+
+void sw_db_conn_query_step(struct conn *c)
+{
+	sw_db_conn_read_step(c, query_complete);
+}
+
+/* ==== LISTEN and notifications: exactly one connection holds the LISTEN;
+ * notifications are copied into the pool's queue after each read and
+ * delivered once the step is over ==== */
+
+/* ---- notifications ---- */
+
+void sw_db_drop_notes(struct sw_db_pool *pool)
+{
+	while (pool->notes_head) {
+		struct note *n = pool->notes_head;
+		pool->notes_head = n->next;
+		free(n);
+	}
+	pool->notes_tail = NULL;
+	pool->nnotes = 0;
+}
+
+/* Whatever the caller cached may be stale: one resync supersedes the
+ * payloads still queued. */
+static void need_resync(struct sw_db_pool *pool)
+{
+	sw_db_drop_notes(pool);
+	pool->resync_due = true;
+}
+
+static void queue_note(struct sw_db_pool *pool, unsigned channel, const char *payload)
+{
+	size_t len = strlen(payload) + 1;
+	struct note *n = pool->nnotes < MAX_QUEUED_NOTIFICATIONS ? malloc(sizeof(*n) + len) : NULL;
+	if (!n) {
+		need_resync(pool); /* it covers this payload too */
+		return;
+	}
+	memcpy(n->payload, payload, len);
+	n->channel = channel;
+	n->next = NULL;
+	if (pool->notes_tail)
+		pool->notes_tail->next = n;
+	else
+		pool->notes_head = n;
+	pool->notes_tail = n;
+	pool->nnotes++;
+}
+
+/* Moves the notifications libpq has parsed on c into the pool's queue;
+ * sw_db_deliver_notes() hands them out once the current step is over. */
+void sw_db_drain_notifies(struct conn *c)
+{
+	struct sw_db_pool *pool = c->pool;
+	PGnotify *n;
+	while ((n = PQnotifies(c->pg))) {
+		for (unsigned i = 0; i < pool->nchannels && !pool->closing; i++)
+			if (strcmp(n->relname, pool->channels[i].name) == 0) {
+				queue_note(pool, i, n->extra ? n->extra : "");
+				break;
+			}
+		PQfreemem(n);
+	}
+}
+
+/* The due resync (of every channel), then each queued payload in arrival
+ * order, to its channel's callback. Called only
+ * at the end of sw_db_on_poll, when no step is under way: the callbacks may
+ * query, or close the pool (the rest is then dropped). */
+void sw_db_deliver_notes(struct sw_db_pool *pool)
+{
+	while (!pool->closing) {
+		if (pool->resync_due) {
+			pool->resync_due = false;
+			for (unsigned i = 0; i < pool->nchannels && !pool->closing && !pool->resync_due; i++)
+				pool->channels[i].resync(pool->channels[i].arg);
+			continue;
+		}
+		struct note *n = pool->notes_head;
+		if (!n)
+			return;
+		pool->notes_head = n->next;
+		if (!pool->notes_head)
+			pool->notes_tail = NULL;
+		pool->nnotes--;
+		struct listen_channel *ch = &pool->channels[n->channel];
+		ch->cb(ch->arg, n->payload);
+		free(n);
+	}
+	pool->resync_due = false;
+	sw_db_drop_notes(pool);
+}
+
+static void listen_deadline(struct sw_timer *t)
+{
+	struct conn *c = SW_CONTAINER_OF(t, struct conn, timer);
+	struct sw_db_pool *pool = c->pool;
+	pool->last_ok_ms = 0;
+	sw_db_conn_lost(c, -ETIMEDOUT, "database did not answer in time", "LISTEN timed out");
+	sw_db_check_closed(pool);
+}
+
+/* Sends LISTEN on c, which is IDLE; it takes no query until the answer.
+ * Runs no callback: a failure is a sw_db_conn_break(). */
+static void start_listen(struct conn *c)
+{
+	struct sw_db_pool *pool = c->pool;
+	pool->listener = c;
+	c->state = CONN_LISTENING;
+	if (!PQsendQuery(c->pg, pool->listen_sql)) {
+		sw_db_conn_break(c, sw_db_classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+		return;
+	}
+	if (!sw_db_conn_push(c)) {
+		sw_db_conn_break(c, sw_db_classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+		return;
+	}
+	if (sw_timer_start(pool->loop, &c->timer, pool->query_timeout_ms, listen_deadline) < 0) {
+		sw_db_conn_break(c, "cannot listen for notifications", "out of memory");
+		return;
+	}
+	sw_db_conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
+}
+
+/* Gives the pool its listener if it needs one: prefer when it is IDLE,
+ * else any IDLE connection; none: the next to become IDLE. */
+void sw_db_claim_listener(struct sw_db_pool *pool, struct conn *prefer)
+{
+	if (!pool->nchannels || pool->listener || pool->closing ||
+	    sw_timer_armed(&pool->listen_timer))
+		return;
+	struct conn *c = prefer && prefer->state == CONN_IDLE ? prefer : sw_db_idle_conn(pool);
+	if (c)
+		start_listen(c);
+}
+
+static void listen_retry(struct sw_timer *t)
+{
+	sw_db_claim_listener(SW_CONTAINER_OF(t, struct sw_db_pool, listen_timer), NULL);
+}
+
+/* LISTEN is answered: c listens from now on (a resync is due), or the
+ * server refused it with an SQL error and c serves queries while the
+ * listen is retried later. Either way c goes back to IDLE. */
+static void listen_done(struct conn *c)
+{
+	struct sw_db_pool *pool = c->pool;
+	PGresult *r = c->result;
+	c->result = NULL;
+	sw_timer_stop(pool->loop, &c->timer);
+	ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+	if (st == PGRES_COMMAND_OK) {
+		need_resync(pool);
+	} else {
+		char detail[256];
+		const char *m = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+		const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+		snprintf(detail, sizeof(detail), "LISTEN failed: %s", m ? m : PQresStatus(st));
+		if (PQstatus(c->pg) == CONNECTION_BAD || !state || strncmp(state, "57", 2) == 0 ||
+		    strncmp(state, "08", 2) == 0) {
+			PQclear(r);
+			sw_db_conn_lost(c, -ECONNRESET, sw_db_classify(detail), detail);
+			return;
+		}
+		sw_db_log_failure(pool, detail);
+		pool->listener = NULL;
+		if (!pool->closing && sw_timer_start(pool->loop, &pool->listen_timer,
+						     SW_DB_RECONNECT_MAX_MS, listen_retry) < 0)
+			sw_log_error("database pool: cannot arm the listen timer (out of memory)");
+	}
+	PQclear(r);
+	pool->verified_up = true;
+	pool->last_ok_ms = now_ms(pool);
+	c->state = CONN_IDLE;
+	sw_db_drain_notifies(c);
+	sw_db_dispatch(pool);
+	if (c->state == CONN_IDLE)
+		sw_db_conn_watch(c, POLLIN);
+}
+
+void sw_db_conn_listen_step(struct conn *c)
+{
+	sw_db_conn_read_step(c, listen_done);
+}
+
+/* The channel as an identifier needing no escape: [a-z_][a-z0-9_]{0,62}. */
+static bool channel_valid(const char *s)
+{
+	if (!s || !(*s == '_' || (*s >= 'a' && *s <= 'z')))
+		return false;
+	size_t n = 0;
+	for (; s[n]; n++)
+		if (!(s[n] == '_' || (s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9')))
+			return false;
+	return n <= 63;
+}
+
+int sw_db_pool_listen(struct sw_db_pool *pool, const char *channel,
+		      void (*cb)(void *arg, const char *payload),
+		      void (*resync)(void *arg), void *arg)
+{
+	if (pool->closing)
+		return -ECANCELED;
+	if (!channel_valid(channel) || !cb || !resync)
+		return -EINVAL;
+	for (unsigned i = 0; i < pool->nchannels; i++)
+		if (strcmp(pool->channels[i].name, channel) == 0)
+			return -EALREADY;
+	if (pool->nchannels == SW_DB_MAX_CHANNELS)
+		return -ENOSPC;
+	/* One LISTEN statement covers every channel: a channel added once a
+	 * connection listens would need one of its own. */
+	if (pool->listener)
+		return -EBUSY;
+	struct listen_channel *ch = &pool->channels[pool->nchannels++];
+	snprintf(ch->name, sizeof(ch->name), "%s", channel);
+	ch->cb = cb;
+	ch->resync = resync;
+	ch->arg = arg;
+	/* Quoted although they need no quoting: each name stays exactly as
+	 * given, and relname of each notification is compared with it. One
+	 * simple query, so one implicit transaction: all or none. */
+	size_t off = 0;
+	for (unsigned i = 0; i < pool->nchannels; i++)
+		off += (size_t)snprintf(pool->listen_sql + off, sizeof(pool->listen_sql) - off,
+					"%sLISTEN \"%s\"", i ? ";" : "", pool->channels[i].name);
+	sw_db_claim_listener(pool, NULL);
+	return 0;
+}
+
+/* ==== audited statements: the twin (audited.c builds it) run with the
+ * audit record's parameters after the statement's own ==== */
+
+int sw_db_query_audited(struct sw_db_pool *pool, const struct sw_db_stmt *stmt,
+			const char *const *params, int nparams, const struct sw_db_audit_row *a,
+			sw_db_cb cb, void *arg)
+{
+	enum { MAX = 64 };
+	if (!stmt->audited || !stmt->audited->twin.sql || nparams != stmt->nparams ||
+	    nparams + SW_DB_AUDIT_PARAMS > MAX)
+		return -EINVAL;
+	const char *all[MAX];
+	memcpy(all, params, sizeof(*params) * (size_t)nparams);
+	const char *audit[SW_DB_AUDIT_PARAMS] = {
+		a->organization_id && *a->organization_id ? a->organization_id : NULL,
+		a->actor_user_id && *a->actor_user_id ? a->actor_user_id : NULL,
+		a->action, a->target_type, a->target_id, a->ip, a->metadata_json,
+	};
+	memcpy(all + nparams, audit, sizeof(audit));
+	return sw_db_query(pool, &stmt->audited->twin, all, nparams + SW_DB_AUDIT_PARAMS, cb, arg);
+}

@@ -1,7 +1,6 @@
-/* The PostgreSQL pool's parts, shared by pool.c (connections: connect,
- * prepare, poll, loss, health, life cycle), pool_query.c (the query queue
- * and a query's round trip) and pool_listen.c (LISTEN and notifications).
- * pool.c's top comment tells how they fit. Private to src/db. */
+/* The PostgreSQL pool's structures and the calls between its sections
+ * (pool.c: connections, the query queue, LISTEN; its top comment tells how
+ * they fit and why they are one file). Private to src/db. */
 #ifndef STEWARD_DB_POOL_INTERNAL_H
 #define STEWARD_DB_POOL_INTERNAL_H
 
@@ -147,7 +146,7 @@ void sw_db_on_poll(struct sw_io_op *op, int res, uint32_t flags);
 /* Frees a closing pool once nothing of it is in flight. */
 void sw_db_check_closed(struct sw_db_pool *pool);
 
-/* ---- pool_query.c: the queue ---- */
+/* ---- the query queue ---- */
 struct conn *sw_db_idle_conn(struct sw_db_pool *pool);
 /* Starts queued queries on idle connections. */
 void sw_db_dispatch(struct sw_db_pool *pool);
@@ -159,7 +158,7 @@ void sw_db_query_finish(struct query *q, const PGresult *res, int code, const ch
 /* A BUSY connection's poll completed. */
 void sw_db_conn_query_step(struct conn *c);
 
-/* ---- pool_listen.c: LISTEN and notifications ---- */
+/* ---- LISTEN and notifications ---- */
 /* Makes prefer (or another idle connection) the listener if none is. */
 void sw_db_claim_listener(struct sw_db_pool *pool, struct conn *prefer);
 /* A LISTENING connection's poll completed. */

@@ -34,6 +34,9 @@ void sw_json_string(struct sw_json *j, struct sw_str s);
 void sw_json_cstr(struct sw_json *j, const char *s); /* NULL writes null */
 void sw_json_int(struct sw_json *j, int64_t v);
 void sw_json_bool(struct sw_json *j, bool v);
+/* A finite double in the shortest text that reads back the same (%.17g);
+ * NaN and the infinities, which JSON cannot write, as 0. */
+void sw_json_double(struct sw_json *j, double v);
 void sw_json_null(struct sw_json *j);
 /* Writes already-serialised JSON produced by a trusted serialiser
  * (json_dumps); never pass client input. */
