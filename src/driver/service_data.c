@@ -147,9 +147,12 @@ int sw_driver_exec_stream_feed(struct sw_driver_exec_stream *s, const char *p, s
 
 const char *sw_driver_exec_stream_error(struct sw_driver_exec_stream *s)
 {
+	/* The text ends at a NUL a tool may have written (binary output), and
+	 * its last line is what is left once line ends are dropped. */
+	s->tail[s->tail_len] = '\0';
+	s->tail_len = strlen(s->tail);
 	while (s->tail_len && (s->tail[s->tail_len - 1] == '\n' || s->tail[s->tail_len - 1] == '\r'))
 		s->tail[--s->tail_len] = '\0';
-	s->tail[s->tail_len] = '\0';
 	char *nl = strrchr(s->tail, '\n');
 	return nl ? nl + 1 : s->tail;
 }
