@@ -5,7 +5,7 @@ import { api, get, post, postForm } from './api.js';
 import { Containers, Domains, GitHostSetup, GitSource, RepositoryPicker, Settings, Volumes } from './appparts.jsx';
 import { ApplicationMetrics } from './metrics.jsx';
 import { Link, navigate } from './router.jsx';
-import { Badge, EditPanel, ErrorBox, Field, Form, Lifecycle, Loading, RecordPage, RowAction, Table, duration, useAction, useData, useForm, useRefresh, useTitle, when } from './ui.jsx';
+import { Badge, EditPanel, ErrorBox, Field, Form, Lifecycle, Loading, RecordPage, RowAction, Table, duration, useAction, useData, useDefault, useForm, useRefresh, useTitle, when } from './ui.jsx';
 
 const IN_FLIGHT = ['QUEUED', 'BUILDING', 'DEPLOYING'];
 
@@ -212,6 +212,7 @@ export function NewApplication({ projects, query }) {
 		const source = await api('PUT', `/applications/${a.id}/git-source`, { repositoryUrl: v.repositoryUrl.trim(), branch: v.branch.trim() || 'main', credentialId: v.credentialId || null });
 		setCreated({ app: a, source });
 	});
+	useDefault(form, 'environmentId', envs[0]?.id);
 	if (!projects) return <Loading what="projects" />;
 	if (envs.length === 0) return <p class="muted">Create a project first (in the list of projects).</p>;
 	if (created?.source) {

@@ -35,12 +35,20 @@ const percent = (n) => (n === null || n === undefined ? '–' : `${n.toFixed(1)}
 const rate = (n) => (n === null || n === undefined ? '–' : `${bytes(n)}/s`);
 const ratio = (used, total) => (used === null || used === undefined || !total ? null : (100 * used) / total);
 
+// Every figure is 0 or more: the y axis starts at 0; percentages show
+// at least up to 100, other figures a tenth above their highest.
+const yRange = (format) => (u, min, max) => [0, format === percent ? Math.max(100, max) : max > 0 ? max * 1.1 : 1];
+
 // One chart: data is [times in seconds, ...one array per series];
-// format(value) writes a figure. The wrapper says how many points it
-// drew (data-points), for people reading the page's source and for tests.
-export function Chart({ title, series, data, format }) {
+// format(value) writes a figure; span, given, is the time range asked for
+// ([from, to] in seconds; else the data's, a minute either side of a lone
+// point). The wrapper says how many points it drew (data-points), for
+// people reading the page's source and for tests.
+export function Chart({ title, series, data, format, span }) {
 	const box = useRef(null);
 	const plot = useRef(null);
+	const spanNow = useRef(span);
+	spanNow.current = span;
 	useEffect(() => {
 		const el = box.current;
 		const width = () => Math.max(240, el.clientWidth);
@@ -49,9 +57,9 @@ export function Chart({ title, series, data, format }) {
 				width: width(),
 				height: 160,
 				legend: { show: false },
-				scales: { x: { time: true } },
+				scales: { x: { time: true, range: (u, min, max) => spanNow.current || (min === max ? [min - 60, max + 60] : [min, max]) }, y: { range: yRange(format) } },
 				series: [{}, ...series.map((label, i) => ({ label, stroke: COLOURS[i % COLOURS.length], width: 2, spanGaps: false }))],
-				axes: [{}, { size: 80, values: (u, ticks) => ticks.map(format) }],
+				axes: [{}, { size: 80, values: (u, ticks) => ticks.map((v) => (format === percent ? `${+v.toFixed(2)} %` : format(v))) }],
 			},
 			data,
 			el,
@@ -97,13 +105,13 @@ function liveFigures(s) {
 const columns = (rows, keys) => [rows.map((r) => r.t), ...keys.map((k) => rows.map((r) => r[k]))];
 
 // The four charts of one set of rows ({t, cpu, memory, rx, tx, disk}).
-function HostCharts({ rows, netTitle, netFormat }) {
+function HostCharts({ rows, netTitle, netFormat, span }) {
 	return (
 		<div class="charts">
-			<Chart title="CPU" series={['total']} data={columns(rows, ['cpu'])} format={percent} />
-			<Chart title="Memory used" series={['used']} data={columns(rows, ['memory'])} format={percent} />
-			<Chart title={netTitle} series={['received', 'sent']} data={columns(rows, ['rx', 'tx'])} format={netFormat} />
-			<Chart title="Disk used" series={['used']} data={columns(rows, ['disk'])} format={percent} />
+			<Chart title="CPU" series={['total']} data={columns(rows, ['cpu'])} format={percent} span={span} />
+			<Chart title="Memory used" series={['used']} data={columns(rows, ['memory'])} format={percent} span={span} />
+			<Chart title={netTitle} series={['received', 'sent']} data={columns(rows, ['rx', 'tx'])} format={netFormat} span={span} />
+			<Chart title="Disk used" series={['used']} data={columns(rows, ['disk'])} format={percent} span={span} />
 		</div>
 	);
 }
@@ -198,6 +206,9 @@ function Resolution({ value, set, name }) {
 	);
 }
 
+// The range a history answer covers, in seconds.
+const spanOf = (h) => [Date.parse(h.since) / 1000, Date.parse(h.until) / 1000];
+
 function History({ id }) {
 	const [resolution, setResolution] = useState('MINUTE');
 	const history = useData(() => get(`/servers/${id}/metrics?resolution=${resolution}`), [id, resolution]);
@@ -220,7 +231,7 @@ function History({ id }) {
 			</div>
 			<ErrorBox error={history.error} />
 			{history.data && rows.length === 0 && <p class="muted">No {per} has been recorded yet: a {per} is written once it is over.</p>}
-			{history.data && <HostCharts rows={rows} netTitle={`Network (bytes per ${per})`} netFormat={bytes} />}
+			{rows.length > 0 && <HostCharts rows={rows} netTitle={`Network (bytes per ${per})`} netFormat={bytes} span={spanOf(history.data)} />}
 			{!history.data && !history.error && <Loading what="the history" />}
 		</div>
 	);
@@ -299,10 +310,10 @@ export function ApplicationMetrics({ app }) {
 			{history.data && points.length === 0 && <p class="muted">No container of this application has been measured in this range yet.</p>}
 			{history.data && ids.length > 0 && (
 				<div class="charts">
-					<Chart title="CPU (% of one core)" series={names} data={of((p) => p.cpuPercent?.avg ?? null)} format={percent} />
-					<Chart title="Memory" series={names} data={of((p) => p.memoryBytes?.avg ?? null)} format={bytes} />
-					<Chart title={`Network received (bytes per ${per})`} series={names} data={of((p) => p.networkRxBytes)} format={bytes} />
-					<Chart title={`Network sent (bytes per ${per})`} series={names} data={of((p) => p.networkTxBytes)} format={bytes} />
+					<Chart title="CPU (% of one core)" series={names} data={of((p) => p.cpuPercent?.avg ?? null)} format={percent} span={spanOf(history.data)} />
+					<Chart title="Memory" series={names} data={of((p) => p.memoryBytes?.avg ?? null)} format={bytes} span={spanOf(history.data)} />
+					<Chart title={`Network received (bytes per ${per})`} series={names} data={of((p) => p.networkRxBytes)} format={bytes} span={spanOf(history.data)} />
+					<Chart title={`Network sent (bytes per ${per})`} series={names} data={of((p) => p.networkTxBytes)} format={bytes} span={spanOf(history.data)} />
 				</div>
 			)}
 		</div>

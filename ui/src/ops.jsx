@@ -4,7 +4,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { api, get, post } from './api.js';
 import { Link } from './router.jsx';
-import { Badge, EditPanel, ErrorBox, Field, Form, Lifecycle, ListOf, Loading, RecordPage, ShownOnce, RowAction, Table, useAction, useData, useForm, useRefresh, useTitle, when } from './ui.jsx';
+import { Badge, EditPanel, ErrorBox, Field, Form, Lifecycle, ListOf, Loading, RecordPage, ShownOnce, RowAction, Table, useAction, useData, useDefault, useForm, useRefresh, useTitle, when } from './ui.jsx';
 
 const envOptions = (projects) =>
 	(projects || []).flatMap((p) =>
@@ -25,6 +25,7 @@ export function Services({ projects }) {
 		setValues((x) => ({ ...x, name: '', version: '' }));
 		list.reload();
 	});
+	useDefault(form, 'environmentId', projects?.[0]?.environments?.[0]?.id);
 	return (
 		<section>
 			<h1>Services</h1>

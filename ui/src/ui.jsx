@@ -42,6 +42,15 @@ export function useForm(initial, submit) {
 	return { values, set, setValues, error, busy, onSubmit };
 }
 
+// Sets form's `name` to `first` while it is empty: a select whose
+// options come later (the projects' environments) shows what a submit
+// would send, not a blank.
+export function useDefault(form, name, first) {
+	useEffect(() => {
+		if (!form.values[name] && first) form.setValues((v) => ({ ...v, [name]: first }));
+	}, [first, form.values[name]]);
+}
+
 export function ErrorBox({ error }) {
 	if (!error) return null;
 	return (
