@@ -406,6 +406,8 @@ test('a_git_credential_is_write_only_and_a_git_source_uses_it', async () => {
 	await page.getByRole('alert').waitFor();
 	// The application's git source fetches over https with it.
 	await page.goto(`${origin}/app/applications/${appId}/git`);
+	// The form starts from the connected repository.
+	assert.equal(await field('Repository URL').inputValue(), 'git@github.com:acme/web.git');
 	await field('Repository URL').fill('https://git.example.com/acme/web.git');
 	await field('Git credential (https only)').selectOption({ label: 'internal' });
 	await button('Save').click();

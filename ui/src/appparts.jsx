@@ -87,16 +87,28 @@ export function RepositoryPicker({ form, credentials }) {
 	);
 }
 
+// Connecting a repository, or changing the connected one's URL, branch
+// and credential, filled in with the current ones: both a PUT (creating
+// makes a deploy key and a webhook secret; replacing keeps them and reads
+// the provider from the URL again).
+function SourceForm({ app, source, credentials, saved }) {
+	const form = useForm({ repositoryUrl: source?.repositoryUrl || '', branch: source?.branch || 'main', credentialId: source?.credentialId || '' }, async (v) => {
+		saved(await api('PUT', `/applications/${app.id}/git-source`, { repositoryUrl: v.repositoryUrl.trim(), branch: v.branch.trim() || 'main', credentialId: v.credentialId || null }));
+	});
+	return (
+		<Form form={form} submit={source ? 'Save' : 'Connect repository'} class="row">
+			<Field form={form} name="repositoryUrl" label="Repository URL" placeholder="git@github.com:acme/web.git" autocomplete="off" required />
+			<Field form={form} name="branch" label="Branch" autocomplete="off" />
+			<RepositoryPicker form={form} credentials={credentials} />
+		</Form>
+	);
+}
+
 export function GitSource({ app }) {
 	const source = useData(() => get(`/applications/${app.id}/git-source`).catch((e) => (e.status === 404 ? null : Promise.reject(e))), [app.id]);
 	const [secret, setSecret] = useState(null);
 	const { error, act } = useAction();
 	const credentials = useData(() => get('/git-credentials?limit=200'), []);
-	const form = useForm({ repositoryUrl: '', branch: 'main', credentialId: '' }, async (v) => {
-		const s = await api('PUT', `/applications/${app.id}/git-source`, { repositoryUrl: v.repositoryUrl.trim(), branch: v.branch.trim() || 'main', credentialId: v.credentialId || null });
-		if (s.webhookSecret) setSecret(s.webhookSecret);
-		source.reload();
-	});
 	const rotate = act(async () => {
 		const r = await post(`/applications/${app.id}/git-source/webhook-secret`);
 		setSecret(r.webhookSecret);
@@ -128,11 +140,16 @@ export function GitSource({ app }) {
 				</div>
 			)}
 			<h2>{s ? 'Change the repository' : 'Connect a repository'}</h2>
-			<Form form={form} submit={s ? 'Save' : 'Connect repository'} class="row">
-				<Field form={form} name="repositoryUrl" label="Repository URL" placeholder="git@github.com:acme/web.git" autocomplete="off" required />
-				<Field form={form} name="branch" label="Branch" autocomplete="off" />
-				<RepositoryPicker form={form} credentials={credentials.data} />
-			</Form>
+			<SourceForm
+				key={s ? s.updatedAt : 'new'}
+				app={app}
+				source={s}
+				credentials={credentials.data}
+				saved={(made) => {
+					if (made.webhookSecret) setSecret(made.webhookSecret);
+					source.reload();
+				}}
+			/>
 		</div>
 	);
 }

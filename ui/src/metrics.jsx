@@ -289,7 +289,7 @@ export function ApplicationMetrics({ app }) {
 	const [resolution, setResolution] = useState('MINUTE');
 	const history = useData(() => get(`/applications/${app.id}/metrics?resolution=${resolution}`), [app.id, resolution]);
 	const points = history.data?.points || [];
-	const ids = [...new Set(points.map((p) => p.containerId))].slice(0, COLOURS.length);
+	const ids = [...new Set(points.map((p) => p.containerId))].sort().slice(0, COLOURS.length);
 	const times = [...new Set(points.map((p) => Date.parse(p.bucket) / 1000))].sort((a, b) => a - b);
 	const of = (pick) => [
 		times,
