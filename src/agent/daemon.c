@@ -461,7 +461,9 @@ static void on_command(struct session *s, const struct sw_agent_msg *m)
 	const char *recorded;
 	switch (sw_agent_journal_lookup(s->journal, m->id, digest, &recorded)) {
 	case SW_AGENT_JOURNAL_DONE:
-		send_text(s, recorded); /* resent: the same answer, not run again */
+		/* resent: the same answer, not run again */
+		sw_log_info("agent: command %s answered from the journal", m->id);
+		send_text(s, recorded);
 		return;
 	case SW_AGENT_JOURNAL_RUNNING: {
 		struct sw_agent_msg ack = { .type = SW_AGENT_MSG_ACK, .id = m->id };

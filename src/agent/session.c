@@ -1,6 +1,7 @@
 /* The control plane's agent sessions (steward/agent/session.h). */
 #include <errno.h>
 #include <jansson.h>
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "steward/agent/ws.h"
 #include "steward/base/limits.h"
 #include "steward/base/log.h"
+#include "steward/base/seal.h"
 #include "steward/base/secret.h"
 #include "steward/base/validate.h"
 #include "steward/db/db.h"
@@ -208,7 +210,25 @@ static void send_command(struct session *s, const PGresult *res, int row)
 				  .expires_at_ms = strtoull(PQgetvalue(res, row, 3), NULL, 10) };
 	if (was_sent(s, id) || !sw_agent_cmd_from_name(kind, &m.kind))
 		return;
-	m.payload = json_loads(PQgetvalue(res, row, 2), 0, NULL);
+	if (PQgetisnull(res, row, 4)) {
+		m.payload = json_loads(PQgetvalue(res, row, 2), 0, NULL);
+	} else {
+		/* Sealed at rest (migration 0023): opened here, in memory, for
+		 * the send only. */
+		const char *sealed = PQgetvalue(res, row, 4);
+		size_t cap = (size_t)PQgetlength(res, row, 4) + 1, len = 0;
+		char aad[SW_SEAL_AAD_MAX], *plain = malloc(cap);
+		sw_seal_aad_agent_command(aad, id);
+		int r = plain ? sw_unseal(sealed, aad, plain, cap, &len) : -ENOMEM;
+		if (r == 0)
+			m.payload = json_loadb(plain, len, 0, NULL);
+		else
+			sw_log_warn("agent session server=%s: command %s cannot be opened (%s); not sent",
+				    s->server_id, id, strerror(-r));
+		if (plain)
+			OPENSSL_cleanse(plain, cap);
+		free(plain);
+	}
 	if (!m.payload)
 		return;
 	send_msg(s, &m);

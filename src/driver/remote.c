@@ -10,6 +10,8 @@
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include "steward/base/seal.h"
+#include "steward/base/secret.h"
 #include "steward/db/statements_servers.h"
 #include "steward/driver/container_state.h"
 #include "steward/driver/remote.h"
@@ -149,13 +151,30 @@ static int call(struct sw_driver *d, const char *kind, json_t *payload, unsigned
 		snprintf(err, errlen, "Out of memory.");
 		return -ENOMEM;
 	}
+	/* The payload is sealed at rest (migration 0023): a container's
+	 * environment or a password file waits in the table for its answer.
+	 * The id is ours, so the sealed text is bound to its row. */
+	char id[37], aad[SW_SEAL_AAD_MAX];
+	size_t len = strlen(text), cap = sw_seal_size(len);
+	char *sealed = malloc(cap);
+	int rc = sealed ? sw_random_uuid(id) : -ENOMEM;
+	if (rc == 0) {
+		sw_seal_aad_agent_command(aad, id);
+		rc = sw_seal(text, len, aad, sealed, cap);
+	}
+	OPENSSL_cleanse(text, len);
+	free(text);
+	if (rc < 0) {
+		free(sealed);
+		snprintf(err, errlen, "The command for the server could not be sealed (%s).", strerror(-rc));
+		return rc;
+	}
 	uint64_t ttl = (uint64_t)wait_ms + SW_DRIVER_REMOTE_COMMAND_MS;
 	char ttl_s[24];
 	snprintf(ttl_s, sizeof(ttl_s), "%llu", (unsigned long long)ttl);
-	const char *issue[4] = { r->server_id, kind, text, ttl_s };
+	const char *issue[5] = { id, r->server_id, kind, sealed, ttl_s };
 	PGresult *res = exec(r, &sw_db_stmt_agent_command_issue, issue, err, errlen);
-	OPENSSL_cleanse(text, strlen(text)); /* a container's environment */
-	free(text);
+	free(sealed);
 	if (!res)
 		return -EIO;
 	if (PQntuples(res) != 1) {
@@ -163,13 +182,10 @@ static int call(struct sw_driver *d, const char *kind, json_t *payload, unsigned
 		snprintf(err, errlen, "The server was deleted: nothing was done on it.");
 		return -ENOENT;
 	}
-	char id[37];
-	snprintf(id, sizeof(id), "%s", PQgetvalue(res, 0, 0));
 	PQclear(res);
 
 	uint64_t deadline = now_ms() + ttl;
 	unsigned delay = POLL_FIRST_MS;
-	int rc;
 	for (;;) {
 		const char *params[1] = { id };
 		if (!(res = exec(r, &sw_db_stmt_agent_command_poll, params, err, errlen))) {

@@ -91,16 +91,18 @@ extern const struct sw_db_stmt sw_db_stmt_agent_command_create;
 /* $1 organization, $2 server, $3 command. */
 extern const struct sw_db_stmt sw_db_stmt_agent_command_get;
 /* The session's side. pending: $1 server -> id, kind, payload (JSON),
- * expiry (ms since the epoch) of the commands not finished nor expired,
- * oldest first, at most 32. sent, acked: $1 server, $2 command. result:
- * $1 server, $2 command, $3 ok (t/f), $4 result (JSON), $5 error code, $6
- * error message; only a command of that server that is not finished. */
+ * expiry (ms since the epoch), sealed payload (NULL, or the payload sealed
+ * to sw_seal_aad_agent_command(id), which then replaces payload) of the
+ * commands not finished nor expired, oldest first, at most 32. sent,
+ * acked: $1 server, $2 command. result: $1 server, $2 command, $3 ok
+ * (t/f), $4 result (JSON), $5 error code, $6 error message; only a command
+ * of that server that is not finished; its payload is dropped. */
 extern const struct sw_db_stmt sw_db_stmt_agent_commands_pending;
 extern const struct sw_db_stmt sw_db_stmt_agent_command_sent;
 extern const struct sw_db_stmt sw_db_stmt_agent_command_acked;
 extern const struct sw_db_stmt sw_db_stmt_agent_command_result;
-/* The remote driver's: a server's status; a command issued with its
- * payload; its state polled (status, result, error code, error message,
+/* The remote driver's: a server's status; a command issued under an id
+ * of the caller's with its payload sealed to that id; its state polled (status, result, error code, error message,
  * the server's status); a command closed by its waiter. */
 extern const struct sw_db_stmt sw_db_stmt_agent_server_status;
 extern const struct sw_db_stmt sw_db_stmt_agent_command_issue;
