@@ -12,57 +12,22 @@
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 import * as h from './harness.mjs';
 import { ok } from './identity.mjs';
 import * as W from './deploy_world.mjs';
 import { world, BASE_IMAGE, dockerRequest, waitJob as waitJobOf } from './deploy_world.mjs';
-import { startSecondDocker, startCaddy } from './docker.mjs';
-import { holdingEngine } from './engine_hold.mjs';
+import { agentBinary, remoteWorld } from './remote_world.mjs';
 
-const buildDir = process.env.SW_BUILD_DIR;
-if (!buildDir) h.skip('SW_BUILD_DIR is not set (ctest sets it)');
-const AGENT = path.join(buildDir, 'steward-agent');
-if (!fs.existsSync(AGENT)) h.skip(`${AGENT} does not exist (cmake --build ... --target steward-agent)`);
-
+agentBinary();
 const w = await world({ STEWARD_AGENT_HEARTBEAT_MS: 500 });
-const second = await startSecondDocker();
-await second.baseImage();
-const caddy2 = await startCaddy();
-const engine = await holdingEngine(second.socket);
+const { second, caddy2, engine, server, startAgent } = await remoteWorld(w);
 const waitJob = (id, timeoutMs) => waitJobOf(w, id, timeoutMs);
 
-const agents = [];
 const decoys = [];
 after(async () => {
-	for (const a of agents) if (a.exitCode === null && a.signalCode === null) a.kill('SIGKILL');
 	for (const id of decoys) await dockerRequest('DELETE', `/containers/${id}?force=1`).catch(() => {});
-	caddy2.stop();
-	engine.close();
 	await h.cleanupAll();
 });
-
-const server = await ok(w.call('POST', '/servers', { body: { name: 'second', host: '127.0.0.1' } }), 201);
-const [, url, token] = /^STEWARD_URL='([^']+)' STEWARD_AGENT_TOKEN='(sta_[A-Za-z0-9_-]{43})'/.exec(server.agentCommand);
-
-function startAgent() {
-	const log = [];
-	const proc = spawn(AGENT, [], {
-		env: { PATH: process.env.PATH, STEWARD_URL: url, STEWARD_AGENT_TOKEN: token,
-			STEWARD_AGENT_DATA_DIR: h.makeTempDir('sw-agent-'), DOCKER_HOST: engine.host, ...caddy2.env,
-			ASAN_OPTIONS: process.env.ASAN_OPTIONS || '' },
-		stdio: ['ignore', 'pipe', 'pipe'],
-	});
-	for (const s of [proc.stdout, proc.stderr]) s.on('data', (d) => {
-		log.push(String(d));
-		if (process.env.SW_TEST_VERBOSE) process.stderr.write(`[agent] ${d}`);
-	});
-	proc.log = () => log.join('');
-	agents.push(proc);
-	return proc;
-}
 
 async function waitStatus(status, timeoutMs = 15000) {
 	const deadline = Date.now() + timeoutMs * h.SLACK;
