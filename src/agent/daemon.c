@@ -61,7 +61,7 @@ uint64_t sw_agent_backoff_ms(enum sw_agent_drop why, unsigned attempt, uint64_t 
 		break;
 	default:
 		lo = 1000;
-		hi = attempt >= 6 ? 60000 : SW_MIN(60000, 1000ULL << attempt);
+		hi = attempt >= 5 ? 60000 : SW_MIN(60000, 2000ULL << attempt);
 		break;
 	}
 	return lo + (uint64_t)(r * (double)(hi - lo));

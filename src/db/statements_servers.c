@@ -98,9 +98,10 @@ const struct sw_db_stmt sw_db_stmt_agent_hello = {
 
 const struct sw_db_stmt sw_db_stmt_agent_seen = {
 	.name = "agent_seen",
-	.sql = "UPDATE servers SET status = 'ONLINE', last_seen_at = now()"
-	       " WHERE id = $1::uuid AND agent_token_hash = decode($2, 'hex')"
-	       " AND agent_connection_id = $3 RETURNING id",
+	.sql = "UPDATE servers s SET status = 'ONLINE', last_seen_at = now()"
+	       " FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS u(id, hash, conn, i)"
+	       " WHERE s.id = u.id AND s.agent_token_hash = decode(u.hash, 'hex')"
+	       " AND s.agent_connection_id = u.conn RETURNING u.i",
 	.nparams = 3,
 };
 

@@ -63,9 +63,12 @@ extern const struct sw_db_stmt sw_db_stmt_agent_auth;
  * capabilities (JSON), $9 heartbeat ms -> id; no row: the token changed
  * or the server is gone. */
 extern const struct sw_db_stmt sw_db_stmt_agent_hello;
-/* A heartbeat answered: $1 server, $2 token SHA-256, $3 connection id ->
- * id; no row: the token changed, the server is gone, or another session
- * holds it now. */
+/* Heartbeats answered, in one statement for many sessions (one loop
+ * thread's, src/agent/session.c): $1 servers, $2 token SHA-256s (hex), $3
+ * connection ids, three array literals of the same length -> the
+ * 1-based positions whose server was written ONLINE with lastSeenAt now;
+ * a position missing: the token changed, the server is gone, or another
+ * session holds it now. */
 extern const struct sw_db_stmt sw_db_stmt_agent_seen;
 /* The session ended: $1 server, $2 connection id (OFFLINE only while that
  * session still holds the server). */
