@@ -24,7 +24,7 @@ import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import { after, test } from 'node:test';
-import { skip, sleep } from './harness.mjs';
+import { skip, sleep, withTimeout } from './harness.mjs';
 import { startDocker, baseImage, removeByLabel, dockerRequest } from './docker.mjs';
 
 const MiB = 1024 * 1024;
@@ -183,8 +183,8 @@ test('bytes a container receives and sends over loopback show in its cgroup with
 		const rxBefore = await sample(rxC.id, rxC.pid, appId); // maps the containers to their cgroups
 		const txBefore = await sample(txC.id, txC.pid, appId);
 		assert.equal(rxBefore.applicationId, appId);
-		await Promise.race([sendFinished, sleep(60000).then(() => assert.fail('the transfer to the container did not end'))]);
-		await Promise.race([recvFinished, sleep(60000).then(() => assert.fail('the transfer from the container did not end'))]);
+		await withTimeout(sendFinished, 60000, 'the transfer to the container to end');
+		await withTimeout(recvFinished, 60000, 'the transfer from the container to end');
 		assert.equal(got, sent, 'the server received what the container sent');
 		// The counters settle once the last segments and FINs are through.
 		const settled = async (c) => {
