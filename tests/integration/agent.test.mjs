@@ -277,7 +277,10 @@ test('a 503 with Retry-After: the agent returns within the hinted window', async
 test('a refused token (401) makes the agent back off for minutes', async () => {
 	const before = cp.rejected;
 	const a = startAgent(cp.port, WRONG);
-	await sleep(4000);
+	// Until the agent says how long it waits (not a fixed time: a loaded
+	// machine may take longer to start it and make the attempt).
+	await withTimeout((async () => { while (!/reconnecting in \d+ ms/.test(a.log())) await sleep(20); })(), 10000 * SLACK,
+		'the agent to back off');
 	assert.equal(cp.rejected - before, 1, 'one attempt, then a long wait');
 	assert.match(a.log(), /refused the token/);
 	assert.match(a.log(), /reconnecting in (\d{6,}) ms/);
