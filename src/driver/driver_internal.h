@@ -177,7 +177,9 @@ struct sw_driver_http {
 };
 /* Runs the exchange. 0 when an answer came (whatever its status); else
  * -ECANCELED, -EFBIG, the callbacks' error, -ECONNREFUSED (nothing
- * listens), -ETIMEDOUT, -EIO, with a sentence naming `peer` in err. */
+ * listens), -ECONNRESET (the connection was closed or reset before a
+ * status line came), -ETIMEDOUT, -EIO, with a sentence naming `peer` in
+ * err. */
 int sw_driver_http_run(struct sw_driver_http *h, const char *peer, char *err, size_t errlen);
 
 /* True when s is 1..max bytes of ASCII letters, digits and the bytes of

@@ -90,12 +90,17 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
 	return 0;
 }
 
-static int transport_errno(CURLcode rc)
+static int transport_errno(CURLcode rc, long status)
 {
 	switch (rc) {
 	case CURLE_COULDNT_CONNECT:
 	case CURLE_COULDNT_RESOLVE_HOST:
 		return -ECONNREFUSED;
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+		/* Closed or reset before a status line came; after one, -EIO. */
+		return status ? -EIO : -ECONNRESET;
 	case CURLE_OPERATION_TIMEDOUT:
 		return -ETIMEDOUT;
 	case CURLE_OUT_OF_MEMORY:
@@ -199,11 +204,11 @@ int sw_driver_http_run(struct sw_driver_http *h, const char *peer, char *err, si
 		/* curl's own sentence would name the URL's placeholder host. */
 		snprintf(err, errlen, "%s at %s cannot be reached: %s", peer, h->unix_socket,
 			 lib->easy_strerror(rc));
-		ret = transport_errno(rc);
+		ret = transport_errno(rc, h->status);
 	} else {
 		snprintf(err, errlen, "%s cannot be reached: %s", peer,
 			 why[0] ? why : lib->easy_strerror(rc));
-		ret = transport_errno(rc);
+		ret = transport_errno(rc, h->status);
 	}
 	goto done;
 fail:

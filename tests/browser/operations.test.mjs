@@ -3,7 +3,8 @@
 // PostgreSQL: a server's page with live charts drawn from GET
 // /servers/:id/live (the local server's own sample loop, every second
 // here: METRICS_SAMPLE_INTERVAL_MS) and its history at MINUTE and HOUR
-// resolution once a minute has been written; the host-mounts banner when
+// resolution once a minute has been written (a 10-second minute here:
+// METRICS_MINUTE_MS, a test setting); the host-mounts banner when
 // the samples say scope CONTAINER, and none with the host's trees given;
 // an application's container metrics; a managed service's backups
 // (requested, downloaded through the same-origin link, restored after a
@@ -61,7 +62,7 @@ const sql = (q) => pg.psql(q, srv.dbName);
 before(async () => {
 	await new Promise((resolve) => gitHost.listen(0, '127.0.0.1', resolve));
 	pg = await h.startPostgres();
-	srv = await h.startStewardd({ db: pg, env: { METRICS_SAMPLE_INTERVAL_MS: '1000', HOST_PROC_PATH: null, HOST_SYS_PATH: null, HOST_ROOT_PATH: null } });
+	srv = await h.startStewardd({ db: pg, env: { METRICS_SAMPLE_INTERVAL_MS: '1000', METRICS_MINUTE_MS: '10000', HOST_PROC_PATH: null, HOST_SYS_PATH: null, HOST_ROOT_PATH: null } });
 	origin = `http://127.0.0.1:${srv.port}`;
 	browser = await launch(chromium);
 	context = await browser.newContext({ acceptDownloads: true });
@@ -165,7 +166,7 @@ test('the_local_servers_page_draws_live_charts_from_the_stream_and_the_mounts_ba
 test('with_the_host_trees_given_the_samples_say_host_and_no_banner_is_shown', async () => {
 	// A second stewardd on the same database with the three variables set
 	// (this machine's own trees): the cookie is the same host's.
-	const hostSrv = await h.startStewardd({ env: { DATABASE_URL: srv.env.DATABASE_URL, STEWARD_DATA_DIR: srv.env.STEWARD_DATA_DIR, METRICS_SAMPLE_INTERVAL_MS: '1000', HOST_PROC_PATH: '/proc', HOST_SYS_PATH: '/sys', HOST_ROOT_PATH: '/' } });
+	const hostSrv = await h.startStewardd({ env: { DATABASE_URL: srv.env.DATABASE_URL, STEWARD_DATA_DIR: srv.env.STEWARD_DATA_DIR, METRICS_SAMPLE_INTERVAL_MS: '1000', METRICS_MINUTE_MS: '10000', HOST_PROC_PATH: '/proc', HOST_SYS_PATH: '/sys', HOST_ROOT_PATH: '/' } });
 	try {
 		await page.goto(`http://127.0.0.1:${hostSrv.port}/app/servers/${localId}`);
 		await page.locator('.live-state[data-state="live"]').waitFor();
@@ -180,7 +181,7 @@ test('with_the_host_trees_given_the_samples_say_host_and_no_banner_is_shown', as
 });
 
 test('history_is_charted_per_minute_once_a_minute_is_written_and_per_hour', async () => {
-	// The loop writes a minute once it is over: wait for one (at most two minutes).
+	// The loop writes a minute once it is over: wait for one (at most two of its 10-second minutes).
 	const minutes = await until('a written minute', async () => (await data('GET', `/servers/${localId}/metrics?resolution=MINUTE`)).points.length, 150000);
 	await page.goto(`${origin}/app/servers/${localId}`);
 	const history = page.locator('[data-resolution]');

@@ -27,6 +27,15 @@ export function sleep(ms) {
 	return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+// p, or an Error "timed out waiting for <what>" after ms. The timer is
+// cleared when p settles: a pending one would keep node (and the test
+// file) alive until it fires.
+export function withTimeout(p, ms, what) {
+	let t;
+	return Promise.race([p, new Promise((_, rej) => { t = setTimeout(() => rej(new Error(`timed out waiting for ${what}`)), ms); })])
+		.finally(() => clearTimeout(t));
+}
+
 // Prints "SKIP: why" and ends the file with exit 77 (CTest: skipped).
 export function skip(why) {
 	process.stdout.write(`SKIP: ${why}\n`);
