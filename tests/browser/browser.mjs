@@ -145,3 +145,15 @@ export function paintedPixels(canvas) {
 		return n;
 	});
 }
+
+// Drops a file named `name` holding `bytes` (a Buffer) on `target` (a
+// locator), as a drag from the desktop does: a drop event whose
+// DataTransfer carries it.
+export async function dropFile(page, target, name, bytes) {
+	const dataTransfer = await page.evaluateHandle(([name, b64]) => {
+		const dt = new DataTransfer();
+		dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], name, { type: 'application/x-tar' }));
+		return dt;
+	}, [name, bytes.toString('base64')]);
+	await target.dispatchEvent('drop', { dataTransfer });
+}

@@ -14,7 +14,8 @@
 // - an application deployed from the page (an archive chosen in the file
 //   input, the upload's progress bar), its container on the containers
 //   tab; a git application deployed with the button, listed with status,
-//   trigger, commit and duration, rolled back from its page;
+//   trigger, commit and duration, rolled back from its page; an archive
+//   dropped on the page that fails to build: its error, no rollback;
 // - the first application's running container, which the sample loop
 //   measures: its metrics tab charts the minute rows the loop wrote
 //   (METRICS_SAMPLE_INTERVAL_MS 1 s; METRICS_MINUTE_MS shortens the minute where stewardd knows it,
@@ -38,8 +39,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as h from '../integration/harness.mjs';
 import { dockerRequest } from '../integration/docker.mjs';
-import { createRepo, gitSource, makeApp, tarOf, waitDeployment, waitJob, webFiles, world } from '../integration/deploy_world.mjs';
-import { accessible as axeCheck, launch, needDashboard, paintedPixels, playwright, screenshot, walkForSecrets } from './browser.mjs';
+import { BASE_IMAGE, createRepo, gitSource, makeApp, tarOf, waitDeployment, waitJob, webFiles, world } from '../integration/deploy_world.mjs';
+import { accessible as axeCheck, dropFile, launch, needDashboard, paintedPixels, playwright, screenshot, walkForSecrets } from './browser.mjs';
 
 const chromium = await playwright();
 needDashboard();
@@ -307,6 +308,24 @@ test('the_applications_metrics_tab_charts_the_minutes_the_sample_loop_wrote', { 
 	await page.getByRole('img', { name: new RegExp(`^CPU \\(% of one core\\): \\d+ points?, latest .*${short}`) }).waitFor();
 	await accessible('an application’s metrics from real minutes');
 	await shot('application-metrics');
+});
+
+test('an_archive_dropped_on_the_page_that_fails_to_build_shows_the_error_and_offers_no_rollback', async () => {
+	await page.goto(`${origin}/app/applications/${app.id}`);
+	await page.getByRole('heading', { name: 'web', exact: true }).waitFor();
+	const broken = tarOf({ Dockerfile: `FROM ${BASE_IMAGE}\nRUN exit 3\n` });
+	await dropFile(page, page.locator('.drop'), 'broken.tar', broken);
+	await page.waitForURL(/\/app\/deployments\/[0-9a-f-]{36}$/);
+	const end = await waitDeployment(w, page.url().split('/').pop(), { timeoutMs: 180000 * h.SLACK });
+	assert.equal(end.status, 'FAILED');
+	assert.ok(end.errorMessage, 'a failed deployment says why');
+	await page.locator('.title-row .badge').filter({ hasText: 'FAILED' }).waitFor();
+	await page.getByText(end.errorMessage.split('\n')[0].slice(0, 60)).first().waitFor();
+	assert.equal(await page.getByRole('button', { name: /^Roll back/ }).count(), 0);
+	await accessible('a deployment that failed to build');
+	await shot('deployment-failed');
+	// What ran before runs still.
+	assert.equal((await data('GET', `/applications/${app.id}/containers`)).filter((c) => c.state === 'running').length, 1);
 });
 
 // ---------------------------------------------------------------- servers list
