@@ -10,7 +10,8 @@
 //   page's link (the bytes' SHA-256 is the one the API records), restored
 //   from the page after its confirmation dialog (the queued job's state
 //   said), and the destroyed rows are back in the running database; then
-//   stopped and started again from its page;
+//   stopped and started again from its page; a restore the API refuses
+//   (the service deleted meanwhile) says why in the dialog;
 // - an application deployed from the page (an archive chosen in the file
 //   input, the upload's progress bar), its container on the containers
 //   tab; a git application deployed with the button, listed with status,
@@ -366,6 +367,24 @@ test('the_backups_and_application_pages_are_walked_and_the_services_password_is_
 		],
 		secrets: { servicePassword: password, connectionUrl: conn.url },
 	});
+});
+
+test('a_restore_the_api_refuses_shows_its_message_in_the_dialog', async () => {
+	await page.goto(`${origin}/app/services/${svc.id}`);
+	const restore = page.locator(`tr[data-backup="${backup.id}"]`).getByRole('button', { name: /^Restore the backup/ });
+	await restore.click();
+	const dialog = page.getByRole('dialog');
+	await dialog.getByText('Changes made since are lost.').waitFor();
+	// Meanwhile someone else deletes the service (its backups' records go with it).
+	await data('DELETE', `/services/${svc.id}`);
+	const refusal = await w.call('POST', `/services/${svc.id}/backups/${backup.id}/restore`);
+	assert.equal(refusal.status, 404);
+	await button('Restore now', dialog).click();
+	await dialog.getByRole('alert').filter({ hasText: refusal.json().error.message }).waitFor();
+	assert.equal(await dialog.isVisible(), true, 'the dialog stays open with the refusal');
+	await accessible('a refused restore');
+	await page.keyboard.press('Escape');
+	await dialog.waitFor({ state: 'hidden' });
 });
 
 test('the_pages_met_no_csp_refusal_and_no_script_error', () => {
