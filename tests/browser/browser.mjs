@@ -134,3 +134,26 @@ export async function walkForSecrets(page, { origin, pages, secrets, visit = asy
 	process.stdout.write(`# walked ${pages.length} pages, searched ${answers.length} answers for ${values.length} secrets (${values.map(([n]) => n).join(', ')})\n`);
 	return answers.length;
 }
+
+// How many pixels of a <canvas> (a locator) are painted (alpha not 0): a
+// chart that drew its lines has more than its empty background.
+export function paintedPixels(canvas) {
+	return canvas.evaluate((c) => {
+		const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+		let n = 0;
+		for (let i = 3; i < px.length; i += 4) if (px[i] !== 0) n++;
+		return n;
+	});
+}
+
+// Drops a file named `name` holding `bytes` (a Buffer) on `target` (a
+// locator), as a drag from the desktop does: a drop event whose
+// DataTransfer carries it.
+export async function dropFile(page, target, name, bytes) {
+	const dataTransfer = await page.evaluateHandle(([name, b64]) => {
+		const dt = new DataTransfer();
+		dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], name, { type: 'application/x-tar' }));
+		return dt;
+	}, [name, bytes.toString('base64')]);
+	await target.dispatchEvent('drop', { dataTransfer });
+}

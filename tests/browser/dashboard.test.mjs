@@ -27,7 +27,7 @@ import { deploymentRows } from '../integration/deployment_rows.mjs';
 import { tarOf } from '../integration/deploy_world.mjs';
 import { awayFromBoundary, stepNow, totp } from '../integration/totp.mjs';
 import { startSmtpSink } from '../integration/smtp_sink.mjs';
-import { accessible as axeCheck, launch, needDashboard, playwright, screenshot, stewarddOn } from './browser.mjs';
+import { accessible as axeCheck, dropFile, launch, needDashboard, playwright, screenshot, stewarddOn } from './browser.mjs';
 
 const PASSWORD = 'correct horse battery';
 const EMAIL = 'olive@example.com';
@@ -312,12 +312,7 @@ test('deploy_from_the_page_shows_the_apis_refusal_or_uploads_an_archive_chosen_o
 	assert.equal(await page.locator('.title-row .badge').textContent(), 'QUEUED');
 	// Dropped onto the page instead.
 	await page.goto(`${origin}/app/applications/${siteId}`);
-	const dropped = await page.evaluateHandle((b64) => {
-		const dt = new DataTransfer();
-		dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], 'site.tar', { type: 'application/x-tar' }));
-		return dt;
-	}, archive.toString('base64'));
-	await page.locator('.drop').dispatchEvent('drop', { dataTransfer: dropped });
+	await dropFile(page, page.locator('.drop'), 'site.tar', archive);
 	await page.getByRole('heading', { name: 'Deployment #2' }).waitFor();
 	const made = (await rows.sql(`SELECT number, trigger, status FROM deployments WHERE application_id = '${siteId}' ORDER BY number`)).trim();
 	assert.equal(made, '1|UPLOAD|QUEUED\n2|UPLOAD|QUEUED');

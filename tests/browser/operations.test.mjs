@@ -6,36 +6,33 @@
 // resolution once a minute has been written (a 10-second minute here:
 // METRICS_MINUTE_MS, a test setting); the host-mounts banner when
 // the samples say scope CONTAINER, and none with the host's trees given;
-// an application's container metrics; a managed service's backups
-// (requested, downloaded through the same-origin link, restored after a
-// confirmation, the job's state said, the API's refusal shown); the
+// an application's metrics tab before anything was measured; a managed
+// service's backup requested (queued, nothing to download yet); the
 // repository picker of a new application (a git credential's
 // repositories); the edit forms of projects, environments, servers,
 // services, rules, channels, git credentials and volumes with the API's
 // field errors next to their fields; axe-core on every new page, the
-// keyboard alone through charts, edits and the restore dialog, and a walk
+// keyboard alone through charts and edits, and a walk
 // of the new pages searching the DOM and every answer for the secrets made
 // on the way.
 //
-// Stand-ins, named as such: the git host is a node HTTP server on
-// 127.0.0.1 answering GitHub's GET /user/repos (no real git host can be
-// reached from here); a backup that SUCCEEDED is a row and a dump file
-// written straight into PostgreSQL and a temporary folder (the runner
-// that takes real dumps needs dockerd and a running database service:
-// tests/integration/service_backups*.test.mjs cover it); an application's
-// container minutes are rows written into metric_minutes the way the
-// sample loop writes them (real containers need dockerd).
+// Stand-in, named as such: the git host is a node HTTP server on
+// 127.0.0.1 answering GitHub's GET /user/repos for one token and 401 to any
+// other (no real git host can be reached from here), the same kind of
+// stand-in as the API's own test of the picker uses
+// (tests/integration/git_credentials.test.mjs). Backups taken, downloaded
+// and restored for real, and an application's metrics from a running
+// container's minutes, need dockerd and the service images:
+// operations_real.test.mjs.
 //
 // Exits 77 (skipped) without chromium, without node_modules (npm ci
 // --prefix tests/browser), or without a built dashboard.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import * as h from '../integration/harness.mjs';
-import { accessible as axeCheck, launch, needDashboard, playwright, screenshot, walkForSecrets } from './browser.mjs';
+import { accessible as axeCheck, launch, needDashboard, paintedPixels, playwright, screenshot, walkForSecrets } from './browser.mjs';
 
 const chromium = await playwright();
 needDashboard();
@@ -54,10 +51,9 @@ const gitHost = http.createServer((req, res) => {
 	json(200, repos);
 });
 
-let pg, srv, origin, browser, context, page, session, localId, localName;
+let pg, srv, origin, browser, context, page, localId, localName;
 const problems = [];
 const secrets = { gitToken: GITHUB_TOKEN };
-const sql = (q) => pg.psql(q, srv.dbName);
 
 before(async () => {
 	await new Promise((resolve) => gitHost.listen(0, '127.0.0.1', resolve));
@@ -76,7 +72,6 @@ before(async () => {
 	await page.waitForURL(`${origin}/app/setup`);
 	const made = await api('POST', '/setup', h.setupBody());
 	assert.equal(made.status, 201, JSON.stringify(made.body));
-	session = (await api('GET', '/auth/session')).body.data;
 	({ id: localId, name: localName } = (await api('GET', '/servers')).body.data.find((s) => s.isLocal));
 });
 
@@ -121,12 +116,7 @@ async function until(what, check, ms = 30000) {
 async function chartPoints(scope, title, min = 1) {
 	const chart = scope.locator('figure.chart').filter({ has: page.locator('figcaption', { hasText: new RegExp(`^${title}$`) }) });
 	await until(`${title} with ${min} points`, async () => Number(await chart.getAttribute('data-points')) >= min);
-	const painted = await chart.locator('canvas').evaluate((c) => {
-		const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-		let n = 0;
-		for (let i = 3; i < px.length; i += 4) if (px[i] !== 0) n++;
-		return n;
-	});
+	const painted = await paintedPixels(chart.locator('canvas'));
 	assert.ok(painted > 100, `${title}: ${painted} painted pixels`);
 	return Number(await chart.getAttribute('data-points'));
 }
@@ -155,6 +145,15 @@ test('the_local_servers_page_draws_live_charts_from_the_stream_and_the_mounts_ba
 	if (sample.scope === 'CONTAINER') {
 		await page.locator('.banner[data-scope="CONTAINER"]').waitFor();
 		await page.getByText("These figures describe Steward's container, not the host.").waitFor();
+		// The servers list: a badge on the local server's row, and the banner.
+		await page.goto(`${origin}/app/servers`);
+		const row = page.locator('tr').filter({ has: page.getByRole('link', { name: localName, exact: true }) });
+		await row.locator('.badge[data-scope="CONTAINER"]').filter({ hasText: 'container figures' }).waitFor();
+		await page.locator('.banner[data-scope="CONTAINER"]').waitFor();
+		await accessible('the servers list with a container badge');
+		await shot('servers-container-badge');
+		await page.goto(`${origin}/app/servers/${localId}`);
+		await page.locator('.live-state[data-state="live"]').waitFor();
 	} else {
 		assert.equal(await page.locator('.banner').count(), 0);
 		process.stdout.write('# not in a container: the banner case is shown by the second stewardd only when it is\n');
@@ -173,6 +172,13 @@ test('with_the_host_trees_given_the_samples_say_host_and_no_banner_is_shown', as
 		await chartPoints(page.locator('.charts').first(), 'CPU', 1);
 		const scope = await page.evaluate(async (id) => (await (await fetch(`/servers/${id}/sample`)).json()).data.scope, localId);
 		assert.equal(scope, 'HOST');
+		assert.equal(await page.locator('.banner').count(), 0);
+		// Nor a badge on the servers list, once the sample is answered.
+		const answered = page.waitForResponse((r) => r.url().endsWith(`/servers/${localId}/sample`));
+		await page.goto(`http://127.0.0.1:${hostSrv.port}/app/servers`);
+		assert.equal((await answered).status(), 200);
+		await page.getByRole('link', { name: localName, exact: true }).waitFor();
+		assert.equal(await page.locator('.badge[data-scope]').count(), 0);
 		assert.equal(await page.locator('.banner').count(), 0);
 	} finally {
 		hostSrv.kill();
@@ -233,28 +239,15 @@ test('a_server_is_edited_with_the_apis_field_errors_next_to_their_fields', async
 
 let project, appId;
 
-test('an_applications_metrics_tab_charts_its_containers_minutes', async () => {
+test('an_applications_metrics_tab_says_when_no_container_was_measured', async () => {
 	project = await data('POST', '/projects', { name: 'shop' });
 	const env = project.environments[0];
 	const app = await data('POST', '/applications', { name: 'web', environmentId: env.id, sourceKind: 'UPLOAD', port: 3000 });
 	appId = app.id;
 	await page.goto(`${origin}/app/applications/${appId}/metrics`);
 	await page.getByText('No container of this application has been measured in this range yet.').waitFor();
-	// Two containers' minutes, as the sample loop writes them.
-	for (const [c, cpu] of [['aaaaaaaaaaaa11', 12.5], ['bbbbbbbbbbbb22', 40]]) {
-		await sql(
-			`INSERT INTO metric_minutes (series_id, bucket, samples, cpu_pct_sum, cpu_pct_min, cpu_pct_max, mem_sum, mem_min, mem_max, mem_limit, net_rx_bytes, net_tx_bytes, cpu_usec, oom_kills, restarts) ` +
-				`SELECT steward_metric_series('${localId}', '${appId}', '${c}'), date_trunc('minute', now()) - make_interval(mins => m), 4, ${cpu * 4}, ${cpu - 1}, ${cpu + 1}, ${4 * 64 * 1048576}, ${64 * 1048576}, ${64 * 1048576}, ${256 * 1048576}, 1000 * m, 500 * m, 1000000, 0, 0 ` +
-				`FROM generate_series(2, 6) AS m`,
-		);
-	}
-	await page.reload();
-	const tab = page.locator('[data-resolution="MINUTE"]');
-	assert.equal(await chartPoints(tab, 'CPU \\(% of one core\\)'), 5);
-	assert.equal(await chartPoints(tab, 'Memory'), 5);
-	await page.getByRole('img', { name: /^CPU \(% of one core\): 5 points, latest aaaaaaaaaaaa 12\.5 %, bbbbbbbbbbbb 40\.0 %$/ }).waitFor();
-	await accessible('an application’s metrics');
-	await shot('application-metrics');
+	// The charts of a running container's minutes: operations_real.test.mjs.
+	await accessible('an application’s metrics, none yet');
 });
 
 // ---------------------------------------------------------------- git
@@ -306,7 +299,9 @@ test('the_repository_picker_lists_a_credentials_repositories_and_fills_the_new_a
 
 let serviceId;
 
-test('a_services_backups_are_requested_downloaded_and_restored_after_a_confirmation', async () => {
+test('a_services_backup_is_queued_from_its_page_and_offers_nothing_before_its_file', async () => {
+	// A service never started: the backup waits for it. A backup taken,
+	// downloaded and restored for real: operations_real.test.mjs.
 	const svc = await data('POST', '/services', { name: 'db', kind: 'POSTGRESQL', environmentId: project.environments[0].id });
 	serviceId = svc.id;
 	await page.goto(`${origin}/app/services/${serviceId}`);
@@ -315,54 +310,8 @@ test('a_services_backups_are_requested_downloaded_and_restored_after_a_confirmat
 	await page.locator('table .badge-queued').waitFor();
 	// No download or restore for a backup that has no file yet.
 	assert.equal(await page.getByRole('link', { name: /^Download the backup/ }).count(), 0);
-	// Two dumps that SUCCEEDED, as the runner leaves them.
-	const dir = h.makeTempDir('sw-dumps-');
-	const dumps = [];
-	for (const [i, content] of ['first dump\n', 'second dump, newer\n'].entries()) {
-		const file = path.join(dir, `${i}.dump`);
-		fs.writeFileSync(file, content);
-		const sha = crypto.createHash('sha256').update(content).digest('hex');
-		const id = (await sql(
-			`INSERT INTO service_backups (organization_id, service_id, status, size_bytes, file_path, sha256, started_at, finished_at, created_at) ` +
-				`VALUES ('${session.organization.id}', '${serviceId}', 'SUCCEEDED', ${Buffer.byteLength(content)}, '${file}', '${sha}', now(), now(), now() - interval '${10 - i} minutes') RETURNING id`,
-		)).trim();
-		dumps.push({ id, content });
-	}
-	await button('Refresh backups').click();
-	await page.locator('table .badge-succeeded').nth(1).waitFor();
-	// The download is the same-origin route, as a file.
-	const link = page.locator(`tr[data-backup="${dumps[0].id}"]`).getByRole('link', { name: /^Download the backup/ });
-	assert.equal(await link.getAttribute('href'), `/services/${serviceId}/backups/${dumps[0].id}/download`);
-	const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
-	assert.equal(fs.readFileSync(await download.path(), 'utf8'), dumps[0].content);
-	assert.equal(download.suggestedFilename(), `${dumps[0].id}.pgdump`);
-	assert.equal((await sql(`SELECT count(*) FROM audit_logs WHERE action = 'service.backup.downloaded'`)).trim(), '1');
-	// Restore asks first: cancelled, nothing is queued.
-	const row = (d) => page.locator(`tr[data-backup="${d.id}"]`);
-	await row(dumps[0]).getByRole('button', { name: /^Restore the backup/ }).click();
-	const dialog = page.getByRole('dialog');
-	await dialog.getByText('Changes made since are lost.').waitFor();
-	await accessible('the restore confirmation');
-	await shot('restore-confirmation');
-	await button('Cancel', dialog).click();
-	await dialog.waitFor({ state: 'hidden' });
-	const restores = async () => Number((await sql(`SELECT count(*) FROM jobs WHERE kind = 'service.restore'`)).trim());
-	assert.equal(await restores(), 0);
-	// Confirmed: the job is queued and its state said.
-	await row(dumps[0]).getByRole('button', { name: /^Restore the backup/ }).click();
-	await button('Restore now', dialog).click();
-	await page.getByRole('status').filter({ hasText: /^Restore queued: job queued\./ }).waitFor();
-	assert.equal(await restores(), 1);
-	// Another backup's restore while that one is pending: the API's refusal, in the dialog.
-	await row(dumps[1]).getByRole('button', { name: /^Restore the backup/ }).click();
-	await button('Restore now', dialog).click();
-	const refusal = await api('POST', `/services/${serviceId}/backups/${dumps[1].id}/restore`);
-	assert.equal(refusal.status, 409);
-	await dialog.getByRole('alert').filter({ hasText: refusal.body.error.message }).waitFor();
-	// Escape closes it (the keyboard alone).
-	await page.keyboard.press('Escape');
-	await dialog.waitFor({ state: 'hidden' });
-	await accessible('a service with its backups');
+	assert.equal(await page.getByRole('button', { name: /^Restore the backup/ }).count(), 0);
+	await accessible('a service with a backup queued');
 	await shot('service-backups');
 });
 

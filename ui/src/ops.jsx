@@ -1,9 +1,10 @@
 // Managed services (the connection revealed on demand, audited), alerts
 // and their rules, notification channels (the signing secret shown once)
 // and servers (the agent token shown once).
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, get, post } from './api.js';
 import { Link } from './router.jsx';
+import { MountsBanner } from './metrics.jsx';
 import { Badge, EditPanel, ErrorBox, Field, Form, Lifecycle, ListOf, Loading, RecordPage, ShownOnce, RowAction, Table, useAction, useData, useDefault, useForm, useRefresh, useTitle, when } from './ui.jsx';
 
 const envOptions = (projects) =>
@@ -638,11 +639,30 @@ function Ingress() {
 	);
 }
 
+// The list's badge for a server whose figures describe a container: one
+// on-demand sample (GET /servers/:id/sample, which only the local server
+// answers; a remote server's agent does not carry samples yet) says its
+// scope. Nothing is shown while it is asked, or when it cannot say.
+function ScopeBadge({ id, onContainer }) {
+	const sample = useData(() => get(`/servers/${id}/sample`), [id]);
+	const contained = sample.data?.scope === 'CONTAINER';
+	useEffect(() => {
+		if (contained) onContainer(true);
+	}, [contained]);
+	if (!contained) return null;
+	return (
+		<span class="badge badge-warning" data-scope="CONTAINER">
+			container figures
+		</span>
+	);
+}
+
 export function Servers() {
 	useTitle('Servers');
 	const list = useData(() => get('/servers?limit=200'), []);
 	const [made, setMade] = useState(null);
 	const { error, act } = useAction();
+	const [contained, setContained] = useState(false);
 	// A new token for a server: the old one stops working at once.
 	const rotate = (s) => act(async () => setMade(await post(`/servers/${s.id}/agent-token`)));
 	const remove = (s) =>
@@ -660,6 +680,7 @@ export function Servers() {
 	return (
 		<section>
 			<h1>Servers</h1>
+			{contained && <MountsBanner />}
 			{made && (
 				<>
 					<ShownOnce label={`Agent token of ${made.name}`} value={made.agentToken}>
@@ -681,7 +702,7 @@ export function Servers() {
 								</td>
 								<td>{s.host || '–'}</td>
 								<td>
-									<Badge status={s.status} />
+									<Badge status={s.status} /> {s.isLocal && <ScopeBadge id={s.id} onContainer={setContained} />}
 								</td>
 								<td>{s.applicationCount}</td>
 								<td>{s.serviceCount}</td>
