@@ -40,7 +40,8 @@ struct sw_driver {
  * Each public call of a driver with d->remote goes here instead. */
 struct sw_driver_remote;
 void sw_driver_remote_free(struct sw_driver_remote *r);
-int sw_rd_image_build(struct sw_driver *d, const struct sw_image_build *b, char *err, size_t errlen);
+int sw_rd_image_build(struct sw_driver *d, const struct sw_image_build *b, sw_driver_log_fn log,
+		      void *log_arg, char *err, size_t errlen);
 int sw_rd_image_remove(struct sw_driver *d, const char *tag, char *err, size_t errlen);
 int sw_rd_images_list(struct sw_driver *d, const char *application_id, char (*tags)[SW_DRIVER_TAG_MAX],
 		      size_t cap, size_t *ret_n, char *err, size_t errlen);
@@ -61,6 +62,17 @@ int sw_rd_route_remove(struct sw_driver *d, const char *application_id, char *er
 int sw_rd_proxy_state(struct sw_driver *d, char **ret_json, char *err, size_t errlen);
 int sw_rd_container_put_file(struct sw_driver *d, const char *container, const char *dir, const char *name,
 			     const void *data, size_t len, unsigned mode, char *err, size_t errlen);
+/* MemAvailable of the remote host, from its agent's host.facts. */
+int sw_rd_memory_available(struct sw_driver *d, uint64_t *ret_bytes);
+struct sw_container_state;
+int sw_rd_container_state(struct sw_driver *d, const char *id, struct sw_container_state *ret, char *err,
+			  size_t errlen);
+/* The agent's image.build from its staged context (agent_build.c). */
+struct sw_agent_msg;
+struct sw_agent_stream;
+struct json_t;
+int sw_driver_agent_build(struct sw_driver *d, const struct sw_agent_msg *cmd, struct sw_agent_stream *st,
+			  struct json_t **res, char *err, size_t errlen);
 /* -EOPNOTSUPP: "<what> on a remote server is not available yet." */
 int sw_rd_unavailable(const char *what, char *err, size_t errlen);
 

@@ -11,6 +11,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as h from './harness.mjs';
@@ -24,7 +25,7 @@ if (!buildDir) h.skip('SW_BUILD_DIR is not set (ctest sets it)');
 const AGENT = path.join(buildDir, 'steward-agent');
 if (!fs.existsSync(AGENT)) h.skip(`${AGENT} does not exist (cmake --build ... --target steward-agent)`);
 
-const w = await world({ STEWARD_AGENT_HEARTBEAT_MS: 500 });
+const w = await world({ STEWARD_AGENT_HEARTBEAT_MS: 500, DEPLOY_BLUE_GREEN_MIN_FREE_MEMORY_MB: '16' });
 const second = await startSecondDocker();
 await second.baseImage();
 const caddy2 = await startCaddy();
@@ -179,22 +180,76 @@ async function gitApp(name, body) {
 	await ok(w.call('PATCH', `/applications/${app.id}`, { body: { port: await h.freePort() } }));
 	const repo = await W.createRepo({ files: W.webFiles(body) });
 	await W.gitSource(w, app, repo.fileUrl);
-	return app;
+	return { ...app, repo };
 }
-const NO_BUILD = 'An image build on a remote server is not available yet.';
 
-test('a deployment to the remote server stops at the build, which is not carried yet, and builds nothing locally', async () => {
+const filtersOf = (app) => encodeURIComponent(JSON.stringify({ label: [`steward.application=${app.id}`] }));
+const imagesOn = async (request, app) => (await request('GET', `/images/json?filters=${filtersOf(app)}`)).json().flatMap((i) => i.RepoTags ?? []).sort();
+const containersOn = async (request, app) => (await request('GET', `/containers/json?all=1&filters=${filtersOf(app)}`)).json().map((c) => [c.Names[0].slice(1), c.State]).sort();
+// GET through the second Caddy with the Host header.
+const viaCaddy2 = (host, opts) => W.viaCaddy({ caddy: caddy2 }, host, '/', opts);
+
+test('a git deployment to the remote server is built, run and served there (RECREATE, then BLUE_GREEN), and a rollback too', async () => {
 	const app = await gitApp('far-deploy', 'far v1\n');
-	const d = await W.deploy(w, app);
-	const end = await W.waitDeployment(w, d.id);
-	assert.equal(end.status, 'FAILED');
-	assert.equal(end.errorMessage, NO_BUILD);
-	assert.match(await W.logText(w, d.id), /Base image steward-test\/base:latest is present/, 'the FROM image was looked up on the second engine');
-	const filters = encodeURIComponent(JSON.stringify({ label: [`steward.application=${app.id}`] }));
-	for (const request of [dockerRequest, second.request]) {
-		assert.deepEqual((await request('GET', `/images/json?filters=${filters}`)).json(), [], 'no image built');
-		assert.deepEqual((await request('GET', `/containers/json?all=1&filters=${filters}`)).json(), [], 'no container');
-	}
+	const host = 'far-deploy.example.com';
+	await W.verifiedDomain(w, app, host);
+	const d1 = await W.deployed(w, app);
+	assert.equal(d1.strategy, 'RECREATE');
+	const log = await W.logText(w, d1.id);
+	assert.match(log, /Step 1\/\d+ : FROM steward-test\/base:latest/, 'the engine\'s build output came back into the log');
+	assert.match(log, /Successfully built [0-9a-f]+/);
+	assert.deepEqual(await imagesOn(second.request, app), [`steward/${app.id}:1`], 'built on the second engine');
+	assert.deepEqual(await imagesOn(dockerRequest, app), [], 'nothing built on the first');
+	assert.deepEqual(await containersOn(second.request, app), [[`${containerName(app).slice(0, -2)}-1`, 'running']]);
+	assert.deepEqual(await containersOn(dockerRequest, app), []);
+	assert.equal((await caddy2.request('GET', `/id/steward-app-${app.id}`)).status, 200, 'the route is on the second Caddy');
+	assert.notEqual((await w.caddy.request('GET', `/id/steward-app-${app.id}`)).status, 200, 'and not on the first');
+	const r1 = await viaCaddy2(host);
+	assert.equal(r1.status, 200, r1.text);
+	assert.equal(r1.text, 'far v1\n');
+	// The streams went with their command.
+	assert.equal((await w.sql('SELECT (SELECT count(*) FROM agent_command_input) + (SELECT count(*) FROM agent_command_output)')).trim(), '0');
+
+	// BLUE_GREEN: the free memory is the remote host's (host.facts).
+	await ok(w.call('PATCH', `/applications/${app.id}`, { body: { deployStrategy: 'BLUE_GREEN' } }));
+	fs.writeFileSync(`${app.repo.path}/www/index.html`, 'far v2\n');
+	await app.repo.git(['commit', '-q', '-am', 'Second version']);
+	const d2 = await W.deployed(w, app);
+	assert.equal(d2.strategy, 'BLUE_GREEN', await W.logText(w, d2.id));
+	assert.equal((await viaCaddy2(host)).text, 'far v2\n');
+	assert.deepEqual(await imagesOn(second.request, app), [`steward/${app.id}:1`, `steward/${app.id}:2`]);
+	const running = (await containersOn(second.request, app)).filter(([, state]) => state === 'running');
+	assert.equal(running.length, 1, JSON.stringify(running));
+	assert.deepEqual(await containersOn(dockerRequest, app), []);
+
+	// A rollback to the first version: its image on the second engine, no build.
+	const rb = await ok(w.call('POST', `/deployments/${d1.id}/rollback`), 201);
+	const d3 = await W.waitDeployment(w, rb.id);
+	assert.equal(d3.status, 'SUCCEEDED', d3.errorMessage);
+	assert.equal(d3.imageTag, d1.imageTag);
+	assert.equal((await viaCaddy2(host)).text, 'far v1\n');
+	assert.deepEqual(await imagesOn(dockerRequest, app), []);
+	assert.deepEqual(await containersOn(dockerRequest, app), []);
+});
+
+test('an upload deployment to the remote server is built there from the streamed archive, its variable values scrubbed from the build log', async () => {
+	const app = await makeApp('far-upload');
+	await ok(w.call('PATCH', `/applications/${app.id}`, { body: { port: await h.freePort() } }));
+	const secret = 'hunter2-remote-build-secret';
+	await W.setVariables(w, app, { BUILD_NOTE: secret });
+	// A context over several input windows (about 3 MiB) and a build step
+	// that prints the variable's value.
+	const big = crypto.randomBytes(3 << 20).toString('base64');
+	const files = W.webFiles('uploaded\n', [`RUN echo ${secret} && wc -c /www/big.txt`]);
+	files['www/big.txt'] = big;
+	const d = await W.deployed(w, app, { archive: W.tarOf(files) });
+	const log = await W.logText(w, d.id);
+	assert.doesNotMatch(log, new RegExp(secret), 'the value is scrubbed');
+	assert.match(log, new RegExp(`${big.length} /www/big.txt`), 'the whole context reached the engine');
+	assert.deepEqual(await imagesOn(second.request, app), [`steward/${app.id}:1`]);
+	assert.deepEqual(await imagesOn(dockerRequest, app), []);
+	const port = (await ok(w.call('GET', `/applications/${app.id}`))).port;
+	assert.equal((await W.httpGet(port, '/')).text, 'uploaded\n');
 });
 
 // A service of kind on the remote server, started from a STAND-IN image
@@ -280,14 +335,14 @@ test('an agent killed while it runs a command fails the job saying so; with no a
 	const left = (await w.sql(`SELECT count(*) FROM agent_commands WHERE server_id = '${server.id}' AND status NOT IN ('SUCCEEDED', 'FAILED')`)).trim();
 	assert.equal(left, '0');
 	// A deployment waits a while for the agent: one that returns in time
-	// carries it on (to the build, which is not carried yet).
+	// carries it on.
 	const later = await gitApp('far-later', 'later\n');
 	const d = await W.deploy(w, later);
 	await h.sleep(1500);
 	agent = startAgent();
 	await waitStatus('ONLINE');
 	const end2 = await W.waitDeployment(w, d.id);
-	assert.equal(end2.errorMessage, NO_BUILD, 'it went on once the agent was back');
+	assert.equal(end2.status, 'SUCCEEDED', `it went on once the agent was back: ${end2.errorMessage}`);
 	assert.ok(await inspect(second.request, there));
 });
 
