@@ -300,6 +300,30 @@ test('a Redis service on the remote server gets its password file there (contain
 	assert.deepEqual(await waitJob(del), { status: 'SUCCEEDED', error: '' });
 });
 
+test('an agent killed during a build fails the deployment saying so, and the version before keeps serving', async () => {
+	const app = await gitApp('far-killbuild', 'before\n');
+	const host = 'far-killbuild.example.com';
+	await W.verifiedDomain(w, app, host);
+	await W.deployed(w, app);
+	assert.equal((await viaCaddy2(host)).text, 'before\n');
+	fs.writeFileSync(`${app.repo.path}/Dockerfile`, W.webDockerfile(['RUN echo slow-step-begins && sleep 120']));
+	await app.repo.git(['commit', '-q', '-am', 'A slow build']);
+	const d = await W.deploy(w, app);
+	const deadline = Date.now() + 60000 * h.SLACK;
+	while (!/slow-step-begins/.test(await W.logText(w, d.id))) {
+		if (Date.now() > deadline) assert.fail(`the build never reached its slow step:\n${await W.logText(w, d.id)}`);
+		await h.sleep(50);
+	}
+	agent.kill('SIGKILL');
+	const end = await W.waitDeployment(w, d.id);
+	assert.equal(end.status, 'FAILED');
+	assert.match(end.errorMessage, /The server's agent disconnected while it ran image\.build: its outcome on the server is not known\./);
+	assert.equal((await viaCaddy2(host)).text, 'before\n', 'the version before serves on');
+	assert.deepEqual(await imagesOn(second.request, app), [`steward/${app.id}:1`], 'no image of the killed build');
+	agent = startAgent();
+	await waitStatus('ONLINE');
+});
+
 test('a command longer than three heartbeats runs while the agent answers them', async () => {
 	const app = await makeApp('far-slow');
 	// sleep as PID 1 ignores SIGTERM: the stop waits its 10 s timeout, twenty heartbeats.
