@@ -49,7 +49,7 @@
  * less than PROGRESS_QUEUE_MAX, far under SW_AGENT_MAX_QUEUED_OUTPUT, so
  * heartbeats and results always fit. */
 #define PROGRESS_PENDING_MAX (256 * 1024)
-#define PROGRESS_QUEUE_MAX (1024 * 1024)
+#define PROGRESS_QUEUE_MAX (256 * 1024)
 #define PROGRESS_CHUNK (48 * 1024) /* raw bytes a progress message carries (JSON-escaped, under SW_AGENT_MAX_CHUNK) */
 
 uint64_t sw_agent_backoff_ms(enum sw_agent_drop why, unsigned attempt, uint64_t retry_hint_ms,

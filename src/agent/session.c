@@ -43,13 +43,22 @@ struct session {
 	char connection_id[37];
 	char peer[46];
 	uint64_t hb_seq;          /* the last heartbeat sent */
-	uint64_t last_answer_ms;  /* monotonic: the hello, or the last heartbeat answered */
+	uint64_t last_answer_ms;  /* monotonic: the hello, the last heartbeat answered, or the last
+				   * command message (a heartbeat's answer may queue behind a
+				   * command's output: an agent sending it is not silent) */
 	unsigned queries;         /* in flight; each holds the session */
 	bool seen_inflight;       /* a lastSeenAt refresh is in flight */
 	bool pending_inflight;    /* the server's pending commands are being read */
 	bool pending_again;       /* ... and must be read again once answered */
 	bool input_inflight;      /* commands' input chunks are being taken */
 	bool input_again;         /* ... and must be taken again once answered */
+	/* Progress chunks waiting for the insert in flight: one insert (one
+	 * transaction) at a time takes all that came meanwhile, so a chatty
+	 * command costs few commits and never queues the heartbeats' writes
+	 * behind a long line of its own. */
+	json_t *out_batch;        /* [{id, seq, stream, data}] */
+	size_t out_batch_bytes;
+	bool out_inflight;
 	char sent[SESSION_SENT_IDS][37]; /* ids sent on this connection, the latest */
 	unsigned nsent;
 	bool stored;              /* the hello is on the row: OFFLINE is written at the end */
@@ -70,6 +79,7 @@ unsigned sw_agent_heartbeat_ms(void)
 
 static void session_free(struct session *s)
 {
+	json_decref(s->out_batch);
 	sw_ws_reader_release(&s->rd);
 	sw_ws_out_release(&s->out);
 	free(s);
@@ -319,16 +329,46 @@ static void fetch_input(struct session *s)
 	read_once(s, &s->input_inflight, &s->input_again, &sw_db_stmt_agent_input_take, input_done);
 }
 
+static void flush_output(struct session *s);
+
+static void output_done(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct session *s = arg;
+	s->out_inflight = false;
+	flush_output(s); /* before the unhold: the session may be closed and freed with it */
+	command_written(arg, res, err);
+}
+
+static void flush_output(struct session *s)
+{
+	if (s->out_inflight || !s->out_batch || !json_array_size(s->out_batch))
+		return;
+	char *rows = json_dumps(s->out_batch, JSON_COMPACT);
+	json_array_clear(s->out_batch);
+	s->out_batch_bytes = 0;
+	const char *params[] = { s->server_id, rows };
+	if (rows && query(s, &sw_db_stmt_agent_output_put, params, 2, output_done))
+		s->out_inflight = true;
+	free(rows);
+}
+
 /* A progress chunk of this server's command, for its job to read; a chunk
  * resent under its seq is dropped by the table's key. */
 static void on_progress(struct session *s, const struct sw_agent_msg *m)
 {
 	if (!sw_is_uuid(sw_str_cstr(m->id)))
 		return;
-	char seq[24];
-	snprintf(seq, sizeof(seq), "%llu", (unsigned long long)m->seq);
-	const char *params[] = { s->server_id, m->id, seq, m->stream, m->data };
-	query(s, &sw_db_stmt_agent_output_put, params, 5, command_written);
+	if (!s->out_batch && !(s->out_batch = json_array()))
+		return;
+	s->out_batch_bytes += strlen(m->data);
+	if (s->out_batch_bytes > SW_AGENT_MAX_QUEUED_OUTPUT) {
+		drop(s, "its output outruns the database");
+		return;
+	}
+	json_array_append_new(s->out_batch, json_pack("{s:s,s:I,s:s,s:s}", "id", m->id, "seq",
+						      (json_int_t)m->seq, "stream", m->stream, "data",
+						      m->data));
+	flush_output(s);
 }
 
 /* The agent's ack or result, written on this server's command only. */
@@ -464,8 +504,10 @@ static void on_message(struct session *s, const struct sw_ws_event *ev)
 		close_with(s, SW_WS_CLOSE_POLICY, "a heartbeat before the welcome");
 	} else if ((m.type == SW_AGENT_MSG_ACK || m.type == SW_AGENT_MSG_RESULT) &&
 		   s->state == ONLINE) {
+		s->last_answer_ms = sw_loop_now_ms(s->loop);
 		on_command_answer(s, &m);
 	} else if (m.type == SW_AGENT_MSG_PROGRESS && s->state == ONLINE) {
+		s->last_answer_ms = sw_loop_now_ms(s->loop);
 		on_progress(s, &m);
 	} else {
 		/* hello twice, or a message of the control plane's. */
@@ -562,6 +604,7 @@ static void on_closed(void *arg)
 {
 	struct session *s = arg;
 	s->u = NULL;
+	flush_output(s); /* what the agent sent before it went */
 	if (s->prev)
 		s->prev->next = s->next;
 	else

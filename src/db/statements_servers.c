@@ -247,16 +247,18 @@ const struct sw_db_stmt sw_db_stmt_agent_input_taken = {
 	.nparams = 3,
 };
 
-/* ($1 server, $2 command, $3 seq, $4 stream, $5 data): a progress chunk of
- * this server's command; one already there is dropped. Its status is not
- * looked at: the result, written on another connection of the pool, may
- * be stored first (the job waits for the chunks the result counts). */
+/* ($1 server, $2 JSON [{id, seq, stream, data}]): progress chunks of this
+ * server's commands, in one transaction; one already there is dropped.
+ * The commands' status is not looked at: a result, written on another
+ * connection of the pool, may be stored first (the job waits for the
+ * chunks the result counts). */
 const struct sw_db_stmt sw_db_stmt_agent_output_put = {
 	.name = "agent_output_put",
 	.sql = "INSERT INTO agent_command_output (command_id, seq, stream, data)"
-	       " SELECT c.id, $3::bigint, $4, $5 FROM agent_commands c"
-	       " WHERE c.id = $2::uuid AND c.server_id = $1::uuid ON CONFLICT DO NOTHING",
-	.nparams = 5,
+	       " SELECT c.id, x.seq, x.stream, x.data"
+	       " FROM json_to_recordset($2::json) AS x(id uuid, seq bigint, stream text, data text)"
+	       " JOIN agent_commands c ON c.id = x.id AND c.server_id = $1::uuid ON CONFLICT DO NOTHING",
+	.nparams = 2,
 };
 
 /* ($1 command, $2 seq, $3 data, $4 last): an input chunk, from the job;

@@ -300,6 +300,27 @@ test('a Redis service on the remote server gets its password file there (contain
 	assert.deepEqual(await waitJob(del), { status: 'SUCCEEDED', error: '' });
 });
 
+test('a build that prints 200,000 lines reaches the log whole and in order, and the agent stays ONLINE meanwhile (heartbeats every 500 ms)', async () => {
+	const app = await makeApp('far-chatty');
+	await ok(w.call('PATCH', `/applications/${app.id}`, { body: { port: await h.freePort() } }));
+	const files = W.webFiles('chatty\n', ['RUN busybox seq 1 200000']);
+	const d = await W.deploy(w, app, { archive: W.tarOf(files) });
+	const statuses = new Set();
+	let end;
+	for (;;) {
+		statuses.add((await ok(w.call('GET', `/servers/${server.id}`))).status);
+		end = await W.getDeployment(w, d.id);
+		if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(end.status)) break;
+		await h.sleep(100);
+	}
+	const why = () => `${end.errorMessage}\n${agent.log().slice(-2000)}\n${w.srv.logs.all().filter((l) => /agent/.test(l)).slice(-10).join('\n')}`;
+	assert.equal(end.status, 'SUCCEEDED', why());
+	assert.deepEqual([...statuses], ['ONLINE'], 'never OFFLINE while the output streamed');
+	const numbers = (await W.logText(w, d.id)).split('\n').filter((l) => /^\d+$/.test(l)).map(Number);
+	assert.equal(numbers.length, 200000);
+	assert.ok(numbers.every((n, i) => n === i + 1), 'each line once, in order');
+});
+
 test('an agent killed during a build fails the deployment saying so, and the version before keeps serving', async () => {
 	const app = await gitApp('far-killbuild', 'before\n');
 	const host = 'far-killbuild.example.com';
