@@ -6,7 +6,12 @@
 // restart and delete, and a named volume's delete, act on the second engine
 // and never on the first; an agent killed while it runs a command fails the
 // job with a clear sentence, and a job for a server whose agent is gone
-// fails saying so.
+// fails saying so. Deployments (git and upload, RECREATE and BLUE_GREEN,
+// rollback) are built by the second engine from the context streamed to
+// the agent and served by the second Caddy, also when the agent is held by
+// another replica than the runner's; a build's 200,000 output lines arrive
+// whole while heartbeats pass; an agent killed mid-build fails the
+// deployment and the version before serves on.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,7 +20,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as h from './harness.mjs';
-import { ok } from './identity.mjs';
+import { ok, call as callAs } from './identity.mjs';
 import * as W from './deploy_world.mjs';
 import { world, BASE_IMAGE, dockerRequest, waitJob as waitJobOf } from './deploy_world.mjs';
 import { startSecondDocker, startCaddy } from './docker.mjs';
@@ -43,10 +48,10 @@ after(async () => {
 const server = await ok(w.call('POST', '/servers', { body: { name: 'second', host: '127.0.0.1' } }), 201);
 const [, url, token] = /^STEWARD_URL='([^']+)' STEWARD_AGENT_TOKEN='(sta_[A-Za-z0-9_-]{43})'/.exec(server.agentCommand);
 
-function startAgent() {
+function startAgent(steward = url) {
 	const log = [];
 	const proc = spawn(AGENT, [], {
-		env: { PATH: process.env.PATH, STEWARD_URL: url, STEWARD_AGENT_TOKEN: token,
+		env: { PATH: process.env.PATH, STEWARD_URL: steward, STEWARD_AGENT_TOKEN: token,
 			STEWARD_AGENT_DATA_DIR: h.makeTempDir('sw-agent-'), DOCKER_HOST: second.host, ...caddy2.env,
 			ASAN_OPTIONS: process.env.ASAN_OPTIONS || '' },
 		stdio: ['ignore', 'pipe', 'pipe'],
@@ -389,6 +394,37 @@ test('an agent killed while it runs a command fails the job saying so; with no a
 	const end2 = await W.waitDeployment(w, d.id);
 	assert.equal(end2.status, 'SUCCEEDED', `it went on once the agent was back: ${end2.errorMessage}`);
 	assert.ok(await inspect(second.request, there));
+});
+
+test('two replicas: the agent held by replica B, a deployment requested on B and run by A\'s runner builds and serves on the remote server; B reads the log\'s tail', async () => {
+	const b = await h.startStewardd({ env: { ...w.env, STEWARD_RUNNERS: 'false', DATABASE_URL: w.srv.env.DATABASE_URL } });
+	const onB = { ...w, call: (method, p, opts) => callAs(b, method, p, w.owner, opts) };
+	const stopped = new Promise((resolve) => agent.once('exit', resolve));
+	agent.kill('SIGTERM');
+	await stopped;
+	assert.doesNotMatch(agent.log(), /ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: /, 'the agent that ran the builds ended clean');
+	await waitStatus('OFFLINE');
+	agent = startAgent(b.url);
+	await waitStatus('ONLINE');
+	await b.logs.waitForLine(new RegExp(`agent online server=${server.id}`), 10000 * h.SLACK);
+	const app = await gitApp('far-replicas', 'replicas\n');
+	const host = 'far-replicas.example.com';
+	await W.verifiedDomain(w, app, host);
+	const d = await W.deploy(onB, app);
+	const end = await W.waitDeployment(onB, d.id);
+	assert.equal(end.status, 'SUCCEEDED', end.errorMessage);
+	assert.ok(w.srv.logs.find(new RegExp(`job started id=\\S+ kind=deployment.build target=${d.id}`)), 'replica A\'s runner built it');
+	assert.equal((await viaCaddy2(host)).text, 'replicas\n');
+	assert.deepEqual(await imagesOn(second.request, app), [`steward/${app.id}:1`]);
+	// The log's file is on the runner's replica (A); B reads its record's tail.
+	const logA = await W.logText(w, d.id);
+	assert.match(logA, /Step 1\/\d+ : FROM steward-test\/base:latest/);
+	assert.ok(logA.endsWith(end.logTail), 'replica B\'s record ends as the log');
+	const back = new Promise((resolve) => agent.once('exit', resolve));
+	agent.kill('SIGTERM');
+	await back;
+	agent = startAgent();
+	await waitStatus('ONLINE');
 });
 
 test('the agent that ran the commands stops on SIGTERM, cleanly', async () => {
