@@ -376,7 +376,8 @@ static int put_input(struct sw_driver_remote *r, struct build_stream *bs, const 
 	while (!bs->input_done && bs->seq < taken + INPUT_WINDOW) {
 		size_t n = 0;
 		while (n < INPUT_CHUNK && bs->sent + n < bs->total) {
-			ssize_t got = sw_driver_tar_read(bs->tar, bs->chunk + n, INPUT_CHUNK - n);
+			size_t want = (size_t)SW_MIN((uint64_t)(INPUT_CHUNK - n), bs->total - bs->sent - n);
+			ssize_t got = sw_driver_tar_read(bs->tar, bs->chunk + n, want);
 			if (got < 0) {
 				snprintf(err, errlen, "%s", sw_driver_tar_error(bs->tar));
 				return (int)got;
