@@ -367,10 +367,41 @@ static int read_output(struct sw_driver_remote *r, struct build_stream *bs, cons
 	return took;
 }
 
+static bool plain(struct sw_driver_remote *r, const char *sql)
+{
+	PGresult *res = PQexec(r->conn, sql);
+	bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+	PQclear(res);
+	return ok;
+}
+
+static int put_window(struct sw_driver_remote *r, struct build_stream *bs, const char *id, uint64_t taken,
+		      char *err, size_t errlen);
+
 /* Puts the next input chunks the window allows (the command must be
- * acknowledged: the agent is ready for them). */
+ * acknowledged: the agent is ready for them), in one transaction: one
+ * commit, and one notification, for the window. */
 static int put_input(struct sw_driver_remote *r, struct build_stream *bs, const char *id, uint64_t taken,
 		     char *err, size_t errlen)
+{
+	if (bs->input_done || bs->seq >= taken + INPUT_WINDOW)
+		return 0;
+	if (!plain(r, "BEGIN")) {
+		snprintf(err, errlen, "The database failed while the build context was sent.");
+		return -EIO;
+	}
+	int rc = put_window(r, bs, id, taken, err, errlen);
+	if (rc >= 0 && !plain(r, "COMMIT")) {
+		snprintf(err, errlen, "The database failed while the build context was sent.");
+		rc = -EIO;
+	}
+	if (rc < 0)
+		plain(r, "ROLLBACK");
+	return rc;
+}
+
+static int put_window(struct sw_driver_remote *r, struct build_stream *bs, const char *id, uint64_t taken,
+		      char *err, size_t errlen)
 {
 	int did = 0;
 	while (!bs->input_done && bs->seq < taken + INPUT_WINDOW) {
@@ -419,7 +450,9 @@ static int build_hook(struct sw_driver_remote *r, void *arg, const char *id, con
 	if (strcmp(PQgetvalue(row, 0, 0), "ACKED") == 0)
 		did = put_input(r, bs, id, strtoull(PQgetvalue(row, 0, 5), NULL, 10), err, errlen);
 	int out = did < 0 ? 0 : read_output(r, bs, id, err, errlen);
-	return did < 0 ? did : out < 0 ? out : (did || out);
+	/* While input remains, the agent's credit is looked for at the first
+	 * poll's pace, not the slowing one. */
+	return did < 0 ? did : out < 0 ? out : (did || out || !bs->input_done);
 }
 
 int sw_rd_image_build(struct sw_driver *d, const struct sw_image_build *b, sw_driver_log_fn log, void *log_arg,
