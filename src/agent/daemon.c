@@ -69,7 +69,7 @@ uint64_t sw_agent_backoff_ms(enum sw_agent_drop why, unsigned attempt, uint64_t 
 		break;
 	default:
 		lo = 1000;
-		hi = attempt >= 6 ? 60000 : SW_MIN(60000, 1000ULL << attempt);
+		hi = attempt >= 5 ? 60000 : SW_MIN(60000, 2000ULL << attempt);
 		break;
 	}
 	return lo + (uint64_t)(r * (double)(hi - lo));
@@ -693,7 +693,9 @@ static void on_command(struct session *s, const struct sw_agent_msg *m)
 	const char *recorded;
 	switch (sw_agent_journal_lookup(s->journal, m->id, digest, &recorded)) {
 	case SW_AGENT_JOURNAL_DONE:
-		send_text(s, recorded); /* resent: the same answer, not run again */
+		/* resent: the same answer, not run again */
+		sw_log_info("agent: command %s answered from the journal", m->id);
+		send_text(s, recorded);
 		return;
 	case SW_AGENT_JOURNAL_RUNNING: {
 		struct sw_agent_msg ack = { .type = SW_AGENT_MSG_ACK, .id = m->id };

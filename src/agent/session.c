@@ -1,6 +1,7 @@
 /* The control plane's agent sessions (steward/agent/session.h). */
 #include <errno.h>
 #include <jansson.h>
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "steward/agent/ws.h"
 #include "steward/base/limits.h"
 #include "steward/base/log.h"
+#include "steward/base/seal.h"
 #include "steward/base/secret.h"
 #include "steward/base/validate.h"
 #include "steward/db/db.h"
@@ -47,7 +49,7 @@ struct session {
 				   * command message (a heartbeat's answer may queue behind a
 				   * command's output: an agent sending it is not silent) */
 	unsigned queries;         /* in flight; each holds the session */
-	bool seen_inflight;       /* a lastSeenAt refresh is in flight */
+	bool seen_due;            /* a heartbeat answered since lastSeenAt was last written */
 	bool pending_inflight;    /* the server's pending commands are being read */
 	bool pending_again;       /* ... and must be read again once answered */
 	bool input_inflight;      /* commands' input chunks are being taken */
@@ -59,13 +61,22 @@ struct session {
 	json_t *out_batch;        /* [{id, seq, stream, data}] */
 	size_t out_batch_bytes;
 	bool out_inflight;
-	char sent[SESSION_SENT_IDS][37]; /* ids sent on this connection, the latest */
+	/* ids sent on this connection, the latest; allocated with the first
+	 * command (most sessions are idle: 10,000 of them would hold 12 MB) */
+	char (*sent)[37];
 	unsigned nsent;
 	bool stored;              /* the hello is on the row: OFFLINE is written at the end */
 };
 
 static unsigned heartbeat_ms = SW_AGENT_HEARTBEAT_MS_DEFAULT;
 static _Thread_local struct session *sessions;
+/* lastSeenAt of this thread's sessions is written in one statement at most
+ * every half heartbeat interval (not one UPDATE per heartbeat: 10,000
+ * agents would be 1,000 statements a second, bench/agent_fleet.mjs). A
+ * live agent's lastSeenAt is then never older than about one interval,
+ * well inside the three a read allows before it says OFFLINE. */
+static _Thread_local bool seen_writing;
+static _Thread_local uint64_t seen_written_ms;
 
 void sw_agent_sessions_configure(unsigned ms)
 {
@@ -80,6 +91,7 @@ unsigned sw_agent_heartbeat_ms(void)
 static void session_free(struct session *s)
 {
 	json_decref(s->out_batch);
+	free(s->sent);
 	sw_ws_reader_release(&s->rd);
 	sw_ws_out_release(&s->out);
 	free(s);
@@ -111,7 +123,8 @@ static void pump(struct session *s)
 	if (!s->u || !s->out.buf.len || sw_http_upgraded_pending(s->u))
 		return;
 	sw_http_upgraded_write(s->u, s->out.buf.data, s->out.buf.len);
-	sw_buf_consume(&s->out.buf, s->out.buf.len);
+	/* Written out (copied): an idle session keeps no output buffer. */
+	sw_buf_release(&s->out.buf);
 }
 
 /* Queues a close (code 0: an empty one) after what is queued, then ends
@@ -170,25 +183,95 @@ static void gone_done(void *arg, const PGresult *res, const struct sw_db_error *
 	unhold(s);
 }
 
+struct seen_batch {
+	unsigned n;
+	struct session *s[];
+};
+
 static void seen_done(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
-	struct session *s = arg;
-	s->seen_inflight = false;
-	/* No row: the token was rotated, the server deleted, or a newer session
-	 * holds it. A database that fails is not the agent's fault. */
-	if (!err->code && PQntuples(res) == 0)
-		close_with(s, SW_WS_CLOSE_POLICY,
-			   "agent token rotated, server deleted, or a newer session holds it");
-	unhold(s);
+	struct seen_batch *b = arg;
+	seen_writing = false;
+	bool *held = calloc(b->n ? b->n : 1, sizeof(*held));
+	for (int r = 0; !err->code && held && r < PQntuples(res); r++) {
+		unsigned long i = strtoul(PQgetvalue(res, r, 0), NULL, 10);
+		if (i >= 1 && i <= b->n)
+			held[i - 1] = true;
+	}
+	for (unsigned i = 0; i < b->n; i++) {
+		struct session *s = b->s[i];
+		/* Not written: the token was rotated, the server deleted, or a
+		 * newer session holds it. A database that fails is not the
+		 * agent's fault: written again next time. */
+		if (err->code || !held)
+			s->seen_due = true;
+		else if (!held[i])
+			close_with(s, SW_WS_CLOSE_POLICY,
+				   "agent token rotated, server deleted, or a newer session holds it");
+		unhold(s);
+	}
+	free(held);
+	free(b);
+}
+
+/* Writes lastSeenAt of this thread's sessions that answered a heartbeat
+ * since the last write, unless one write is in flight or (without force)
+ * the last was less than half an interval ago. */
+static void seen_write(struct sw_loop *loop, bool force)
+{
+	uint64_t now = sw_loop_now_ms(loop);
+	if (seen_writing || (!force && now - seen_written_ms < heartbeat_ms / 2))
+		return;
+	unsigned n = 0;
+	for (struct session *s = sessions; s; s = s->next)
+		n += s->seen_due && s->u && s->state == ONLINE;
+	if (!n)
+		return;
+	struct seen_batch *b = malloc(sizeof(*b) + n * sizeof(b->s[0]));
+	struct sw_buf ids = { 0 }, hashes = { 0 }, conns = { 0 };
+	struct sw_db_pool *pool = sw_db_pool_of(loop);
+	if (!b || !pool)
+		goto fail;
+	b->n = 0;
+	for (struct session *s = sessions; s; s = s->next) {
+		if (!s->seen_due || !s->u || s->state != ONLINE)
+			continue;
+		const char *sep = b->n ? "," : "{";
+		if (sw_buf_appendf(&ids, "%s%s", sep, s->server_id) < 0 ||
+		    sw_buf_appendf(&hashes, "%s%s", sep, s->token_hash) < 0 ||
+		    sw_buf_appendf(&conns, "%s%s", sep, s->connection_id) < 0)
+			goto fail;
+		b->s[b->n++] = s;
+	}
+	if (sw_buf_append(&ids, "}", 2) < 0 || sw_buf_append(&hashes, "}", 2) < 0 ||
+	    sw_buf_append(&conns, "}", 2) < 0)
+		goto fail;
+	const char *params[] = { ids.data, hashes.data, conns.data };
+	if (sw_db_query(pool, &sw_db_stmt_agent_seen, params, 3, seen_done, b) < 0)
+		goto fail;
+	for (unsigned i = 0; i < b->n; i++) {
+		b->s[i]->seen_due = false;
+		b->s[i]->queries++;
+	}
+	seen_writing = true;
+	seen_written_ms = now;
+	sw_buf_release(&ids);
+	sw_buf_release(&hashes);
+	sw_buf_release(&conns);
+	return;
+fail:
+	free(b);
+	sw_buf_release(&ids);
+	sw_buf_release(&hashes);
+	sw_buf_release(&conns);
 }
 
 static void seen(struct session *s)
 {
-	if (s->seen_inflight || s->state != ONLINE)
+	if (s->state != ONLINE)
 		return;
-	const char *params[] = { s->server_id, s->token_hash, s->connection_id };
-	if (query(s, &sw_db_stmt_agent_seen, params, 3, seen_done))
-		s->seen_inflight = true;
+	s->seen_due = true;
+	seen_write(s->loop, false);
 }
 
 /* ---- commands ---- */
@@ -205,6 +288,8 @@ static void command_written(void *arg, const PGresult *res, const struct sw_db_e
 
 static bool was_sent(const struct session *s, const char *id)
 {
+	if (!s->sent)
+		return false;
 	for (unsigned i = 0; i < SW_MIN(s->nsent, (unsigned)SESSION_SENT_IDS); i++)
 		if (strcmp(s->sent[i], id) == 0)
 			return true;
@@ -220,7 +305,27 @@ static void send_command(struct session *s, const PGresult *res, int row)
 				  .expires_at_ms = strtoull(PQgetvalue(res, row, 3), NULL, 10) };
 	if (was_sent(s, id) || !sw_agent_cmd_from_name(kind, &m.kind))
 		return;
-	m.payload = json_loads(PQgetvalue(res, row, 2), 0, NULL);
+	if (!s->sent && !(s->sent = calloc(SESSION_SENT_IDS, sizeof(s->sent[0]))))
+		return; /* sent again with the next read of pending commands */
+	if (PQgetisnull(res, row, 4)) {
+		m.payload = json_loads(PQgetvalue(res, row, 2), 0, NULL);
+	} else {
+		/* Sealed at rest (migration 0023): opened here, in memory, for
+		 * the send only. */
+		const char *sealed = PQgetvalue(res, row, 4);
+		size_t cap = (size_t)PQgetlength(res, row, 4) + 1, len = 0;
+		char aad[SW_SEAL_AAD_MAX], *plain = malloc(cap);
+		sw_seal_aad_agent_command(aad, id);
+		int r = plain ? sw_unseal(sealed, aad, plain, cap, &len) : -ENOMEM;
+		if (r == 0)
+			m.payload = json_loadb(plain, len, 0, NULL);
+		else
+			sw_log_warn("agent session server=%s: command %s cannot be opened (%s); not sent",
+				    s->server_id, id, strerror(-r));
+		if (plain)
+			OPENSSL_cleanse(plain, cap);
+		free(plain);
+	}
 	if (!m.payload)
 		return;
 	send_msg(s, &m);
@@ -555,6 +660,12 @@ static void on_input(void *arg, struct sw_buf *in)
 	}
 	if (s->state == CLOSING)
 		sw_buf_consume(in, in->len);
+	/* Between messages (a heartbeat every few seconds) a session keeps
+	 * neither its input nor its last message: 10,000 idle agents. */
+	if (!in->len) {
+		sw_buf_release(in);
+		sw_ws_reader_trim(&s->rd);
+	}
 }
 
 static void on_drained(void *arg)
@@ -594,7 +705,8 @@ static void on_shutdown(void *arg)
 		if (RAND_bytes((unsigned char *)&r, sizeof(r)) != 1)
 			r = 0;
 		struct sw_agent_msg g = { .type = SW_AGENT_MSG_GOAWAY,
-					  .retry_after_ms = 5000 + r % 25000 };
+					  .retry_after_ms = SW_AGENT_GOAWAY_MIN_MS +
+							    r % SW_AGENT_GOAWAY_SPREAD_MS };
 		send_msg(s, &g);
 	}
 	close_with(s, SW_WS_CLOSE_GOING_AWAY, "the control plane is stopping");
@@ -736,11 +848,16 @@ static void on_notify(void *arg, const char *payload)
 static void on_resync(void *arg)
 {
 	(void)arg;
+	struct sw_loop *loop = NULL;
 	for (struct session *s = sessions; s; s = s->next) {
-		seen(s);
+		if (s->state == ONLINE)
+			s->seen_due = true;
+		loop = s->loop;
 		fetch_pending(s);
 		fetch_input(s);
 	}
+	if (loop)
+		seen_write(loop, true);
 }
 
 int sw_agent_sessions_listen(struct sw_db_pool *pool)

@@ -84,6 +84,14 @@ void sw_ws_reader_release(struct sw_ws_reader *r)
 	r->message_opcode = 0;
 }
 
+void sw_ws_reader_trim(struct sw_ws_reader *r)
+{
+	if (r->message_opcode)
+		return; /* a fragmented message is being joined */
+	sw_buf_release(&r->message);
+	r->delivered = false;
+}
+
 static bool is_control(unsigned op)
 {
 	return op >= 0x8;

@@ -451,11 +451,13 @@ struct sw_metrics_sample;
  * 0, -EIO (no sampler: the reason was logged) or -errno. */
 int sw_api_metrics_sample_local(json_t *apps, struct sw_metrics_sample *out);
 /* metrics_alerts.c: the alerts of one sample, evaluated by the writer of
- * the metric history, its statements run by exec (NULL on failure). */
+ * the metric history, its statements run by exec (NULL on failure);
+ * minute_ms is the loop's minute (60000 but under METRICS_MINUTE_MS, a
+ * test setting), the unit of rules' durationSeconds: 60 of them last one. */
 typedef PGresult *(*sw_api_metrics_exec)(const struct sw_db_stmt *stmt, const char *const *params,
 					 ExecStatusType want);
 void sw_api_metrics_alerts_evaluate(sw_api_metrics_exec exec, const struct sw_metrics_sample *s,
-				    int64_t now_ms);
+				    int64_t now_ms, unsigned minute_ms);
 /* Forgets the rules' pending periods (the loop has stopped). */
 void sw_api_metrics_alerts_forget(void);
 /* Why the local sampler could not be made (metrics_local.c), for a log line. */

@@ -11,7 +11,7 @@
  * millisecond adds burst units. Links are index + 1, so 0 is "none" and
  * the zeroed .bss is an empty table. */
 #include <pthread.h>
-#include <openssl/rand.h>
+#include <sys/random.h>
 #include "steward/auth/ratelimit.h"
 #include "steward/base/secret.h"
 
@@ -86,9 +86,13 @@ static uint64_t siphash24(const uint64_t k[2], const uint8_t *p, size_t n)
 	return v[0] ^ v[1] ^ v[2] ^ v[3];
 }
 
+/* From the kernel, not OpenSSL: the first request of any kind is limited
+ * (the global per-address limit), and OpenSSL's first use initialises it
+ * (about 2 MB resident for the process's life), which a request that
+ * needs no cryptography should not cost. */
 static void init_key(void)
 {
-	if (RAND_bytes((unsigned char *)T.sip, sizeof(T.sip)) != 1) {
+	if (getrandom(T.sip, sizeof(T.sip), 0) != (ssize_t)sizeof(T.sip)) {
 		/* Still a working limiter, only predictable chains. */
 		T.sip[0] = sw_now_us() ^ (uint64_t)(uintptr_t)&T;
 		T.sip[1] = sw_wall_ms();

@@ -163,6 +163,7 @@ int sw_config_load(struct sw_config *c, char *err, size_t errlen)
 			  errlen);
 	r = r ?: get_uint("METRICS_RETENTION_DAYS", 90, 1, 3650, &c->metrics_retention_days, err, errlen);
 	r = r ?: get_uint("METRICS_SAMPLE_INTERVAL_MS", 15000, 200, 15000, &c->metrics_interval_ms, err, errlen);
+	r = r ?: get_uint("METRICS_MINUTE_MS", 60000, 1000, 60000, &c->metrics_minute_ms, err, errlen);
 	if (r < 0)
 		return r;
 
@@ -177,8 +178,19 @@ int sw_config_load(struct sw_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "STEWARD_ENV must be production, development or test (got \"%.40s\")", env);
 		return -EINVAL;
 	}
-	if (c->env != SW_ENV_TEST) /* a test setting: production samples every 15 s */
+	if (c->env != SW_ENV_TEST) { /* test settings: production samples every 15 s, minutes last 60 s */
 		c->metrics_interval_ms = 15000;
+		c->metrics_minute_ms = 60000;
+	}
+	/* A shortened minute holds whole intervals, and whole ones make a
+	 * real minute (so a minute never straddles an hour). */
+	if (c->metrics_minute_ms != 60000 &&
+	    (60000 % c->metrics_minute_ms || c->metrics_minute_ms % c->metrics_interval_ms)) {
+		snprintf(err, errlen, "METRICS_MINUTE_MS must divide 60000 and be a multiple of "
+				      "METRICS_SAMPLE_INTERVAL_MS (got %u and %u)",
+			 c->metrics_minute_ms, c->metrics_interval_ms);
+		return -EINVAL;
+	}
 
 	const char *dir = getenv("STEWARD_DATA_DIR");
 	if (!dir || !*dir) /* as root, a system path the postgres user can reach */

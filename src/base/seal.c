@@ -435,3 +435,8 @@ void sw_seal_aad_totp(char out[SW_SEAL_AAD_MAX], const char *user_id)
 {
 	aad(out, "totp", user_id, NULL);
 }
+
+void sw_seal_aad_agent_command(char out[SW_SEAL_AAD_MAX], const char *command_id)
+{
+	aad(out, "agent-command", command_id, NULL);
+}

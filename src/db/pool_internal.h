@@ -12,8 +12,8 @@ enum conn_state {
 	CONN_DOWN,       /* no PGconn; the reconnect timer may be armed */
 	CONN_CONNECTING, /* PQconnectPoll in progress */
 	CONN_PREPARING,  /* the prepare pipeline is in flight */
-	CONN_IDLE,       /* ready, POLLIN armed */
-	CONN_BUSY,       /* one query in flight */
+	CONN_IDLE,       /* ready, POLLIN armed, not in pipeline mode */
+	CONN_BUSY,       /* queries in flight, in pipeline mode (one sync each) */
 	CONN_LISTENING,  /* up; its LISTEN is in flight (pool->listener) */
 };
 
@@ -28,9 +28,11 @@ struct note {
 };
 
 struct query {
-	struct query *prev, *next; /* the pool's queue, while waiting */
+	struct query *prev, *next; /* the pool's queue, while waiting; next: the
+				      connection's pipeline, while on the wire */
 	struct sw_db_pool *pool;
 	struct conn *conn;         /* while on the wire */
+	PGresult *result;          /* on the wire: its first result (or first error) */
 	const struct sw_db_stmt *stmt;
 	sw_db_cb cb;
 	void *arg;
@@ -54,8 +56,9 @@ struct conn {
 	struct sw_timer timer; /* reconnect backoff (DOWN), deadline (CONNECTING,
 				  PREPARING, LISTENING) */
 	unsigned backoff_ms;
-	struct query *query;
-	PGresult *result;      /* BUSY, LISTENING: the first result */
+	struct query *sent_head, *sent_tail; /* BUSY: the pipeline, oldest first */
+	unsigned nsent;
+	PGresult *result;      /* LISTENING: the first result */
 	const char *notice_reason; /* set by a FATAL notice (server shutting down) */
 	const char *break_reason;  /* conn_break(): why, for the deferred conn_lost() */
 	char break_detail[256];
@@ -132,7 +135,10 @@ void sw_db_conn_break(struct conn *c, const char *reason, const char *detail);
 /* Drops c (its query fails with code), schedules the reconnect, hands the
  * listener on. */
 void sw_db_conn_lost(struct conn *c, int code, const char *reason, const char *detail);
-/* Reads what arrived on c; done(c) once its result is complete. */
+/* Keeps in *kept the first result of a statement, or its first error. */
+void sw_db_keep_result(PGresult **kept, PGresult *r);
+/* Reads what arrived on c (not pipelined: the LISTEN); done(c) once its
+ * result is complete. */
 void sw_db_conn_read_step(struct conn *c, void (*done)(struct conn *c));
 /* Pushes libpq's output onto the socket (c->flushing: some is left);
  * false when the connection failed. */

@@ -98,9 +98,10 @@ const struct sw_db_stmt sw_db_stmt_agent_hello = {
 
 const struct sw_db_stmt sw_db_stmt_agent_seen = {
 	.name = "agent_seen",
-	.sql = "UPDATE servers SET status = 'ONLINE', last_seen_at = now()"
-	       " WHERE id = $1::uuid AND agent_token_hash = decode($2, 'hex')"
-	       " AND agent_connection_id = $3 RETURNING id",
+	.sql = "UPDATE servers s SET status = 'ONLINE', last_seen_at = now()"
+	       " FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS u(id, hash, conn, i)"
+	       " WHERE s.id = u.id AND s.agent_token_hash = decode(u.hash, 'hex')"
+	       " AND s.agent_connection_id = u.conn RETURNING u.i",
 	.nparams = 3,
 };
 
@@ -143,7 +144,7 @@ const struct sw_db_stmt sw_db_stmt_agent_command_get = {
 const struct sw_db_stmt sw_db_stmt_agent_commands_pending = {
 	.name = "agent_commands_pending",
 	.sql = "SELECT c.id, c.kind, c.payload::text,"
-	       " (extract(epoch FROM c.expires_at) * 1000)::bigint FROM agent_commands c"
+	       " (extract(epoch FROM c.expires_at) * 1000)::bigint, c.payload_sealed FROM agent_commands c"
 	       " WHERE c.server_id = $1::uuid AND c.status IN ('QUEUED', 'SENT', 'ACKED')"
 	       " AND c.expires_at > now() ORDER BY c.created_at, c.id LIMIT 32",
 	.nparams = 1,
@@ -167,7 +168,7 @@ const struct sw_db_stmt sw_db_stmt_agent_command_acked = {
 const struct sw_db_stmt sw_db_stmt_agent_command_result = {
 	.name = "agent_command_result",
 	.sql = "UPDATE agent_commands SET status = CASE WHEN $3::boolean THEN 'SUCCEEDED' ELSE 'FAILED' END,"
-	       " result = $4::jsonb, error_code = $5, error_message = $6, updated_at = now()"
+	       " payload = '{}'::jsonb, payload_sealed = NULL, result = $4::jsonb, error_code = $5, error_message = $6, updated_at = now()"
 	       " WHERE server_id = $1::uuid AND id = $2::uuid"
 	       " AND status NOT IN ('SUCCEEDED', 'FAILED') RETURNING id",
 	.nparams = 6,
@@ -183,14 +184,15 @@ const struct sw_db_stmt sw_db_stmt_agent_server_status = {
 	.nparams = 1,
 };
 
-/* ($1 server, $2 kind, $3 payload, $4 ms until it expires) -> its id. */
+/* ($1 command id, $2 server, $3 kind, $4 payload sealed to $1 (migration
+ * 0023), $5 ms until it expires) -> its id. */
 const struct sw_db_stmt sw_db_stmt_agent_command_issue = {
 	.name = "agent_command_issue",
-	.sql = "INSERT INTO agent_commands (organization_id, server_id, kind, payload, expires_at)"
-	       " SELECT s.organization_id, s.id, $2, $3::jsonb,"
-	       "  now() + make_interval(secs => $4::bigint / 1000.0)"
-	       " FROM servers s WHERE s.id = $1::uuid AND NOT s.is_local RETURNING id",
-	.nparams = 4,
+	.sql = "INSERT INTO agent_commands (id, organization_id, server_id, kind, payload_sealed, expires_at)"
+	       " SELECT $1::uuid, s.organization_id, s.id, $3, $4,"
+	       "  now() + make_interval(secs => $5::bigint / 1000.0)"
+	       " FROM servers s WHERE s.id = $2::uuid AND NOT s.is_local RETURNING id",
+	.nparams = 5,
 };
 
 /* ($1 command) -> zero or one row: its status (EXPIRED past its expiry),
@@ -205,11 +207,11 @@ const struct sw_db_stmt sw_db_stmt_agent_command_poll = {
 
 /* ($1 command, $2 error code, $3 message): the waiter gives up (expired,
  * the agent gone, the job stopped): a command not finished is FAILED so no
- * session sends it again; its payload (a container's environment) is
- * dropped either way. */
+ * session sends it again; its payload (a container's environment, sealed)
+ * is dropped either way. */
 const struct sw_db_stmt sw_db_stmt_agent_command_close = {
 	.name = "agent_command_close",
-	.sql = "UPDATE agent_commands SET payload = '{}'::jsonb, updated_at = now(),"
+	.sql = "UPDATE agent_commands SET payload = '{}'::jsonb, payload_sealed = NULL, updated_at = now(),"
 	       " status = CASE WHEN status IN ('SUCCEEDED', 'FAILED') THEN status ELSE 'FAILED' END,"
 	       " error_code = CASE WHEN status IN ('SUCCEEDED', 'FAILED') THEN error_code ELSE $2 END,"
 	       " error_message = CASE WHEN status IN ('SUCCEEDED', 'FAILED') THEN error_message ELSE $3 END"
@@ -217,7 +219,7 @@ const struct sw_db_stmt sw_db_stmt_agent_command_close = {
 	.nparams = 3,
 };
 
-/* ---- a command's streams (migration 0023) ---- */
+/* ---- a command's streams (migration 0024) ---- */
 
 /* ($1 server) -> the next input chunks of its sent commands not sent yet,
  * marked sent: command id, seq, data (base64), last. The rows come in no

@@ -14,6 +14,37 @@
 #include "steward/driver/remote.h"
 #include "driver/driver_internal.h"
 
+/* The errors a command answers with, both ways: the agent's executor names
+ * an errno, the remote driver maps the name back (remote.c). */
+static const struct {
+	int err;
+	const char *code;
+} codes[] = {
+	{ ENOENT, "NOT_FOUND" },      { EEXIST, "ALREADY_EXISTS" },	{ EBUSY, "IN_USE" },
+	{ EINVAL, "INVALID_ARGUMENT" }, { ECONNREFUSED, "UNREACHABLE" }, { ETIMEDOUT, "TIMED_OUT" },
+	{ EFBIG, "TOO_LARGE" },       { ECANCELED, "CANCELLED" },	{ EOPNOTSUPP, "NOT_AVAILABLE" },
+	{ EAGAIN, "NOT_RUNNING" },    { EBADMSG, "BAD_DATA" },		{ ENODATA, "NO_DATA" },
+	{ EACCES, "REFUSED" },        { ENAMETOOLONG, "TOO_LONG" },
+	/* The agent's own (docs/agent-protocol.md). */
+	{ ETIMEDOUT, "EXPIRED" },     { EINVAL, "INVALID_COMMAND" },	{ EINVAL, "ID_REUSED" },
+};
+
+const char *sw_driver_error_code(int r)
+{
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (codes[i].err == -r)
+			return codes[i].code;
+	return "FAILED";
+}
+
+int sw_driver_error_errno(const char *code)
+{
+	for (size_t i = 0; code && i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (strcmp(codes[i].code, code) == 0)
+			return -codes[i].err;
+	return -EIO;
+}
+
 #define LIST_CAP 128 /* containers, images or volumes in one answer (SW_AGENT_MAX_RESULT) */
 
 static const enum sw_agent_cmd kinds[] = {

@@ -33,8 +33,19 @@
 #define ROUTE_ID_PREFIX "steward-app-"
 #define SET_ATTEMPTS 4
 #define REMOVE_ATTEMPTS 16
+#define RESET_ATTEMPTS 4
 
-/* One admin call: path is appended to the admin URL. body NULL: none. */
+/* One admin call: path is appended to the admin URL. body NULL: none.
+ *
+ * Caddy replaces its admin endpoint on every configuration load (each of
+ * our PUT, POST, PATCH and DELETE): the new server listens on a socket of
+ * its own (SO_REUSEPORT) and the old one is shut down in the background.
+ * A connection the kernel had queued on the old socket and Caddy had not
+ * accepted yet is reset when that socket closes, before Caddy read a byte
+ * of its request. So a call reset before any answer (-ECONNRESET) is
+ * made again, on a new connection that reaches the new socket: its
+ * request was never seen, so even a POST is not applied twice. An
+ * answered call, or one reset after its status line, is never repeated. */
 static int caddy_call(struct sw_driver *d, struct sw_driver_http *h, const char *method,
 		      const char *path, const char *body, char *err, size_t errlen)
 {
@@ -44,15 +55,19 @@ static int caddy_call(struct sw_driver *d, struct sw_driver_http *h, const char 
 		snprintf(err, errlen, "the Caddy admin URL is too long");
 		return -ENAMETOOLONG;
 	}
-	sw_buf_release(&h->response);
-	*h = (struct sw_driver_http){ .method = method, .url = url,
-				      .timeout_ms = SW_DRIVER_CADDY_TIMEOUT_MS };
-	if (body) {
-		h->content_type = "application/json";
-		h->body = body;
-		h->body_len = strlen(body);
+	int rc = -ECONNRESET;
+	for (int attempt = 0; attempt < RESET_ATTEMPTS && rc == -ECONNRESET; attempt++) {
+		sw_buf_release(&h->response);
+		*h = (struct sw_driver_http){ .method = method, .url = url,
+					      .timeout_ms = SW_DRIVER_CADDY_TIMEOUT_MS };
+		if (body) {
+			h->content_type = "application/json";
+			h->body = body;
+			h->body_len = strlen(body);
+		}
+		rc = sw_driver_http_run(h, CADDY, err, errlen);
 	}
-	return sw_driver_http_run(h, CADDY, err, errlen);
+	return rc;
 }
 
 static json_t *route_json(const struct sw_ingress_route *r, char *err, size_t errlen)

@@ -34,47 +34,141 @@ struct sw_driver {
 	char caddy_listen[256];  /* CADDY_HTTP_LISTEN: comma-separated addresses */
 	char proc_path[256];     /* HOST_PROC_PATH */
 	struct sw_driver_remote *remote; /* a remote driver's state (remote.c), else NULL */
+	const struct sw_rd_ops *rops;    /* with remote: its calls */
 };
 
 /* ---- the remote driver (remote.c) ----
- * Each public call of a driver with d->remote goes here instead. */
+ * Each public call of a driver with d->remote goes to d->rops instead.
+ * Through a table set by sw_driver_remote_new(), not by name: a binary
+ * that never makes a remote driver (steward-agent) links neither remote.c
+ * nor libpq, which with its Kerberos, LDAP and GnuTLS would be a third of
+ * the agent's idle memory (bench/agent_fleet.mjs). */
 struct sw_driver_remote;
-void sw_driver_remote_free(struct sw_driver_remote *r);
-int sw_rd_image_build(struct sw_driver *d, const struct sw_image_build *b, sw_driver_log_fn log,
-		      void *log_arg, char *err, size_t errlen);
-int sw_rd_image_remove(struct sw_driver *d, const char *tag, char *err, size_t errlen);
-int sw_rd_images_list(struct sw_driver *d, const char *application_id, char (*tags)[SW_DRIVER_TAG_MAX],
-		      size_t cap, size_t *ret_n, char *err, size_t errlen);
-bool sw_rd_image_exists(struct sw_driver *d, const char *tag);
-int sw_rd_container_create(struct sw_driver *d, const struct sw_container_spec *s, char id[SW_DRIVER_ID_MAX],
-			   char *err, size_t errlen);
-/* kind: "container.start", "container.stop" (timeout_s), "container.remove". */
-int sw_rd_container_action(struct sw_driver *d, const char *kind, const char *name, unsigned timeout_s,
-			   char *err, size_t errlen);
-int sw_rd_containers_list(struct sw_driver *d, const char *application_id, struct sw_container_info *out,
-			  size_t cap, size_t *ret_n, char *err, size_t errlen);
-int sw_rd_volume_create(struct sw_driver *d, const struct sw_volume_spec *v, char *err, size_t errlen);
-int sw_rd_volumes_list(struct sw_driver *d, const char *application_id, char (*names)[SW_DRIVER_VOLUME_MAX],
-		       size_t cap, size_t *ret_n, char *err, size_t errlen);
-int sw_rd_volume_remove(struct sw_driver *d, const char *name, char *err, size_t errlen);
-int sw_rd_route_set(struct sw_driver *d, const struct sw_ingress_route *r, char *err, size_t errlen);
-int sw_rd_route_remove(struct sw_driver *d, const char *application_id, char *err, size_t errlen);
-int sw_rd_proxy_state(struct sw_driver *d, char **ret_json, char *err, size_t errlen);
-int sw_rd_container_put_file(struct sw_driver *d, const char *container, const char *dir, const char *name,
-			     const void *data, size_t len, unsigned mode, char *err, size_t errlen);
-/* MemAvailable of the remote host, from its agent's host.facts. */
-int sw_rd_memory_available(struct sw_driver *d, uint64_t *ret_bytes);
-struct sw_container_state;
-int sw_rd_container_state(struct sw_driver *d, const char *id, struct sw_container_state *ret, char *err,
-			  size_t errlen);
 /* The agent's image.build from its staged context (agent_build.c). */
 struct sw_agent_msg;
 struct sw_agent_stream;
 struct json_t;
 int sw_driver_agent_build(struct sw_driver *d, const struct sw_agent_msg *cmd, struct sw_agent_stream *st,
 			  struct json_t **res, char *err, size_t errlen);
-/* -EOPNOTSUPP: "<what> on a remote server is not available yet." */
+struct sw_container_state;
+struct sw_rd_ops {
+	void (*free)(struct sw_driver_remote *r);
+	int (*image_build)(struct sw_driver *d, const struct sw_image_build *b, sw_driver_log_fn log,
+			   void *log_arg, char *err, size_t errlen);
+	int (*image_remove)(struct sw_driver *d, const char *tag, char *err, size_t errlen);
+	int (*images_list)(struct sw_driver *d, const char *application_id,
+			   char (*tags)[SW_DRIVER_TAG_MAX], size_t cap, size_t *ret_n, char *err,
+			   size_t errlen);
+	bool (*image_exists)(struct sw_driver *d, const char *tag);
+	int (*container_create)(struct sw_driver *d, const struct sw_container_spec *s,
+				char id[SW_DRIVER_ID_MAX], char *err, size_t errlen);
+	/* kind: "container.start", "container.stop" (timeout_s), "container.remove". */
+	int (*container_action)(struct sw_driver *d, const char *kind, const char *name,
+				unsigned timeout_s, char *err, size_t errlen);
+	int (*containers_list)(struct sw_driver *d, const char *application_id,
+			       struct sw_container_info *out, size_t cap, size_t *ret_n, char *err,
+			       size_t errlen);
+	int (*volume_create)(struct sw_driver *d, const struct sw_volume_spec *v, char *err,
+			     size_t errlen);
+	int (*volumes_list)(struct sw_driver *d, const char *application_id,
+			    char (*names)[SW_DRIVER_VOLUME_MAX], size_t cap, size_t *ret_n, char *err,
+			    size_t errlen);
+	int (*volume_remove)(struct sw_driver *d, const char *name, char *err, size_t errlen);
+	int (*route_set)(struct sw_driver *d, const struct sw_ingress_route *r, char *err,
+			 size_t errlen);
+	int (*route_remove)(struct sw_driver *d, const char *application_id, char *err, size_t errlen);
+	int (*proxy_state)(struct sw_driver *d, char **ret_json, char *err, size_t errlen);
+	int (*container_put_file)(struct sw_driver *d, const char *container, const char *dir,
+				  const char *name, const void *data, size_t len, unsigned mode,
+				  char *err, size_t errlen);
+	int (*container_state)(struct sw_driver *d, const char *id, struct sw_container_state *ret,
+			       char *err, size_t errlen);
+	/* MemAvailable of the remote host, from its agent's host.facts. */
+	int (*memory_available)(struct sw_driver *d, uint64_t *ret_bytes);
+};
+
+/* -EOPNOTSUPP: "<what> on a remote server is not available yet." (local.c) */
 int sw_rd_unavailable(const char *what, char *err, size_t errlen);
+
+static inline int sw_rd_image_build(struct sw_driver *d, const struct sw_image_build *b,
+				    sw_driver_log_fn log, void *log_arg, char *err, size_t errlen)
+{
+	return d->rops->image_build(d, b, log, log_arg, err, errlen);
+}
+static inline int sw_rd_container_state(struct sw_driver *d, const char *id,
+					struct sw_container_state *ret, char *err, size_t errlen)
+{
+	return d->rops->container_state(d, id, ret, err, errlen);
+}
+static inline int sw_rd_memory_available(struct sw_driver *d, uint64_t *ret_bytes)
+{
+	return d->rops->memory_available(d, ret_bytes);
+}
+static inline int sw_rd_image_remove(struct sw_driver *d, const char *tag, char *err, size_t errlen)
+{
+	return d->rops->image_remove(d, tag, err, errlen);
+}
+static inline int sw_rd_images_list(struct sw_driver *d, const char *application_id,
+				    char (*tags)[SW_DRIVER_TAG_MAX], size_t cap, size_t *ret_n, char *err,
+				    size_t errlen)
+{
+	return d->rops->images_list(d, application_id, tags, cap, ret_n, err, errlen);
+}
+static inline bool sw_rd_image_exists(struct sw_driver *d, const char *tag)
+{
+	return d->rops->image_exists(d, tag);
+}
+static inline int sw_rd_container_create(struct sw_driver *d, const struct sw_container_spec *s,
+					 char id[SW_DRIVER_ID_MAX], char *err, size_t errlen)
+{
+	return d->rops->container_create(d, s, id, err, errlen);
+}
+static inline int sw_rd_container_action(struct sw_driver *d, const char *kind, const char *name,
+					 unsigned timeout_s, char *err, size_t errlen)
+{
+	return d->rops->container_action(d, kind, name, timeout_s, err, errlen);
+}
+static inline int sw_rd_containers_list(struct sw_driver *d, const char *application_id,
+					struct sw_container_info *out, size_t cap, size_t *ret_n,
+					char *err, size_t errlen)
+{
+	return d->rops->containers_list(d, application_id, out, cap, ret_n, err, errlen);
+}
+static inline int sw_rd_volume_create(struct sw_driver *d, const struct sw_volume_spec *v, char *err,
+				      size_t errlen)
+{
+	return d->rops->volume_create(d, v, err, errlen);
+}
+static inline int sw_rd_volumes_list(struct sw_driver *d, const char *application_id,
+				     char (*names)[SW_DRIVER_VOLUME_MAX], size_t cap, size_t *ret_n,
+				     char *err, size_t errlen)
+{
+	return d->rops->volumes_list(d, application_id, names, cap, ret_n, err, errlen);
+}
+static inline int sw_rd_volume_remove(struct sw_driver *d, const char *name, char *err, size_t errlen)
+{
+	return d->rops->volume_remove(d, name, err, errlen);
+}
+static inline int sw_rd_route_set(struct sw_driver *d, const struct sw_ingress_route *r, char *err,
+				  size_t errlen)
+{
+	return d->rops->route_set(d, r, err, errlen);
+}
+static inline int sw_rd_route_remove(struct sw_driver *d, const char *application_id, char *err,
+				     size_t errlen)
+{
+	return d->rops->route_remove(d, application_id, err, errlen);
+}
+static inline int sw_rd_proxy_state(struct sw_driver *d, char **ret_json, char *err, size_t errlen)
+{
+	return d->rops->proxy_state(d, ret_json, err, errlen);
+}
+static inline int sw_rd_container_put_file(struct sw_driver *d, const char *container, const char *dir,
+					   const char *name, const void *data, size_t len, unsigned mode,
+					   char *err, size_t errlen)
+{
+	return d->rops->container_put_file(d, container, dir, name, data, len, mode, err, errlen);
+}
 
 /* ---- one HTTP exchange (http.c) ----
  * Blocking; safe on any thread (one curl handle per call). */
@@ -103,7 +197,9 @@ struct sw_driver_http {
 };
 /* Runs the exchange. 0 when an answer came (whatever its status); else
  * -ECANCELED, -EFBIG, the callbacks' error, -ECONNREFUSED (nothing
- * listens), -ETIMEDOUT, -EIO, with a sentence naming `peer` in err. */
+ * listens), -ECONNRESET (the connection was closed or reset before a
+ * status line came), -ETIMEDOUT, -EIO, with a sentence naming `peer` in
+ * err. */
 int sw_driver_http_run(struct sw_driver_http *h, const char *peer, char *err, size_t errlen);
 
 /* True when s is 1..max bytes of ASCII letters, digits and the bytes of

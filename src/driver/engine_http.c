@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <curl/curl.h>
 #include "steward/net/libcurl.h"
 #include "driver/driver_internal.h"
@@ -89,12 +90,17 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
 	return 0;
 }
 
-static int transport_errno(CURLcode rc)
+static int transport_errno(CURLcode rc, long status)
 {
 	switch (rc) {
 	case CURLE_COULDNT_CONNECT:
 	case CURLE_COULDNT_RESOLVE_HOST:
 		return -ECONNREFUSED;
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+		/* Closed or reset before a status line came; after one, -EIO. */
+		return status ? -EIO : -ECONNRESET;
 	case CURLE_OPERATION_TIMEDOUT:
 		return -ETIMEDOUT;
 	case CURLE_OUT_OF_MEMORY:
@@ -107,8 +113,18 @@ static int transport_errno(CURLcode rc)
 int sw_driver_http_run(struct sw_driver_http *h, const char *peer, char *err, size_t errlen)
 {
 	char why[CURL_ERROR_SIZE] = "";
-	const struct sw_libcurl *lib = sw_libcurl(why, sizeof(why));
 	h->status = 0;
+	/* An engine socket that does not exist cannot be connected to: said as
+	 * curl says it, without loading libcurl. Loading it initialises
+	 * OpenSSL (its configuration, providers and error strings: about 3 MB
+	 * resident for the process's life), which a host without the engine
+	 * would pay for the metrics sampler's first disk-usage read. */
+	if (h->unix_socket && access(h->unix_socket, F_OK) != 0 && errno == ENOENT) {
+		snprintf(err, errlen, "%s at %s cannot be reached: Couldn't connect to server", peer,
+			 h->unix_socket);
+		return -ECONNREFUSED;
+	}
+	const struct sw_libcurl *lib = sw_libcurl(why, sizeof(why));
 	if (!lib) {
 		snprintf(err, errlen, "%s cannot be reached: %s", peer, why);
 		return -ENOSYS;
@@ -188,11 +204,11 @@ int sw_driver_http_run(struct sw_driver_http *h, const char *peer, char *err, si
 		/* curl's own sentence would name the URL's placeholder host. */
 		snprintf(err, errlen, "%s at %s cannot be reached: %s", peer, h->unix_socket,
 			 lib->easy_strerror(rc));
-		ret = transport_errno(rc);
+		ret = transport_errno(rc, h->status);
 	} else {
 		snprintf(err, errlen, "%s cannot be reached: %s", peer,
 			 why[0] ? why : lib->easy_strerror(rc));
-		ret = transport_errno(rc);
+		ret = transport_errno(rc, h->status);
 	}
 	goto done;
 fail:

@@ -55,9 +55,15 @@ struct sw_driver *sw_driver_local_new(void)
 
 void sw_driver_free(struct sw_driver *d)
 {
-	if (d)
-		sw_driver_remote_free(d->remote);
+	if (d && d->remote)
+		d->rops->free(d->remote);
 	free(d);
+}
+
+int sw_rd_unavailable(const char *what, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s on a remote server is not available yet.", what);
+	return -EOPNOTSUPP;
 }
 
 int sw_driver_memory_available(struct sw_driver *d, uint64_t *ret_bytes)

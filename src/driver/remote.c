@@ -10,10 +10,14 @@
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include "steward/base/seal.h"
+#include "steward/base/secret.h"
 #include "steward/db/statements_servers.h"
 #include "steward/driver/container_state.h"
 #include "steward/driver/remote.h"
 #include "driver/driver_internal.h"
+
+static const struct sw_rd_ops ops;
 
 struct sw_driver_remote {
 	PGconn *conn;
@@ -27,35 +31,6 @@ struct sw_driver_remote {
 
 #define POLL_FIRST_MS 10
 #define POLL_MAX_MS 250
-
-static const struct {
-	int err;
-	const char *code;
-} codes[] = {
-	{ ENOENT, "NOT_FOUND" },      { EEXIST, "ALREADY_EXISTS" },	{ EBUSY, "IN_USE" },
-	{ EINVAL, "INVALID_ARGUMENT" }, { ECONNREFUSED, "UNREACHABLE" }, { ETIMEDOUT, "TIMED_OUT" },
-	{ EFBIG, "TOO_LARGE" },       { ECANCELED, "CANCELLED" },	{ EOPNOTSUPP, "NOT_AVAILABLE" },
-	{ EAGAIN, "NOT_RUNNING" },    { EBADMSG, "BAD_DATA" },		{ ENODATA, "NO_DATA" },
-	{ EACCES, "REFUSED" },        { ENAMETOOLONG, "TOO_LONG" },
-	/* The agent's own (docs/agent-protocol.md). */
-	{ ETIMEDOUT, "EXPIRED" },     { EINVAL, "INVALID_COMMAND" },	{ EINVAL, "ID_REUSED" },
-};
-
-const char *sw_driver_error_code(int r)
-{
-	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
-		if (codes[i].err == -r)
-			return codes[i].code;
-	return "FAILED";
-}
-
-int sw_driver_error_errno(const char *code)
-{
-	for (size_t i = 0; code && i < sizeof(codes) / sizeof(codes[0]); i++)
-		if (strcmp(codes[i].code, code) == 0)
-			return -codes[i].err;
-	return -EIO;
-}
 
 static PGresult *exec(struct sw_driver_remote *r, const struct sw_db_stmt *st, const char *const *params,
 		      char *err, size_t errlen)
@@ -129,11 +104,12 @@ int sw_driver_remote_new(PGconn *conn, const char *server_id, const volatile boo
 	}
 	*r = tmp;
 	d->remote = r;
+	d->rops = &ops;
 	*ret = d;
 	return 0;
 }
 
-void sw_driver_remote_free(struct sw_driver_remote *r)
+static void remote_free(struct sw_driver_remote *r)
 {
 	free(r);
 }
@@ -155,12 +131,29 @@ static int issue(struct sw_driver_remote *r, const char *kind, json_t *payload, 
 		snprintf(err, errlen, "Out of memory.");
 		return -ENOMEM;
 	}
+	/* The payload is sealed at rest (migration 0023): a container's
+	 * environment or a password file waits in the table for its answer.
+	 * The id is ours, so the sealed text is bound to its row. */
+	char aad[SW_SEAL_AAD_MAX];
+	size_t len = strlen(text), cap = sw_seal_size(len);
+	char *sealed = malloc(cap);
+	int rc = sealed ? sw_random_uuid(id) : -ENOMEM;
+	if (rc == 0) {
+		sw_seal_aad_agent_command(aad, id);
+		rc = sw_seal(text, len, aad, sealed, cap);
+	}
+	OPENSSL_cleanse(text, len);
+	free(text);
+	if (rc < 0) {
+		free(sealed);
+		snprintf(err, errlen, "The command for the server could not be sealed (%s).", strerror(-rc));
+		return rc;
+	}
 	char ttl_s[24];
 	snprintf(ttl_s, sizeof(ttl_s), "%llu", (unsigned long long)ttl);
-	const char *params[4] = { r->server_id, kind, text, ttl_s };
+	const char *params[5] = { id, r->server_id, kind, sealed, ttl_s };
 	PGresult *res = exec(r, &sw_db_stmt_agent_command_issue, params, err, errlen);
-	OPENSSL_cleanse(text, strlen(text)); /* a container's environment */
-	free(text);
+	free(sealed);
 	if (!res)
 		return -EIO;
 	if (PQntuples(res) != 1) {
@@ -168,7 +161,6 @@ static int issue(struct sw_driver_remote *r, const char *kind, json_t *payload, 
 		snprintf(err, errlen, "The server was deleted: nothing was done on it.");
 		return -ENOENT;
 	}
-	snprintf(id, 37, "%s", PQgetvalue(res, 0, 0));
 	PQclear(res);
 	return 0;
 }
@@ -262,12 +254,6 @@ static int call(struct sw_driver *d, const char *kind, json_t *payload, unsigned
 	char id[37];
 	int rc = issue(d->remote, kind, payload, ttl, id, err, errlen);
 	return rc ? rc : await(d->remote, id, kind, ttl, NULL, NULL, ret, err, errlen);
-}
-
-static int not_yet(const char *what, char *err, size_t errlen)
-{
-	snprintf(err, errlen, "%s on a remote server is not available yet.", what);
-	return -EOPNOTSUPP;
 }
 
 static json_t *strings(const char *const *v)
@@ -455,8 +441,8 @@ static int build_hook(struct sw_driver_remote *r, void *arg, const char *id, con
 	return did < 0 ? did : out < 0 ? out : (did || out || !bs->input_done);
 }
 
-int sw_rd_image_build(struct sw_driver *d, const struct sw_image_build *b, sw_driver_log_fn log, void *log_arg,
-		      char *err, size_t errlen)
+static int rd_image_build(struct sw_driver *d, const struct sw_image_build *b, sw_driver_log_fn log,
+			  void *log_arg, char *err, size_t errlen)
 {
 	struct sw_driver_remote *r = d->remote;
 	if (!b->context_dir || !b->tag) {
@@ -521,7 +507,7 @@ int sw_rd_image_build(struct sw_driver *d, const struct sw_image_build *b, sw_dr
 	return rc;
 }
 
-int sw_rd_image_remove(struct sw_driver *d, const char *tag, char *err, size_t errlen)
+static int rd_image_remove(struct sw_driver *d, const char *tag, char *err, size_t errlen)
 {
 	return call(d, "image.remove", json_pack("{s:s}", "image", tag), 0, NULL, err, errlen);
 }
@@ -546,14 +532,14 @@ static int call_names(struct sw_driver *d, const char *kind, const char *applica
 	return 0;
 }
 
-int sw_rd_images_list(struct sw_driver *d, const char *application_id, char (*tags)[SW_DRIVER_TAG_MAX],
+static int rd_images_list(struct sw_driver *d, const char *application_id, char (*tags)[SW_DRIVER_TAG_MAX],
 		      size_t cap, size_t *ret_n, char *err, size_t errlen)
 {
 	return call_names(d, "image.list", application_id, "tags", tags[0], SW_DRIVER_TAG_MAX, cap, ret_n,
 			  err, errlen);
 }
 
-bool sw_rd_image_exists(struct sw_driver *d, const char *tag)
+static bool rd_image_exists(struct sw_driver *d, const char *tag)
 {
 	json_t *res;
 	char err[256];
@@ -566,7 +552,7 @@ bool sw_rd_image_exists(struct sw_driver *d, const char *tag)
 
 /* ---- containers ---- */
 
-int sw_rd_container_create(struct sw_driver *d, const struct sw_container_spec *s, char id[SW_DRIVER_ID_MAX],
+static int rd_container_create(struct sw_driver *d, const struct sw_container_spec *s, char id[SW_DRIVER_ID_MAX],
 			   char *err, size_t errlen)
 {
 	json_t *spec = json_pack("{s:o,s:o,s:o*,s:o,s:I,s:I,s:i,s:b}", "env", strings(s->env), "labels",
@@ -588,7 +574,7 @@ int sw_rd_container_create(struct sw_driver *d, const struct sw_container_spec *
 	return rc;
 }
 
-int sw_rd_container_action(struct sw_driver *d, const char *kind, const char *name, unsigned timeout_s,
+static int rd_container_action(struct sw_driver *d, const char *kind, const char *name, unsigned timeout_s,
 			   char *err, size_t errlen)
 {
 	json_t *p = strcmp(kind, "container.stop") == 0
@@ -597,7 +583,7 @@ int sw_rd_container_action(struct sw_driver *d, const char *kind, const char *na
 	return call(d, kind, p, timeout_s * 1000, NULL, err, errlen);
 }
 
-int sw_rd_containers_list(struct sw_driver *d, const char *application_id, struct sw_container_info *out,
+static int rd_containers_list(struct sw_driver *d, const char *application_id, struct sw_container_info *out,
 			  size_t cap, size_t *ret_n, char *err, size_t errlen)
 {
 	json_t *res;
@@ -630,7 +616,7 @@ int sw_rd_containers_list(struct sw_driver *d, const char *application_id, struc
 
 /* ---- volumes ---- */
 
-int sw_rd_volume_create(struct sw_driver *d, const struct sw_volume_spec *v, char *err, size_t errlen)
+static int rd_volume_create(struct sw_driver *d, const struct sw_volume_spec *v, char *err, size_t errlen)
 {
 	json_t *labels = v->application_id ? json_pack("{s:s}", "steward.application", v->application_id)
 			 : v->service_id   ? json_pack("{s:s}", "steward.service", v->service_id)
@@ -639,14 +625,14 @@ int sw_rd_volume_create(struct sw_driver *d, const struct sw_volume_spec *v, cha
 		    err, errlen);
 }
 
-int sw_rd_volumes_list(struct sw_driver *d, const char *application_id, char (*names)[SW_DRIVER_VOLUME_MAX],
+static int rd_volumes_list(struct sw_driver *d, const char *application_id, char (*names)[SW_DRIVER_VOLUME_MAX],
 		       size_t cap, size_t *ret_n, char *err, size_t errlen)
 {
 	return call_names(d, "volume.list", application_id, "names", names[0], SW_DRIVER_VOLUME_MAX, cap,
 			  ret_n, err, errlen);
 }
 
-int sw_rd_volume_remove(struct sw_driver *d, const char *name, char *err, size_t errlen)
+static int rd_volume_remove(struct sw_driver *d, const char *name, char *err, size_t errlen)
 {
 	return call(d, "volume.remove", json_pack("{s:s}", "name", name), 0, NULL, err, errlen);
 }
@@ -658,7 +644,7 @@ static void route_id(char out[64], const char *application_id)
 	snprintf(out, 64, "steward-app-%s", application_id);
 }
 
-int sw_rd_route_set(struct sw_driver *d, const struct sw_ingress_route *rt, char *err, size_t errlen)
+static int rd_route_set(struct sw_driver *d, const struct sw_ingress_route *rt, char *err, size_t errlen)
 {
 	char rid[64];
 	route_id(rid, rt->application_id);
@@ -668,14 +654,14 @@ int sw_rd_route_set(struct sw_driver *d, const struct sw_ingress_route *rt, char
 		    errlen);
 }
 
-int sw_rd_route_remove(struct sw_driver *d, const char *application_id, char *err, size_t errlen)
+static int rd_route_remove(struct sw_driver *d, const char *application_id, char *err, size_t errlen)
 {
 	char rid[64];
 	route_id(rid, application_id);
 	return call(d, "caddy.route.remove", json_pack("{s:s}", "routeId", rid), 0, NULL, err, errlen);
 }
 
-int sw_rd_proxy_state(struct sw_driver *d, char **ret_json, char *err, size_t errlen)
+static int rd_proxy_state(struct sw_driver *d, char **ret_json, char *err, size_t errlen)
 {
 	json_t *res;
 	*ret_json = NULL;
@@ -696,7 +682,7 @@ int sw_rd_proxy_state(struct sw_driver *d, char **ret_json, char *err, size_t er
 
 #define FILE_MAX (48u * 1024)
 
-int sw_rd_container_put_file(struct sw_driver *d, const char *container, const char *dir, const char *name,
+static int rd_container_put_file(struct sw_driver *d, const char *container, const char *dir, const char *name,
 			     const void *data, size_t len, unsigned mode, char *err, size_t errlen)
 {
 	if (len > FILE_MAX) {
@@ -720,8 +706,8 @@ int sw_rd_container_put_file(struct sw_driver *d, const char *container, const c
 
 /* ---- a container's state ---- */
 
-int sw_rd_container_state(struct sw_driver *d, const char *id, struct sw_container_state *ret, char *err,
-			  size_t errlen)
+static int rd_container_state(struct sw_driver *d, const char *id, struct sw_container_state *ret, char *err,
+			      size_t errlen)
 {
 	json_t *res;
 	int rc = call(d, "container.inspect", json_pack("{s:s}", "name", id), 0, &res, err, errlen);
@@ -742,7 +728,7 @@ int sw_rd_container_state(struct sw_driver *d, const char *id, struct sw_contain
 	return 0;
 }
 
-int sw_rd_memory_available(struct sw_driver *d, uint64_t *ret_bytes)
+static int rd_memory_available(struct sw_driver *d, uint64_t *ret_bytes)
 {
 	json_t *res;
 	char err[256];
@@ -757,9 +743,22 @@ int sw_rd_memory_available(struct sw_driver *d, uint64_t *ret_bytes)
 	return rc;
 }
 
-/* ---- not carried yet ---- */
-
-int sw_rd_unavailable(const char *what, char *err, size_t errlen)
-{
-	return not_yet(what, err, errlen);
-}
+static const struct sw_rd_ops ops = {
+	.free = remote_free,
+	.image_build = rd_image_build,
+	.image_remove = rd_image_remove,
+	.images_list = rd_images_list,
+	.image_exists = rd_image_exists,
+	.container_create = rd_container_create,
+	.container_action = rd_container_action,
+	.containers_list = rd_containers_list,
+	.volume_create = rd_volume_create,
+	.volumes_list = rd_volumes_list,
+	.volume_remove = rd_volume_remove,
+	.route_set = rd_route_set,
+	.route_remove = rd_route_remove,
+	.proxy_state = rd_proxy_state,
+	.container_put_file = rd_container_put_file,
+	.container_state = rd_container_state,
+	.memory_available = rd_memory_available,
+};

@@ -44,6 +44,15 @@ static void thread_cache_on(void)
 	mallctl("thread.tcache.enabled", NULL, NULL, &on, sizeof(on));
 }
 
+/* What a loop thread's start-up freed (building its server, pool and
+ * routes) waits in its cache for reuse that an idle server never makes:
+ * about 0.45 MB. Handed back to the arena once the thread is ready, so
+ * that the purge below returns it too. */
+static void thread_cache_flush(void)
+{
+	mallctl("thread.tcache.flush", NULL, NULL, NULL, 0);
+}
+
 /* jemalloc hands freed pages back to the kernel as allocation goes on (its
  * decay is driven by allocations), so a server that idles after start-up
  * kept resident what start-up had freed: about 12 MB, most of it from
@@ -57,6 +66,10 @@ static void release_startup_memory(void)
 }
 #else
 static void thread_cache_on(void)
+{
+}
+
+static void thread_cache_flush(void)
 {
 }
 
@@ -91,9 +104,11 @@ static pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
 static unsigned ready_count, exited_count;
 
+/* Runs on the loop thread that is ready. */
 static void on_ready(unsigned index)
 {
 	(void)index;
+	thread_cache_flush();
 	pthread_mutex_lock(&ready_lock);
 	ready_count++;
 	pthread_cond_broadcast(&ready_cond);

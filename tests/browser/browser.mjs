@@ -97,3 +97,40 @@ export async function screenshot(page, name) {
 	fs.mkdirSync(dir, { recursive: true });
 	await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true });
 }
+
+// Opens every [path, heading] of `pages` in `page` and asserts that no
+// value of `secrets` ({name: value}) is in its DOM (markup, text, input
+// values) or in any answer the page received on the way (bodies and
+// headers; the SSE streams aside, which never end), and that axe-core
+// finds nothing serious there. visit(path), when given, acts on a page
+// once it is loaded (e.g. opens a listing). Returns the number of
+// answers searched.
+export async function walkForSecrets(page, { origin, pages, secrets, visit = async () => {} }) {
+	const answers = [];
+	const onResponse = async (r) => {
+		if (new URL(r.url()).pathname.endsWith('/live')) return;
+		try {
+			answers.push({ url: r.url(), headers: JSON.stringify(await r.allHeaders()), body: await r.text() });
+		} catch {}
+	};
+	const values = Object.entries(secrets).filter(([, v]) => v);
+	page.on('response', onResponse);
+	try {
+		for (const [where, heading] of pages) {
+			await page.goto(`${origin}${where}`);
+			await page.getByRole('heading', { name: heading, exact: true }).first().waitFor();
+			await page.waitForLoadState('networkidle').catch(() => {});
+			await page.locator('.muted').filter({ hasText: /^Loading/ }).first().waitFor({ state: 'detached' }).catch(() => {});
+			await visit(where);
+			const dom = await page.evaluate(() => document.documentElement.outerHTML + document.body.innerText + [...document.querySelectorAll('input')].map((i) => i.value).join(' '));
+			for (const [name, v] of values) assert.ok(!dom.includes(v), `${name} is in the page ${where}`);
+			await accessible(page, where);
+		}
+	} finally {
+		page.off('response', onResponse);
+	}
+	assert.ok(answers.length > pages.length, `${answers.length} answers`);
+	for (const a of answers) for (const [name, v] of values) assert.ok(!a.body.includes(v) && !a.headers.includes(v), `${name} is in the answer of ${a.url}`);
+	process.stdout.write(`# walked ${pages.length} pages, searched ${answers.length} answers for ${values.length} secrets (${values.map(([n]) => n).join(', ')})\n`);
+	return answers.length;
+}

@@ -27,7 +27,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as h from '../integration/harness.mjs';
 import { deploymentRows } from '../integration/deployment_rows.mjs';
-import { accessible as axeCheck, launch, needDashboard, playwright, screenshot, stewarddOn, virtualAuthenticator } from './browser.mjs';
+import { accessible as axeCheck, launch, needDashboard, playwright, screenshot, stewarddOn, virtualAuthenticator, walkForSecrets } from './browser.mjs';
 
 const PASSWORD = 'correct horse battery';
 const EMAIL = 'olive@example.com';
@@ -99,11 +99,6 @@ async function shownOnce(label, p = page) {
 	await box.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
 	assert.equal(await p.evaluate(() => navigator.clipboard.readText()), value);
 	return value;
-}
-
-async function go(where, heading) {
-	await page.goto(`${origin}${where}`);
-	await page.getByRole('heading', { name: heading, exact: true }).first().waitFor();
 }
 
 async function signOut(p = page) {
@@ -411,6 +406,8 @@ test('a_git_credential_is_write_only_and_a_git_source_uses_it', async () => {
 	await page.getByRole('alert').waitFor();
 	// The application's git source fetches over https with it.
 	await page.goto(`${origin}/app/applications/${appId}/git`);
+	// The form starts from the connected repository.
+	assert.equal(await field('Repository URL').inputValue(), 'git@github.com:acme/web.git');
 	await field('Repository URL').fill('https://git.example.com/acme/web.git');
 	await field('Git credential (https only)').selectOption({ label: 'internal' });
 	await button('Save').click();
@@ -676,6 +673,7 @@ test('every_page_is_walked_and_no_secret_is_in_the_dom_or_the_network_log', asyn
 	assert.equal(conn.status, 200, conn.text);
 	assert.equal(conn.json().data.password, secrets.servicePassword);
 	const deployment = (await rows.sql(`SELECT id FROM deployments WHERE application_id = '${appId}' AND number = 1`)).trim();
+	const local = (await api(page, 'GET', '/servers')).body.data.find((s) => s.isLocal);
 	const pages = [
 		['/app/applications', 'Applications'],
 		[`/app/applications/${appId}`, 'web'],
@@ -685,10 +683,12 @@ test('every_page_is_walked_and_no_secret_is_in_the_dom_or_the_network_log', asyn
 		[`/app/applications/${appId}/volumes`, 'web'],
 		[`/app/applications/${appId}/containers`, 'web'],
 		[`/app/applications/${appId}/settings`, 'web'],
+		[`/app/applications/${appId}/metrics`, 'web'],
 		[`/app/deployments/${deployment}`, 'Deployment #1'],
 		['/app/services', 'Services'],
 		[`/app/services/${serviceId}`, 'db'],
 		['/app/servers', 'Servers'],
+		[`/app/servers/${local.id}`, local.name],
 		['/app/alerts', 'Alerts'],
 		['/app/channels', 'Notification channels'],
 		['/app/organization', 'Acme'],
@@ -699,32 +699,9 @@ test('every_page_is_walked_and_no_secret_is_in_the_dom_or_the_network_log', asyn
 		['/app/projects', 'Projects'],
 		['/app/git-credentials', 'Git credentials'],
 	];
-	const answers = [];
-	const onResponse = async (r) => {
-		const u = new URL(r.url());
-		if (u.pathname.endsWith('/live')) return;
-		try {
-			answers.push({ url: r.url(), headers: JSON.stringify(await r.allHeaders()), body: await r.text() });
-		} catch {}
-	};
-	page.on('response', onResponse);
-	const values = Object.entries(secrets).filter(([, v]) => v);
+	const values = Object.values(secrets).filter(Boolean);
 	assert.ok(values.length >= 8, Object.keys(secrets).join(' '));
-	try {
-		for (const [where, heading] of pages) {
-			await go(where, heading);
-			await page.waitForLoadState('networkidle').catch(() => {});
-			await page.locator('.muted').filter({ hasText: /^Loading/ }).first().waitFor({ state: 'detached' }).catch(() => {});
-			const dom = await page.evaluate(() => document.documentElement.outerHTML + document.body.innerText + [...document.querySelectorAll('input')].map((i) => i.value).join(' '));
-			for (const [name, v] of values) assert.ok(!dom.includes(v), `${name} is in the page ${where}`);
-			await accessible(where);
-		}
-	} finally {
-		page.off('response', onResponse);
-	}
-	assert.ok(answers.length > pages.length, `${answers.length} answers`);
-	for (const a of answers) for (const [name, v] of values) assert.ok(!a.body.includes(v) && !a.headers.includes(v), `${name} is in the answer of ${a.url}`);
-	process.stdout.write(`# walked ${pages.length} pages, searched ${answers.length} answers for ${values.length} secrets (${values.map(([n]) => n).join(', ')})\n`);
+	await walkForSecrets(page, { origin, pages, secrets });
 });
 
 test('the_main_flows_work_with_the_keyboard_alone', async () => {

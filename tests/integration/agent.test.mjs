@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { makeTempDir, skip, sleep, SLACK, cleanupAll } from './harness.mjs';
+import { makeTempDir, skip, sleep, SLACK, cleanupAll, withTimeout } from './harness.mjs';
 
 const buildDir = process.env.SW_BUILD_DIR;
 if (!buildDir) skip('SW_BUILD_DIR is not set (ctest sets it)');
@@ -69,12 +69,6 @@ function controlPlane() {
 	cp.close = () => new Promise((r) => { wss.close(); server.closeAllConnections(); server.close(r); });
 	cp.listen = () => new Promise((r) => server.listen(0, '127.0.0.1', () => { cp.port = server.address().port; r(); }));
 	return cp;
-}
-
-function withTimeout(p, ms, what) {
-	let t;
-	return Promise.race([p, new Promise((_, rej) => { t = setTimeout(() => rej(new Error(`timed out waiting for ${what}`)), ms); })])
-		.finally(() => clearTimeout(t));
 }
 
 function nextConnection(cp, ms = 5000 * SLACK) {
@@ -328,7 +322,10 @@ test('a 503 with Retry-After: the agent returns within the hinted window', async
 test('a refused token (401) makes the agent back off for minutes', async () => {
 	const before = cp.rejected;
 	const a = startAgent(cp.port, WRONG);
-	await sleep(4000);
+	// Until the agent says how long it waits (not a fixed time: a loaded
+	// machine may take longer to start it and make the attempt).
+	await withTimeout((async () => { while (!/reconnecting in \d+ ms/.test(a.log())) await sleep(20); })(), 10000 * SLACK,
+		'the agent to back off');
 	assert.equal(cp.rejected - before, 1, 'one attempt, then a long wait');
 	assert.match(a.log(), /refused the token/);
 	assert.match(a.log(), /reconnecting in (\d{6,}) ms/);

@@ -60,9 +60,10 @@ export async function world(env = {}) {
 	w.sql = (q) => pg.psql(q, srv.dbName);
 	w.call = (method, path, opts) => call(w.srv, method, path, owner, opts);
 	// Starts another stewardd on the same database and data directory (a
-	// restart after a crash).
-	w.restart = async (more = {}) => {
+	// restart after a crash). opts: startStewardd's (port).
+	w.restart = async (more = {}, opts = {}) => {
 		w.srv = await h.startStewardd({
+			...opts,
 			db: pg,
 			env: { ...srvEnv, DATABASE_URL: srv.env.DATABASE_URL, STEWARD_DATA_DIR: srv.env.STEWARD_DATA_DIR, ...more },
 		});

@@ -72,14 +72,22 @@ const started = []; // {proc, dir, graceMs}
 const alive = h.processAlive;
 const sleepSync = h.sleepSync;
 
-function stopSync(s) {
-	const pid = s.proc.pid;
-	if (pid !== undefined && s.proc.exitCode === null && s.proc.signalCode === null && alive(pid)) {
+// Stops every one of list at once: SIGTERM to all, then each waited for
+// within its grace from then (SIGKILL past it), then their directories
+// removed. (One by one, a file with two dockerds and a Caddy waited for
+// each shutdown in turn.)
+function stopSync(list) {
+	const running = (s) => s.proc.pid !== undefined && s.proc.exitCode === null && s.proc.signalCode === null && alive(s.proc.pid);
+	const live = list.filter(running);
+	const t0 = Date.now();
+	for (const s of live) {
 		try {
-			process.kill(pid, 'SIGTERM');
+			process.kill(s.proc.pid, 'SIGTERM');
 		} catch {}
-		const deadline = Date.now() + s.graceMs;
-		while (alive(pid) && Date.now() < deadline) sleepSync(25);
+	}
+	for (const s of live) {
+		const pid = s.proc.pid;
+		while (alive(pid) && Date.now() < t0 + s.graceMs) sleepSync(25);
 		if (alive(pid)) {
 			try {
 				process.kill(pid, 'SIGKILL');
@@ -88,21 +96,23 @@ function stopSync(s) {
 			while (alive(pid) && Date.now() < last) sleepSync(25);
 		}
 	}
-	// A dockerd that died hard can leave its mounts: never delete through one.
-	const mounts = fs
-		.readFileSync('/proc/self/mounts', 'utf8')
-		.split('\n')
-		.map((l) => l.split(' ')[1])
-		.filter((m) => m && (m === s.dir || m.startsWith(`${s.dir}/`)))
-		.sort((a, b) => b.length - a.length);
-	for (const m of mounts) spawnSync('umount', ['-l', m]);
-	try {
-		fs.rmSync(s.dir, { recursive: true, force: true });
-	} catch {}
+	for (const s of list) {
+		// A dockerd that died hard can leave its mounts: never delete through one.
+		const mounts = fs
+			.readFileSync('/proc/self/mounts', 'utf8')
+			.split('\n')
+			.map((l) => l.split(' ')[1])
+			.filter((m) => m && (m === s.dir || m.startsWith(`${s.dir}/`)))
+			.sort((x, y) => y.length - x.length);
+		for (const m of mounts) spawnSync('umount', ['-l', m]);
+		try {
+			fs.rmSync(s.dir, { recursive: true, force: true });
+		} catch {}
+	}
 }
 
 function cleanup() {
-	while (started.length) stopSync(started.pop());
+	stopSync(started.splice(0).reverse());
 }
 process.on('exit', cleanup);
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
@@ -182,7 +192,10 @@ async function findOrStartEngine() {
 
 // A private dockerd of its own (root only): its socket, data root, exec
 // root and pid file in a temporary directory, --bridge=none
-// --iptables=false. Stopped and removed at exit.
+// --iptables=false. Stopped and removed at exit; --shutdown-timeout=1: the
+// containers a test leaves running are killed 1 s after their SIGTERM
+// when it stops (a container that ignores it, such as sleep as PID 1,
+// would otherwise hold the file's exit for the default 15 s).
 async function spawnDockerd() {
 	if (!fs.existsSync(DOCKERD)) dockerSkip(`no Docker engine answers and ${DOCKERD} is missing (apt-get install docker.io)`);
 	if (process.getuid() !== 0) dockerSkip('no Docker engine answers and starting dockerd needs root');
@@ -200,6 +213,7 @@ async function spawnDockerd() {
 			'--host', `unix://${socket}`,
 			'--bridge=none',
 			'--iptables=false',
+			'--shutdown-timeout=1',
 		],
 		{ stdio: ['ignore', log, log] },
 	);
@@ -394,7 +408,7 @@ export async function startCaddy({ internalTls = false } = {}) {
 		stop: () => {
 			const i = started.indexOf(entry);
 			if (i >= 0) started.splice(i, 1);
-			stopSync(entry);
+			stopSync([entry]);
 		},
 	};
 }

@@ -27,6 +27,15 @@ export function sleep(ms) {
 	return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+// p, or an Error "timed out waiting for <what>" after ms. The timer is
+// cleared when p settles: a pending one would keep node (and the test
+// file) alive until it fires.
+export function withTimeout(p, ms, what) {
+	let t;
+	return Promise.race([p, new Promise((_, rej) => { t = setTimeout(() => rej(new Error(`timed out waiting for ${what}`)), ms); })])
+		.finally(() => clearTimeout(t));
+}
+
 // Prints "SKIP: why" and ends the file with exit 77 (CTest: skipped).
 export function skip(why) {
 	process.stdout.write(`SKIP: ${why}\n`);
@@ -403,7 +412,9 @@ const CLEARED_ENV = /^(STEWARD_.*|DATABASE_URL|SIGNUP_ENABLED|CORS_ALLOWED_ORIGI
 // and no DATABASE_URL in env, it gets a fresh database of its own. An env
 // value of null removes the variable (e.g. {DATABASE_URL: null} for the
 // embedded cluster). Resolves once GET /health answers with any status.
-export async function startStewardd({ env = {}, db = null, healthTimeoutMs = 20000, waitHealth = true } = {}) {
+// port: listen there (a restart where clients, such as an agent, dial the
+// old address); else a free one.
+export async function startStewardd({ env = {}, db = null, healthTimeoutMs = 20000, waitHealth = true, port: fixedPort = 0 } = {}) {
 	const bin = stewarddPath();
 	const base = {};
 	for (const [k, v] of Object.entries(process.env)) if (!CLEARED_ENV.test(k)) base[k] = v;
@@ -424,7 +435,7 @@ export async function startStewardd({ env = {}, db = null, healthTimeoutMs = 200
 
 	let lastErr = null;
 	for (let attempt = 0; attempt < 3; attempt++) {
-		const port = await freePort();
+		const port = fixedPort || await freePort();
 		const full = { ...base, STEWARD_LISTEN: `127.0.0.1:${port}` };
 		for (const [k, v] of Object.entries(env)) {
 			if (v === null || v === undefined) delete full[k];

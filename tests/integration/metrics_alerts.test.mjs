@@ -9,9 +9,10 @@
 // /alerts/summary, and resolves itself (notified again) once the value has
 // been past the threshold by the hysteresis margin for durationSeconds.
 //
-// The loop samples every second here (METRICS_SAMPLE_INTERVAL_MS, a test
-// setting); durationSeconds is at least 60 by the rules' own validation,
-// so this file takes about two and a half minutes.
+// The loop samples every quarter second here (METRICS_SAMPLE_INTERVAL_MS,
+// a test setting); durationSeconds is at least 60 by the rules' own
+// validation, and counts in the loop's minutes: with METRICS_MINUTE_MS
+// (another test setting) at 6 s, the rule's 60 pass in 6 s.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,10 +26,12 @@ h.stewarddPath();
 const pg = await h.startPostgres();
 const srv = await h.startStewardd({
 	db: pg,
-	env: { METRICS_SAMPLE_INTERVAL_MS: 1000, METRICS_EBPF: '0', NOTIFY_RETRY_BASE_MS: '50', SMTP_URL: null },
+	env: { METRICS_SAMPLE_INTERVAL_MS: 250, METRICS_MINUTE_MS: 6000, METRICS_EBPF: '0', NOTIFY_RETRY_BASE_MS: '50', SMTP_URL: null },
 });
 after(h.cleanupAll);
 const sql = async (q) => (await pg.psql(q, srv.dbName)).trim();
+// A rule's durationSeconds of 60, in the loop's 6-second minutes.
+const PENDING_MS = 6000;
 
 const hits = [];
 const receiver = http.createServer((req, res) => {
@@ -74,11 +77,11 @@ test('a METRIC_THRESHOLD rule opens after its pending period, notifies signed, r
 			durationSeconds: 60, serverId: server, severity: 'CRITICAL', channelIds: [channel.id] },
 	}), 201);
 
-	// Pending for 60 s: nothing before.
-	await h.sleep(50000);
+	// Pending for 60 scaled seconds (PENDING_MS): nothing before.
+	await h.sleep(PENDING_MS - 2000);
 	assert.equal(await sql(`SELECT count(*) FROM alerts`), '0', 'no alert within the pending period');
 	const opened = await waitFor('the alert opens', () => hits.find((x) => x.headers['steward-event'] === 'alert.opened'), 40000);
-	assert.ok(Date.now() - created >= 60000, 'not before durationSeconds');
+	assert.ok(Date.now() - created >= PENDING_MS, 'not before durationSeconds');
 	assertSigned(channel.signingSecret, opened);
 	const body = JSON.parse(opened.raw.toString('utf8'));
 	assert.equal(body.type, 'alert.opened');
@@ -101,7 +104,7 @@ test('a METRIC_THRESHOLD rule opens after its pending period, notifies signed, r
 	const cleared = Date.now();
 	await ok(call(srv, 'PATCH', `/alerts/rules/${rule.id}`, owner, { body: { threshold: 99.9 } }));
 	const resolved = await waitFor('the alert resolves', () => hits.find((x) => x.headers['steward-event'] === 'alert.resolved'), 90000);
-	assert.ok(Date.now() - cleared >= 59000, 'not before durationSeconds');
+	assert.ok(Date.now() - cleared >= PENDING_MS - 1000, 'not before durationSeconds');
 	assertSigned(channel.signingSecret, resolved);
 	assert.equal(JSON.parse(resolved.raw.toString('utf8')).data.status, 'RESOLVED');
 	assert.equal(await sql(`SELECT status || ' ' || (resolved_by IS NULL) FROM alerts`), 'RESOLVED true');

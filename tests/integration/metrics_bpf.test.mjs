@@ -24,7 +24,7 @@ import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import { after, test } from 'node:test';
-import { skip, sleep } from './harness.mjs';
+import { skip, sleep, withTimeout } from './harness.mjs';
 import { startDocker, baseImage, removeByLabel, dockerRequest } from './docker.mjs';
 
 const MiB = 1024 * 1024;
@@ -83,12 +83,13 @@ async function run(cmd, hostConfig = {}) {
 }
 
 // Bytes the kernel retransmitted on the connections from local port
-// `port` (ss -ti's bytes_retrans; 0 when ss is missing or shows none). A
-// segment the receiver dropped after the cgroup program saw it (a full
-// receive queue pruned under load) arrives, and is counted, twice.
-function retransmittedFrom(port) {
+// `port` (`dir` 'sport'), or to it ('dport') (ss -ti's bytes_retrans; 0 when
+// ss is missing or shows none). A segment the receiver dropped after the
+// cgroup program saw it (a full receive queue pruned under load) is sent,
+// and counted, twice.
+function retransmitted(dir, port) {
 	try {
-		const out = execFileSync('ss', ['-tinH', `( sport = :${port} )`], { encoding: 'utf8' });
+		const out = execFileSync('ss', ['-tinH', `( ${dir} = :${port} )`], { encoding: 'utf8' });
 		return [...out.matchAll(/bytes_retrans:(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
 	} catch {
 		return 0;
@@ -156,16 +157,21 @@ test('bytes a container receives and sends over loopback show in its cgroup with
 		pump();
 		c.on('error', () => {});
 	});
-	// Server 2 counts what the container sends.
+	// Server 2 counts what the container sends. It leaves its side open
+	// when the container's nc ends: the container's socket stays (in
+	// FIN-WAIT-2), so its retransmissions can be read.
 	let got = 0;
 	let recvDone;
 	const recvFinished = new Promise((r) => (recvDone = r));
-	const receiver = net.createServer((c) => {
+	let rconn = null;
+	const receiver = net.createServer({ allowHalfOpen: true }, (c) => {
+		rconn = c;
 		c.on('data', (d) => {
 			got += d.length;
 			if (got >= sent) recvDone();
 		});
 		c.on('error', () => {});
+		c.on('end', () => recvDone());
 		c.on('close', () => recvDone());
 	});
 	await new Promise((r) => sender.listen(0, '127.0.0.1', r));
@@ -183,8 +189,8 @@ test('bytes a container receives and sends over loopback show in its cgroup with
 		const rxBefore = await sample(rxC.id, rxC.pid, appId); // maps the containers to their cgroups
 		const txBefore = await sample(txC.id, txC.pid, appId);
 		assert.equal(rxBefore.applicationId, appId);
-		await Promise.race([sendFinished, sleep(60000).then(() => assert.fail('the transfer to the container did not end'))]);
-		await Promise.race([recvFinished, sleep(60000).then(() => assert.fail('the transfer from the container did not end'))]);
+		await withTimeout(sendFinished, 60000, 'the transfer to the container to end');
+		await withTimeout(recvFinished, 60000, 'the transfer from the container to end');
 		assert.equal(got, sent, 'the server received what the container sent');
 		// The counters settle once the last segments and FINs are through.
 		const settled = async (c) => {
@@ -200,18 +206,20 @@ test('bytes a container receives and sends over loopback show in its cgroup with
 		};
 		const rxAfter = await settled(rxC);
 		const txAfter = await settled(txC);
-		const retrans = retransmittedFrom(sender.address().port);
+		const retrans = retransmitted('sport', sender.address().port);
+		const txRetrans = retransmitted('dport', receiver.address().port);
 		const rx = rxAfter.network.rxBytes - rxBefore.network.rxBytes - retrans;
-		const tx = txAfter.network.txBytes - txBefore.network.txBytes;
+		const tx = txAfter.network.txBytes - txBefore.network.txBytes - txRetrans;
 		console.log(`container ${rxC.id.slice(0, 12)}: rx ${rx} bytes (retransmissions of ${retrans} taken out) for ${received} sent to it ` +
 			`(${((100 * (rx - received)) / received).toFixed(3)}%) in ${rxAfter.network.rxPackets} packets; ` +
-			`container ${txC.id.slice(0, 12)}: tx ${tx} bytes for ${sent} ` +
+			`container ${txC.id.slice(0, 12)}: tx ${tx} bytes (retransmissions of ${txRetrans} taken out) for ${sent} ` +
 			`(${((100 * (tx - sent)) / sent).toFixed(3)}%) in ${txAfter.network.txPackets} packets`);
 		assert.ok(Math.abs(rx - received) <= received * 0.01, `rx ${rx} within 1% of ${received}`);
 		assert.ok(Math.abs(tx - sent) <= sent * 0.01, `tx ${tx} within 1% of ${sent}`);
 		assert.equal(rxAfter.oomEvents, 0);
 	} finally {
 		conn?.destroy();
+		rconn?.destroy();
 		sender.close();
 		receiver.close();
 	}

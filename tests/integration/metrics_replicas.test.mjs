@@ -3,7 +3,9 @@
 // writer goes, the other takes over within a minute, and the minute rows
 // go on with no duplicate and no minute folded from both.
 //
-// Both sample every second (METRICS_SAMPLE_INTERVAL_MS, a test setting).
+// Both sample every half second (METRICS_SAMPLE_INTERVAL_MS, a test
+// setting), and their minute lasts 5 s (METRICS_MINUTE_MS, another): a
+// minute row of one replica holds about 10 samples, of both about 20.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +14,10 @@ import { setup } from './identity.mjs';
 
 h.stewarddPath();
 const pg = await h.startPostgres();
-const env = { METRICS_SAMPLE_INTERVAL_MS: 1000, METRICS_EBPF: '0' };
+const INTERVAL_MS = 500;
+const MINUTE = 5000;
+const PER_MINUTE = MINUTE / INTERVAL_MS;
+const env = { METRICS_SAMPLE_INTERVAL_MS: INTERVAL_MS, METRICS_MINUTE_MS: MINUTE, METRICS_EBPF: '0' };
 const a = await h.startStewardd({ db: pg, env });
 const b = await h.startStewardd({ env: { ...env, DATABASE_URL: a.env.DATABASE_URL } });
 after(h.cleanupAll);
@@ -32,29 +37,29 @@ test('one replica writes; the other takes over when it goes; no minute twice', {
 	assert.equal(writers.length, 1, 'exactly one writer');
 	const [writer] = writers;
 	const other = writer === a ? b : a;
-	// A full minute written by the writer alone: about 60 samples, not 120.
+	// A full minute written by the writer alone: about PER_MINUTE samples, not twice that.
 	let before = [];
-	for (let i = 0; i < 150 && before.length < 2; i++) {
+	for (const deadline = Date.now() + 4 * MINUTE + 60000; Date.now() < deadline && before.length < 2;) {
 		before = await rows();
-		if (before.length < 2) await h.sleep(1000);
+		if (before.length < 2) await h.sleep(250);
 	}
 	assert.ok(before.length >= 2, `minute rows: ${JSON.stringify(before)}`);
-	for (const [, samples] of before.slice(1)) assert.ok(samples <= 61, `one replica's samples: ${samples}`);
+	for (const [, samples] of before.slice(1)) assert.ok(samples <= PER_MINUTE + 1, `one replica's samples: ${samples}`);
 	assert.ok(!other.logs.text().includes(WRITES));
 
 	// The writer goes; the other writes from the next minute on.
 	const gone = Date.now();
 	writer.kill();
-	for (let i = 0; i < 150 && !other.logs.text().includes(WRITES); i++) await h.sleep(500);
+	for (const deadline = Date.now() + 75000; Date.now() < deadline && !other.logs.text().includes(WRITES);) await h.sleep(100);
 	assert.ok(other.logs.text().includes(WRITES), 'the other replica took over');
-	const next = Math.ceil((gone + 2000) / 60000) * 60000;
+	const next = Math.ceil((gone + 2 * INTERVAL_MS) / MINUTE) * MINUTE;
 	let after_ = [];
-	for (let i = 0; i < 150; i++) {
+	for (const deadline = Date.now() + 3 * MINUTE + 60000; Date.now() < deadline;) {
 		after_ = (await rows()).filter(([bucket]) => bucket >= next);
 		if (after_.length >= 1) break;
-		await h.sleep(1000);
+		await h.sleep(250);
 	}
 	assert.ok(after_.length >= 1, 'minute rows go on after the hand-over');
-	assert.ok(after_[0][1] >= 50 && after_[0][1] <= 61, `a whole minute by the new writer: ${after_[0][1]}`);
+	assert.ok(after_[0][1] >= Math.ceil(0.7 * PER_MINUTE) && after_[0][1] <= PER_MINUTE + 1, `a whole minute by the new writer: ${after_[0][1]}`);
 	assert.equal(await sql(`SELECT count(*) FROM (SELECT series_id, bucket FROM metric_minutes GROUP BY 1, 2 HAVING count(*) > 1) x`), '0');
 });

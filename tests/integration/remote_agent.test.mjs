@@ -6,64 +6,36 @@
 // restart and delete, and a named volume's delete, act on the second engine
 // and never on the first; an agent killed while it runs a command fails the
 // job with a clear sentence, and a job for a server whose agent is gone
-// fails saying so. Deployments (git and upload, RECREATE and BLUE_GREEN,
-// rollback) are built by the second engine from the context streamed to
-// the agent and served by the second Caddy, also when the agent is held by
-// another replica than the runner's; a build's 200,000 output lines arrive
-// whole while heartbeats pass; an agent killed mid-build fails the
-// deployment and the version before serves on.
+// fails saying so. The agent reaches the second engine through a
+// pass-through proxy (engine_hold.mjs, a fault injector) that can hold one
+// request, so a command is caught while it waits in agent_commands.
+// Deployments (git and upload, RECREATE and BLUE_GREEN, rollback) are
+// built by the second engine from the context streamed to the agent and
+// served by the second Caddy, also when the agent is held by another
+// replica than the runner's; a build's 200,000 output lines arrive whole
+// while heartbeats pass; an agent killed mid-build fails the deployment
+// and the version before serves on.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import * as h from './harness.mjs';
 import { ok, call as callAs } from './identity.mjs';
 import * as W from './deploy_world.mjs';
 import { world, BASE_IMAGE, dockerRequest, waitJob as waitJobOf } from './deploy_world.mjs';
-import { startSecondDocker, startCaddy } from './docker.mjs';
+import { agentBinary, remoteWorld } from './remote_world.mjs';
 
-const buildDir = process.env.SW_BUILD_DIR;
-if (!buildDir) h.skip('SW_BUILD_DIR is not set (ctest sets it)');
-const AGENT = path.join(buildDir, 'steward-agent');
-if (!fs.existsSync(AGENT)) h.skip(`${AGENT} does not exist (cmake --build ... --target steward-agent)`);
-
+agentBinary();
 const w = await world({ STEWARD_AGENT_HEARTBEAT_MS: 500, DEPLOY_BLUE_GREEN_MIN_FREE_MEMORY_MB: '16' });
-const second = await startSecondDocker();
-await second.baseImage();
-const caddy2 = await startCaddy();
+const { second, caddy2, engine, server, startAgent } = await remoteWorld(w);
 const waitJob = (id, timeoutMs) => waitJobOf(w, id, timeoutMs);
 
-const agents = [];
 const decoys = [];
 after(async () => {
-	for (const a of agents) if (a.exitCode === null && a.signalCode === null) a.kill('SIGKILL');
 	for (const id of decoys) await dockerRequest('DELETE', `/containers/${id}?force=1`).catch(() => {});
-	caddy2.stop();
 	await h.cleanupAll();
 });
-
-const server = await ok(w.call('POST', '/servers', { body: { name: 'second', host: '127.0.0.1' } }), 201);
-const [, url, token] = /^STEWARD_URL='([^']+)' STEWARD_AGENT_TOKEN='(sta_[A-Za-z0-9_-]{43})'/.exec(server.agentCommand);
-
-function startAgent(steward = url) {
-	const log = [];
-	const proc = spawn(AGENT, [], {
-		env: { PATH: process.env.PATH, STEWARD_URL: steward, STEWARD_AGENT_TOKEN: token,
-			STEWARD_AGENT_DATA_DIR: h.makeTempDir('sw-agent-'), DOCKER_HOST: second.host, ...caddy2.env,
-			ASAN_OPTIONS: process.env.ASAN_OPTIONS || '' },
-		stdio: ['ignore', 'pipe', 'pipe'],
-	});
-	for (const s of [proc.stdout, proc.stderr]) s.on('data', (d) => {
-		log.push(String(d));
-		if (process.env.SW_TEST_VERBOSE) process.stderr.write(`[agent] ${d}`);
-	});
-	proc.log = () => log.join('');
-	agents.push(proc);
-	return proc;
-}
 
 async function waitStatus(status, timeoutMs = 15000) {
 	const deadline = Date.now() + timeoutMs * h.SLACK;
@@ -88,9 +60,11 @@ const makeApp = async (name) => {
 const containerName = (app) => `sw-${app.id.replace(/-/g, '').slice(0, 12)}-1`;
 
 // A container of app on engine (request: dockerRequest or second.request),
-// started; term: whether it exits on SIGTERM.
-async function appContainer(request, app, { term = true } = {}) {
-	const cmd = term ? ['sh', '-c', 'trap "exit 0" TERM; sleep 600 & wait'] : ['sleep', '600'];
+// started; term: whether it exits on SIGTERM; termAfterS: it exits that
+// many seconds after SIGTERM.
+async function appContainer(request, app, { term = true, termAfterS = 0 } = {}) {
+	const cmd = termAfterS ? ['sh', '-c', `trap "sleep ${termAfterS}; exit 0" TERM; sleep 600 & wait`]
+		: term ? ['sh', '-c', 'trap "exit 0" TERM; sleep 600 & wait'] : ['sleep', '600'];
 	const res = await request('POST', `/containers/create?name=${containerName(app)}`, {
 		Image: BASE_IMAGE, Cmd: cmd, Labels: { 'steward.application': app.id, 'steward.managed': 'true' },
 		HostConfig: { NetworkMode: 'none' },
@@ -260,27 +234,51 @@ test('an upload deployment to the remote server is built there from the streamed
 // A service of kind on the remote server, started from a STAND-IN image
 // tagged <image>:<version> on the second engine only (see
 // deploy_pipeline.test.mjs): it proves where the container is made, not
-// that the database works.
-async function startedService(serviceName, kind, image, version) {
+// that the database works. whilePending(svc): called while the service's
+// container.create is held at the engine (its command sent, unanswered).
+async function startedService(serviceName, kind, image, version, whilePending = null) {
 	const standIn = W.tarOf({ Dockerfile: `FROM ${BASE_IMAGE}\nENTRYPOINT ["sh", "-c", "trap \\"exit 0\\" TERM; sleep 3600 & wait", "stand-in"]\n` });
 	const built = await second.request('POST', `/build?t=${image}:${version}`, standIn, { headers: { 'Content-Type': 'application/x-tar' }, timeoutMs: 60000 });
 	assert.equal(built.status, 200, built.text);
 	const svc = await ok(w.call('POST', '/services', { body: { name: serviceName, kind, version, environmentId: env, serverId: server.id } }), 201);
+	if (whilePending) engine.hold(/^POST \S*\/containers\/create/);
 	const start = await ok(w.call('POST', `/services/${svc.id}/start`), 202);
+	if (whilePending) {
+		try {
+			await engine.waitHeld(30000);
+			await whilePending(svc);
+		} finally {
+			engine.release();
+		}
+	}
 	assert.deepEqual(await waitJob(start.id), { status: 'SUCCEEDED', error: '' });
 	return { svc, name: `sw-svc-${svc.id.replace(/-/g, '').slice(0, 12)}` };
 }
 
-test('a service on the remote server starts, stops and is deleted there; its password is not left in the command table', async () => {
-	const { svc, name } = await startedService('far-db', 'POSTGRESQL', 'postgres', '16');
+test('a service on the remote server starts, stops and is deleted there; its password is never in the command table, pending or answered', async () => {
+	let pending = null;
+	const { svc, name } = await startedService('far-db', 'POSTGRESQL', 'postgres', '16', async (s) => {
+		// container.create is at the engine: its row is pending, and what
+		// it carries (the environment, with the password) is sealed.
+		const { password } = await ok(w.call('GET', `/services/${s.id}/connection`));
+		assert.ok(password.length >= 16);
+		const row = (await w.sql(`SELECT status || ' ' || payload::text || ' ' || coalesce(payload_sealed, 'NULL') FROM agent_commands WHERE server_id = '${server.id}' AND kind = 'container.create' AND status IN ('QUEUED', 'SENT', 'ACKED')`)).trim();
+		assert.match(row, /^(SENT|ACKED) \{\} v1\.[0-9a-f]{8}\.[A-Za-z0-9_-]+$/, 'pending, its payload sealed');
+		const all = await w.sql(`SELECT coalesce(string_agg(t::text, ' '), '') FROM agent_commands t`);
+		assert.ok(!all.includes(password), 'no column of any row holds the password while the command is pending');
+		assert.ok(!all.includes('POSTGRES_PASSWORD'), 'nor the environment\'s names');
+		pending = row;
+	});
+	assert.ok(pending, 'the pending state was checked');
 	const info = (await second.request('GET', `/containers/${name}/json`)).json();
 	assert.equal(info.State.Running, true);
 	assert.ok(info.Config.Env.includes('POSTGRES_DB=far_db'));
 	assert.equal((await dockerRequest('GET', `/containers/${name}/json`)).status, 404, 'nothing on the first engine');
 	const { password } = await ok(w.call('GET', `/services/${svc.id}/connection`));
 	assert.ok(info.Config.Env.includes(`POSTGRES_PASSWORD=${password}`), 'the password travelled in container.create');
-	const rows = await w.sql(`SELECT coalesce(string_agg(payload::text || coalesce(result::text, ''), ' '), '') FROM agent_commands`);
+	const rows = await w.sql(`SELECT coalesce(string_agg(t::text, ' '), '') FROM agent_commands t`);
 	assert.ok(!rows.includes(password), 'the container\'s environment is dropped from the command rows');
+	assert.equal((await w.sql(`SELECT count(*) FROM agent_commands WHERE payload_sealed IS NOT NULL AND status IN ('SUCCEEDED', 'FAILED')`)).trim(), '0', 'answered: nothing sealed is kept');
 
 	const stop = await ok(w.call('POST', `/services/${svc.id}/stop`), 202);
 	assert.deepEqual(await waitJob(stop.id), { status: 'SUCCEEDED', error: '' });
@@ -298,7 +296,7 @@ test('a Redis service on the remote server gets its password file there (contain
 	const file = await second.request('GET', `/containers/${name}/archive?path=/data/steward-redis.conf`);
 	assert.equal(file.status, 200, file.text);
 	assert.ok(file.body.includes(Buffer.from(`port ${port}\nbind 127.0.0.1\ndir /data\nrequirepass ${password}\n`)), 'the file, byte for byte');
-	const files = (await w.sql(`SELECT count(*) || ':' || count(*) FILTER (WHERE payload <> '{}') FROM agent_commands WHERE kind = 'container.file' AND status = 'SUCCEEDED'`)).trim();
+	const files = (await w.sql(`SELECT count(*) || ':' || count(*) FILTER (WHERE payload <> '{}' OR payload_sealed IS NOT NULL) FROM agent_commands WHERE kind = 'container.file' AND status = 'SUCCEEDED'`)).trim();
 	assert.equal(files, '1:0', 'one file written, its data dropped from the command row');
 	assert.equal((await w.call('DELETE', `/services/${svc.id}`)).status, 204);
 	const del = (await w.sql(`SELECT id FROM jobs WHERE kind = 'service.delete' AND target_id = '${svc.id}'`)).trim();
@@ -352,11 +350,11 @@ test('an agent killed during a build fails the deployment saying so, and the ver
 
 test('a command longer than three heartbeats runs while the agent answers them', async () => {
 	const app = await makeApp('far-slow');
-	// sleep as PID 1 ignores SIGTERM: the stop waits its 10 s timeout, twenty heartbeats.
-	const there = await appContainer(second.request, app, { term: false });
+	// The container exits 3 s after SIGTERM: the stop takes six heartbeats.
+	const there = await appContainer(second.request, app, { termAfterS: 3 });
 	const t0 = Date.now();
 	assert.deepEqual(await lifecycle(app, 'stop'), { status: 'SUCCEEDED', error: '' });
-	assert.ok(Date.now() - t0 >= 9000, 'the engine waited for the stop timeout');
+	assert.ok(Date.now() - t0 >= 3000, 'the stop took the container\'s 3 s');
 	assert.equal((await inspect(second.request, there)).Running, false);
 	assert.equal((await ok(w.call('GET', `/servers/${server.id}`))).status, 'ONLINE');
 });

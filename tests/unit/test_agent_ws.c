@@ -147,6 +147,33 @@ TEST(fragmented_message_with_interleaved_ping_and_pong)
 	sw_buf_release(&b);
 }
 
+TEST(trim_gives_back_a_delivered_message_but_keeps_one_being_joined)
+{
+	struct sw_ws_reader r;
+	sw_ws_reader_init(&r, SW_WS_SERVER, 1024);
+	struct sw_buf b = { 0 }, c = { 0 };
+	frame(&b, SW_WS_OP_TEXT, true, "hello", 5);
+	struct seen s;
+	read_all(&r, &b, &s);
+	CHECK_INT_EQ(s.messages, 1);
+	sw_ws_reader_trim(&r);
+	CHECK(r.message.data == NULL && r.message.cap == 0);
+	/* Half a fragmented message: trimmed, it is kept and completes. */
+	frame(&c, SW_WS_OP_TEXT, false, "ab", 2);
+	read_all(&r, &c, &s);
+	CHECK_INT_EQ(s.messages, 0);
+	sw_ws_reader_trim(&r);
+	CHECK(r.message.cap > 0);
+	sw_buf_release(&c);
+	frame(&c, SW_WS_OP_CONTINUATION, true, "cd", 2);
+	read_all(&r, &c, &s);
+	CHECK_INT_EQ(s.messages, 1);
+	CHECK_STR_EQ(s.text, "abcd");
+	sw_ws_reader_release(&r);
+	sw_buf_release(&b);
+	sw_buf_release(&c);
+}
+
 TEST(unmasked_client_frame_is_1002)
 {
 	struct sw_buf b = { 0 };

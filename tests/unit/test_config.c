@@ -15,7 +15,7 @@ static void clear_env(void)
 		"STEWARD_BODY_TIMEOUT_MS", "STEWARD_IDLE_TIMEOUT_MS", "STEWARD_SHUTDOWN_TIMEOUT_MS",
 		"STEWARD_DB_QUERY_TIMEOUT_MS", "SIGNUP_ENABLED", "STEWARD_ACCESS_LOG", "STEWARD_ENV",
 		"STEWARD_DATA_DIR", "DATABASE_URL", "CORS_ALLOWED_ORIGINS", "PUBLIC_BASE_URL",
-		"AUTH_TRUSTED_ORIGINS" };
+		"AUTH_TRUSTED_ORIGINS", "METRICS_SAMPLE_INTERVAL_MS", "METRICS_MINUTE_MS" };
 	for (size_t i = 0; i < SW_ARRAY_SIZE(vars); i++)
 		unsetenv(vars[i]);
 }
@@ -90,6 +90,41 @@ TEST(settings_are_read)
 	CHECK_INT_EQ(c.listen_addr.ss_family, AF_INET6);
 	CHECK_STR_EQ(c.auth_trusted_origins, "https://dash.example.com");
 	sw_config_release(&c);
+	clear_env();
+}
+
+/* METRICS_MINUTE_MS, a test setting: honoured only with STEWARD_ENV=test,
+ * and only a divisor of 60000 that holds whole sample intervals. */
+TEST(the_metrics_minute_is_shortened_only_in_tests)
+{
+	clear_env();
+	struct sw_config c;
+	char err[256];
+	REQUIRE(sw_config_load(&c, err, sizeof(err)) == 0);
+	CHECK_INT_EQ(c.metrics_minute_ms, 60000);
+	CHECK_INT_EQ(c.metrics_interval_ms, 15000);
+	sw_config_release(&c);
+	setenv("METRICS_SAMPLE_INTERVAL_MS", "500", 1);
+	setenv("METRICS_MINUTE_MS", "5000", 1);
+	REQUIRE(sw_config_load(&c, err, sizeof(err)) == 0);
+	CHECK_INT_EQ(c.metrics_minute_ms, 60000); /* production: ignored */
+	CHECK_INT_EQ(c.metrics_interval_ms, 15000);
+	sw_config_release(&c);
+	setenv("STEWARD_ENV", "test", 1);
+	REQUIRE(sw_config_load(&c, err, sizeof(err)) == 0);
+	CHECK_INT_EQ(c.metrics_minute_ms, 5000);
+	CHECK_INT_EQ(c.metrics_interval_ms, 500);
+	sw_config_release(&c);
+	setenv("METRICS_MINUTE_MS", "7000", 1); /* does not divide a minute */
+	CHECK(sw_config_load(&c, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "METRICS_MINUTE_MS") != NULL);
+	setenv("METRICS_SAMPLE_INTERVAL_MS", "700", 1);
+	setenv("METRICS_MINUTE_MS", "5000", 1); /* not whole intervals */
+	CHECK(sw_config_load(&c, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "METRICS_MINUTE_MS") != NULL);
+	setenv("METRICS_MINUTE_MS", "500", 1); /* below the range */
+	CHECK(sw_config_load(&c, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "METRICS_MINUTE_MS") != NULL);
 	clear_env();
 }
 

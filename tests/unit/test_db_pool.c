@@ -398,27 +398,91 @@ TEST(a_pool_pointed_at_nothing_reports_connection_refused)
 	close_pool(pool);
 }
 
-TEST(closing_cancels_queued_queries_finishes_the_running_one_and_calls_done)
+/* A pool of one connection (query timeout 5 s), once it is up; NULL if it
+ * does not come up. */
+static struct sw_db_pool *one_connection_up(void)
 {
 	char ci[600];
 	shared_database(ci, sizeof(ci));
 	struct sw_db_pool *pool = sw_db_pool_new(loop, ci, 1, 5000);
-	REQUIRE(pool);
 	cur_pool = pool;
-	REQUIRE(run_until(pool_up, 5000));
-	const char *tenth[] = { "0.1" };
-	struct answer a[5];
-	for (int i = 0; i < 5; i++)
-		REQUIRE(query(pool, &sw_db_stmt_test_sleep, tenth, &a[i]) == 0);
+	return pool && run_until(pool_up, 5000) ? pool : NULL;
+}
+
+TEST(closing_cancels_queued_queries_finishes_those_on_the_wire_and_calls_done)
+{
+	struct sw_db_pool *pool = one_connection_up();
+	REQUIRE(pool);
+	/* One connection: a full pipeline goes on the wire, the rest waits. */
+	enum { WIRE = SW_DB_PIPELINE_DEPTH, N = SW_DB_PIPELINE_DEPTH + 4 };
+	const char *hundredth[] = { "0.01" };
+	static struct answer a[N];
+	for (int i = 0; i < N; i++)
+		REQUIRE(query(pool, &sw_db_stmt_test_sleep, hundredth, &a[i]) == 0);
 	closed = false;
 	sw_db_pool_close(pool, on_closed, NULL);
 	CHECK_INT_EQ(sw_db_query(pool, &sw_db_stmt_ping, NULL, 0, on_answer, NULL), -ECANCELED);
-	for (int i = 1; i < 5; i++)
+	for (int i = WIRE; i < N; i++)
 		CHECK_INT_EQ(a[i].code, -ECANCELED);
 	CHECK(run_until(is_closed, 5000));
-	CHECK(a[0].done);
-	CHECK_INT_EQ(a[0].code, 0);
+	for (int i = 0; i < WIRE; i++) {
+		CHECK(a[i].done);
+		CHECK_INT_EQ(a[i].code, 0);
+	}
 	CHECK_INT_EQ(outstanding, 0);
+}
+
+/* ---- pipelining ---- */
+
+static int answered_order[2 * SW_DB_PIPELINE_DEPTH + 8];
+static int answered_count;
+
+struct ordered {
+	struct answer a;
+	int index;
+};
+
+static void on_ordered(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct ordered *o = arg;
+	if (answered_count < (int)SW_ARRAY_SIZE(answered_order))
+		answered_order[answered_count++] = o->index;
+	on_answer(&o->a, res, err);
+}
+
+TEST(pipelined_queries_answer_in_order_each_its_own_and_an_error_spoils_no_other)
+{
+	struct sw_db_pool *pool = one_connection_up();
+	REQUIRE(pool);
+	/* More than two pipelines' worth on one connection: every fifth
+	 * query fails in the server (a bad number), the rest echo their own
+	 * index. */
+	enum { N = 2 * SW_DB_PIPELINE_DEPTH + 8 };
+	static struct ordered o[N];
+	static char text[N][16];
+	answered_count = 0;
+	for (int i = 0; i < N; i++) {
+		memset(&o[i], 0, sizeof(o[i]));
+		o[i].index = i;
+		const struct sw_db_stmt *stmt = i % 5 == 4 ? &sw_db_stmt_test_sleep : &sw_db_stmt_test_echo;
+		snprintf(text[i], sizeof(text[i]), i % 5 == 4 ? "bad %d" : "%d", i);
+		const char *params[] = { text[i] };
+		REQUIRE(sw_db_query(pool, stmt, params, 1, on_ordered, &o[i]) == 0);
+		outstanding++;
+	}
+	CHECK(run_until(none_outstanding, 10000));
+	CHECK_INT_EQ(answered_count, N);
+	for (int i = 0; i < N; i++) {
+		CHECK_INT_EQ(answered_order[i], i);
+		if (i % 5 == 4) {
+			CHECK_INT_EQ(o[i].a.code, -EIO);
+			CHECK_STR_EQ(o[i].a.sqlstate, "22P02");
+		} else {
+			CHECK_INT_EQ(o[i].a.code, 0);
+			CHECK_STR_EQ(o[i].a.value, text[i]);
+		}
+	}
+	close_pool(pool);
 }
 
 /* ---- notifications (sw_db_pool_listen) ---- */

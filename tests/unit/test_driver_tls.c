@@ -44,7 +44,10 @@ TEST(route_set_on_an_https_listener)
 TEST(proxy_state_reports_automatic_https_the_policy_and_the_internal_ca)
 {
 	char *text = NULL, err[512] = "";
-	REQUIRE(sw_driver_proxy_state(drv, &text, err, sizeof(err)) == 0);
+	int rc = sw_driver_proxy_state(drv, &text, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "  proxy_state: %s\n", err);
+	REQUIRE(rc == 0);
 	printf("proxy state: %s\n", text);
 	json_t *doc = json_loads(text, 0, NULL);
 	free(text);

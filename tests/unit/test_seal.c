@@ -167,6 +167,8 @@ TEST(places_are_bound_by_the_strings_stored_values_were_sealed_with)
 	CHECK_STR_EQ(aad, "service:0b7a3c2e-5d4f-4a6b-9c8d-7e6f5a4b3c2d");
 	sw_seal_aad_totp(aad, id);
 	CHECK_STR_EQ(aad, "totp:0b7a3c2e-5d4f-4a6b-9c8d-7e6f5a4b3c2d");
+	sw_seal_aad_agent_command(aad, id);
+	CHECK_STR_EQ(aad, "agent-command:0b7a3c2e-5d4f-4a6b-9c8d-7e6f5a4b3c2d");
 	char key[SW_ENV_KEY_MAX_LEN + 1];
 	memset(key, 'K', SW_ENV_KEY_MAX_LEN);
 	key[SW_ENV_KEY_MAX_LEN] = '\0';

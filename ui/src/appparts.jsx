@@ -3,7 +3,7 @@
 // domains with their verification instructions, volumes and containers.
 import { useState } from 'preact/hooks';
 import { api, get, post } from './api.js';
-import { Badge, ErrorBox, Field, Form, ListOf, Loading, ShownOnce, RowAction, Table, useAction, useData, useForm, useTitle, when } from './ui.jsx';
+import { Badge, EditPanel, ErrorBox, Field, Form, ListOf, Loading, ShownOnce, RowAction, Table, useAction, useData, useForm, useTitle, when } from './ui.jsx';
 
 // What to paste into the git host: the deploy key (read-only) and the push
 // webhook. `secret` only in the answer that created or rotated it.
@@ -28,16 +28,87 @@ export function GitHostSetup({ source, secret }) {
 	);
 }
 
+// The repository picker: a git credential's repositories (GET
+// /git-credentials/:id/repositories asks its host); picking one fills the
+// form's repositoryUrl (https, the credential fetches it), branch (the
+// repository's default) and credentialId. Without a credential, or for an
+// ssh URL, the URL field is typed in.
+export function RepositoryPicker({ form, credentials }) {
+	const [repos, setRepos] = useState(null);
+	const [loading, setLoading] = useState(false);
+	const { error, act } = useAction();
+	const usable = (credentials || []).filter((c) => c.provider !== 'GENERIC');
+	const id = form.values.credentialId;
+	const list = act(async () => {
+		setRepos(null);
+		setLoading(true);
+		try {
+			setRepos(await get(`/git-credentials/${id}/repositories`));
+		} finally {
+			setLoading(false);
+		}
+	});
+	const pick = (e) => {
+		const r = repos.find((x) => x.fullName === e.currentTarget.value);
+		if (r) form.setValues((v) => ({ ...v, repositoryUrl: r.cloneUrlHttps || r.cloneUrlSsh || '', branch: r.defaultBranch || v.branch }));
+	};
+	return (
+		<div class="picker">
+			<Field form={form} name="credentialId" label="Git credential (https only)">
+				<option value="">None</option>
+				{(credentials || []).map((c) => (
+					<option key={c.id} value={c.id}>
+						{c.name}
+					</option>
+				))}
+			</Field>
+			{id && usable.some((c) => c.id === id) && (
+				<button type="button" class="secondary" onClick={list} disabled={loading}>
+					{loading ? 'Listing repositories…' : 'List repositories'}
+				</button>
+			)}
+			<ErrorBox error={error} />
+			{repos && repos.length === 0 && <p class="muted">This credential sees no repository.</p>}
+			{repos && repos.length > 0 && (
+				<div class="field">
+					<label for="repository-pick">Repository</label>
+					<select id="repository-pick" onChange={pick} value={repos.find((r) => (r.cloneUrlHttps || r.cloneUrlSsh) === form.values.repositoryUrl)?.fullName || ''}>
+						<option value="">Choose a repository…</option>
+						{repos.map((r) => (
+							<option key={r.fullName} value={r.fullName}>
+								{r.fullName}
+								{r.private ? ' (private)' : ''}
+							</option>
+						))}
+					</select>
+				</div>
+			)}
+		</div>
+	);
+}
+
+// Connecting a repository, or changing the connected one's URL, branch
+// and credential, filled in with the current ones: both a PUT (creating
+// makes a deploy key and a webhook secret; replacing keeps them and reads
+// the provider from the URL again).
+function SourceForm({ app, source, credentials, saved }) {
+	const form = useForm({ repositoryUrl: source?.repositoryUrl || '', branch: source?.branch || 'main', credentialId: source?.credentialId || '' }, async (v) => {
+		saved(await api('PUT', `/applications/${app.id}/git-source`, { repositoryUrl: v.repositoryUrl.trim(), branch: v.branch.trim() || 'main', credentialId: v.credentialId || null }));
+	});
+	return (
+		<Form form={form} submit={source ? 'Save' : 'Connect repository'} class="row">
+			<Field form={form} name="repositoryUrl" label="Repository URL" placeholder="git@github.com:acme/web.git" autocomplete="off" required />
+			<Field form={form} name="branch" label="Branch" autocomplete="off" />
+			<RepositoryPicker form={form} credentials={credentials} />
+		</Form>
+	);
+}
+
 export function GitSource({ app }) {
 	const source = useData(() => get(`/applications/${app.id}/git-source`).catch((e) => (e.status === 404 ? null : Promise.reject(e))), [app.id]);
 	const [secret, setSecret] = useState(null);
 	const { error, act } = useAction();
 	const credentials = useData(() => get('/git-credentials?limit=200'), []);
-	const form = useForm({ repositoryUrl: '', branch: 'main', credentialId: '' }, async (v) => {
-		const s = await api('PUT', `/applications/${app.id}/git-source`, { repositoryUrl: v.repositoryUrl.trim(), branch: v.branch.trim() || 'main', credentialId: v.credentialId || null });
-		if (s.webhookSecret) setSecret(s.webhookSecret);
-		source.reload();
-	});
 	const rotate = act(async () => {
 		const r = await post(`/applications/${app.id}/git-source/webhook-secret`);
 		setSecret(r.webhookSecret);
@@ -69,18 +140,16 @@ export function GitSource({ app }) {
 				</div>
 			)}
 			<h2>{s ? 'Change the repository' : 'Connect a repository'}</h2>
-			<Form form={form} submit={s ? 'Save' : 'Connect repository'} class="row">
-				<Field form={form} name="repositoryUrl" label="Repository URL" placeholder="git@github.com:acme/web.git" autocomplete="off" required />
-				<Field form={form} name="branch" label="Branch" autocomplete="off" />
-				<Field form={form} name="credentialId" label="Git credential (https only)">
-					<option value="">None</option>
-					{(credentials.data || []).map((c) => (
-						<option key={c.id} value={c.id}>
-							{c.name}
-						</option>
-					))}
-				</Field>
-			</Form>
+			<SourceForm
+				key={s ? s.updatedAt : 'new'}
+				app={app}
+				source={s}
+				credentials={credentials.data}
+				saved={(made) => {
+					if (made.webhookSecret) setSecret(made.webhookSecret);
+					source.reload();
+				}}
+			/>
 		</div>
 	);
 }
@@ -166,6 +235,7 @@ export function Domains({ app }) {
 export function Volumes({ app }) {
 	const list = useData(() => get(`/applications/${app.id}/volumes?limit=100`), [app.id]);
 	const { error, act } = useAction();
+	const [editing, setEditing] = useState(null);
 	const form = useForm({ name: '', mountPath: '' }, async (v, setValues) => {
 		await post(`/applications/${app.id}/volumes`, { name: v.name.trim(), mountPath: v.mountPath.trim() });
 		setValues({ name: '', mountPath: '' });
@@ -193,13 +263,29 @@ export function Volumes({ app }) {
 									<code>{v.hostPath || 'managed'}</code>
 								</td>
 								<td>
-									<RowAction onClick={remove(v)} label={`Remove volume ${v.name}`}>Remove</RowAction>
+									<div class="actions">
+										<RowAction onClick={() => setEditing(v)} label={`Edit volume ${v.name}`}>Edit</RowAction>
+										<RowAction onClick={remove(v)} label={`Remove volume ${v.name}`}>Remove</RowAction>
+									</div>
 								</td>
 							</tr>
 						))}
 					</Table>
 				)}
 			</ListOf>
+			{editing && (
+				<EditPanel
+					key={editing.id}
+					title={`Edit volume ${editing.name}`}
+					initial={{ mountPath: editing.mountPath }}
+					fields={[['mountPath', 'Mount path', { required: true }]]}
+					save={(v) => api('PATCH', `/applications/${app.id}/volumes/${editing.id}`, { mountPath: v.mountPath.trim() })}
+					close={(saved) => {
+						setEditing(null);
+						if (saved) list.reload();
+					}}
+				/>
+			)}
 			<Form form={form} submit="Add volume" class="row">
 				<Field form={form} name="name" label="Volume name" autocomplete="off" required />
 				<Field form={form} name="mountPath" label="Mount path" placeholder="/data" autocomplete="off" required />
@@ -291,6 +377,7 @@ export function GitCredentials() {
 	useTitle('Git credentials');
 	const list = useData(() => get('/git-credentials?limit=200'), []);
 	const [repos, setRepos] = useState(null);
+	const [editing, setEditing] = useState(null);
 	const { error, act } = useAction();
 	const form = useForm({ name: '', provider: 'GITHUB', token: '', username: '', apiBaseUrl: '' }, async (v, setValues) => {
 		const body = { name: v.name.trim(), provider: v.provider, token: v.token };
@@ -329,6 +416,7 @@ export function GitCredentials() {
 								<td>
 									<div class="actions">
 										<RowAction onClick={browse(c)} label={`Repositories of ${c.name}`}>Repositories</RowAction>
+										<RowAction onClick={() => setEditing(c)} label={`Edit credential ${c.name}`}>Edit</RowAction>
 										<RowAction onClick={remove(c)} label={`Remove credential ${c.name}`}>Remove</RowAction>
 									</div>
 								</td>
@@ -337,6 +425,29 @@ export function GitCredentials() {
 					</Table>
 				)}
 			</ListOf>
+			{editing && (
+				<EditPanel
+					key={editing.id}
+					title={`Edit credential ${editing.name}`}
+					initial={{ name: editing.name, token: '', username: editing.username || '', apiBaseUrl: editing.provider === 'GENERIC' ? '' : editing.apiBaseUrl || '' }}
+					fields={[
+						['name', 'Credential name', { required: true }],
+						['token', 'New token (empty: keep the current one)', { type: 'password' }],
+						['username', 'Username (Bitbucket)'],
+						...(editing.provider === 'GENERIC' ? [] : [['apiBaseUrl', 'API URL (empty: the provider’s default)']]),
+					]}
+					save={(v) => {
+						const body = { name: v.name.trim(), username: v.username.trim() || null };
+						if (v.token) body.token = v.token;
+						if (editing.provider !== 'GENERIC') body.apiBaseUrl = v.apiBaseUrl.trim() || null;
+						return api('PATCH', `/git-credentials/${editing.id}`, body);
+					}}
+					close={(saved) => {
+						setEditing(null);
+						if (saved) list.reload();
+					}}
+				/>
+			)}
 			{repos && (
 				<>
 					<h2>Repositories {repos.credential.name} can read</h2>

@@ -2,9 +2,10 @@
 // deployments, lifecycle and variables.
 import { useState } from 'preact/hooks';
 import { api, get, post, postForm } from './api.js';
-import { Containers, Domains, GitHostSetup, GitSource, Settings, Volumes } from './appparts.jsx';
+import { Containers, Domains, GitHostSetup, GitSource, RepositoryPicker, Settings, Volumes } from './appparts.jsx';
+import { ApplicationMetrics } from './metrics.jsx';
 import { Link, navigate } from './router.jsx';
-import { Badge, ErrorBox, Field, Form, Lifecycle, Loading, RowAction, Table, duration, useAction, useData, useForm, useRefresh, useTitle, when } from './ui.jsx';
+import { Badge, EditPanel, ErrorBox, Field, Form, Lifecycle, Loading, RecordPage, RowAction, Table, duration, useAction, useData, useDefault, useForm, useRefresh, useTitle, when } from './ui.jsx';
 
 const IN_FLIGHT = ['QUEUED', 'BUILDING', 'DEPLOYING'];
 
@@ -57,6 +58,12 @@ export function ProjectNav({ projects, current, reload }) {
 
 function ProjectCard({ project, reload }) {
 	const { error, act } = useAction();
+	// null, the project, or one of its environments.
+	const [editing, setEditing] = useState(null);
+	const closed = (saved) => {
+		setEditing(null);
+		if (saved) reload();
+	};
 	const form = useForm({ name: '' }, async (v, setValues) => {
 		await post(`/projects/${project.id}/environments`, { name: v.name.trim() });
 		setValues({ name: '' });
@@ -75,10 +82,14 @@ function ProjectCard({ project, reload }) {
 		<div class="card domain">
 			<div class="title-row">
 				<h2>{project.name}</h2>
+				<RowAction onClick={() => setEditing(project)} label={`Edit project ${project.name}`}>
+					Edit
+				</RowAction>
 				<RowAction onClick={remove} label={`Delete project ${project.name}`}>
 					Delete
 				</RowAction>
 			</div>
+			{project.description && <p class="muted">{project.description}</p>}
 			<ErrorBox error={error} />
 			<Table head={['Environment', 'Applications', <span class="sr-only">Actions</span>]}>
 				{project.environments.map((e) => (
@@ -88,13 +99,37 @@ function ProjectCard({ project, reload }) {
 						</td>
 						<td>{e.applicationCount ?? '–'}</td>
 						<td>
-							<RowAction onClick={removeEnv(e)} label={`Delete environment ${e.name} of ${project.name}`}>
-								Delete
-							</RowAction>
+							<div class="actions">
+								<RowAction onClick={() => setEditing(e)} label={`Rename environment ${e.name} of ${project.name}`}>
+									Rename
+								</RowAction>
+								<RowAction onClick={removeEnv(e)} label={`Delete environment ${e.name} of ${project.name}`}>
+									Delete
+								</RowAction>
+							</div>
 						</td>
 					</tr>
 				))}
 			</Table>
+			{editing === project && (
+				<EditPanel
+					title={`Edit project ${project.name}`}
+					initial={{ name: project.name, description: project.description || '' }}
+					fields={[['name', 'Project name', { required: true }], ['description', 'Description']]}
+					save={(v) => api('PATCH', `/projects/${project.id}`, { name: v.name.trim(), description: v.description })}
+					close={closed}
+				/>
+			)}
+			{editing && editing !== project && (
+				<EditPanel
+					key={editing.id}
+					title={`Rename environment ${editing.name}`}
+					initial={{ name: editing.name }}
+					fields={[['name', 'Environment name', { required: true }]]}
+					save={(v) => api('PATCH', `/projects/${project.id}/environments/${editing.id}`, { name: v.name.trim() })}
+					close={closed}
+				/>
+			)}
 			<Form form={form} submit="Add environment" class="row">
 				<Field form={form} name="name" label={`New environment in ${project.name}`} placeholder="staging" autocomplete="off" required />
 			</Form>
@@ -164,7 +199,8 @@ export function NewApplication({ projects, query }) {
 	useTitle('New application');
 	const [created, setCreated] = useState(null);
 	const envs = (projects || []).flatMap((p) => p.environments.map((e) => ({ id: e.id, label: `${p.name} / ${e.name}` })));
-	const form = useForm({ name: '', environmentId: query.get('environmentId') || '', sourceKind: 'GIT', repositoryUrl: '', branch: 'main', port: '3000' }, async (v) => {
+	const credentials = useData(() => get('/git-credentials?limit=200'), []);
+	const form = useForm({ name: '', environmentId: query.get('environmentId') || '', sourceKind: 'GIT', credentialId: '', repositoryUrl: '', branch: 'main', port: '3000' }, async (v) => {
 		const body = { name: v.name, environmentId: v.environmentId || envs[0]?.id, sourceKind: v.sourceKind, port: Number(v.port) };
 		const git = v.sourceKind === 'GIT' && v.repositoryUrl.trim();
 		const a = created?.app || (await post('/applications', body));
@@ -173,9 +209,10 @@ export function NewApplication({ projects, query }) {
 			return;
 		}
 		setCreated({ app: a });
-		const source = await api('PUT', `/applications/${a.id}/git-source`, { repositoryUrl: v.repositoryUrl.trim(), branch: v.branch.trim() || 'main' });
+		const source = await api('PUT', `/applications/${a.id}/git-source`, { repositoryUrl: v.repositoryUrl.trim(), branch: v.branch.trim() || 'main', credentialId: v.credentialId || null });
 		setCreated({ app: a, source });
 	});
+	useDefault(form, 'environmentId', envs[0]?.id);
 	if (!projects) return <Loading what="projects" />;
 	if (envs.length === 0) return <p class="muted">Create a project first (in the list of projects).</p>;
 	if (created?.source) {
@@ -207,6 +244,7 @@ export function NewApplication({ projects, query }) {
 					<option value="GIT">Git repository</option>
 					<option value="UPLOAD">Uploaded archives</option>
 				</Field>
+				{git && <RepositoryPicker form={form} credentials={credentials.data} />}
 				{git && <Field form={form} name="repositoryUrl" label="Repository URL (optional now)" placeholder="git@github.com:acme/web.git" autocomplete="off" />}
 				{git && <Field form={form} name="branch" label="Branch" autocomplete="off" />}
 				<Field form={form} name="port" label="Port the application listens on" type="number" min="1" max="65535" disabled={!!created} />
@@ -347,41 +385,40 @@ export const TABS = [
 	['domains', 'Domains'],
 	['volumes', 'Volumes'],
 	['containers', 'Containers'],
+	['metrics', 'Metrics'],
 	['settings', 'Settings'],
 ];
 
 export function ApplicationPage({ id, tab }) {
 	const app = useData(() => get(`/applications/${id}`), [id]);
 	useTitle(app.data ? app.data.name : 'Application');
-	if (app.error) return <ErrorBox error={app.error} />;
-	if (!app.data) return <Loading what="the application" />;
-	const a = app.data;
 	return (
-		<section>
-			<div class="title-row">
-				<h1>{a.name}</h1>
-				<Badge status={a.status} />
-			</div>
-			<Lifecycle path={`/applications/${a.id}`} changed={app.reload} />
-			<nav class="tabs" aria-label="Application">
-				{TABS.map(([t, label]) => (
-					<Link key={t} href={`/app/applications/${id}${t === 'deployments' ? '' : `/${t}`}`} aria-current={tab === t ? 'page' : undefined}>
-						{label}
-					</Link>
-				))}
-			</nav>
-			{tab === 'variables' && <Variables app={a} />}
-			{tab === 'git' && <GitSource app={a} />}
-			{tab === 'domains' && <Domains app={a} />}
-			{tab === 'volumes' && <Volumes app={a} />}
-			{tab === 'containers' && <Containers app={a} />}
-			{tab === 'settings' && <Settings app={a} changed={app.reload} />}
-			{tab === 'deployments' && (
+		<RecordPage record={app} what="the application">
+			{(a) => (
 				<>
-					<Deploy app={a} />
-					<Deployments app={a} />
+					<Lifecycle path={`/applications/${a.id}`} changed={app.reload} />
+					<nav class="tabs" aria-label="Application">
+						{TABS.map(([t, label]) => (
+							<Link key={t} href={`/app/applications/${id}${t === 'deployments' ? '' : `/${t}`}`} aria-current={tab === t ? 'page' : undefined}>
+								{label}
+							</Link>
+						))}
+					</nav>
+					{tab === 'variables' && <Variables app={a} />}
+					{tab === 'git' && <GitSource app={a} />}
+					{tab === 'domains' && <Domains app={a} />}
+					{tab === 'volumes' && <Volumes app={a} />}
+					{tab === 'containers' && <Containers app={a} />}
+					{tab === 'metrics' && <ApplicationMetrics app={a} />}
+					{tab === 'settings' && <Settings app={a} changed={app.reload} />}
+					{tab === 'deployments' && (
+						<>
+							<Deploy app={a} />
+							<Deployments app={a} />
+						</>
+					)}
 				</>
 			)}
-		</section>
+		</RecordPage>
 	);
 }

@@ -1,13 +1,17 @@
-// Server-Sent Events over fetch(), for GET /deployments/:id/live.
+// Server-Sent Events over fetch(), for GET /deployments/:id/live and
+// GET /servers/:id/live.
 //
 // Not EventSource: once a reconnection is answered with anything but 200
 // (a restarting server answers 503 while its database pool connects)
 // EventSource gives up for good, and a new one cannot send Last-Event-ID.
 // Here every reconnection sends the id of the last event received, so the
 // log resumes right after the last line shown: no gap, no repeat. Backoff:
-// 0.5 s doubling to 8 s. 401 and 404 end it (nothing to resume).
+// 0.5 s doubling to 8 s. 401 and 404 end it (nothing to resume), and so
+// does any other 4xx but 429: onRefused(ApiError) says why (a remote
+// server's live metrics are 409 SERVER_NOT_CONNECTED).
+import { ApiError } from './api.js';
 
-export function openLive(url, { onEvent, onState }) {
+export function openLive(url, { onEvent, onState, onRefused = () => {} }) {
 	let lastId = null;
 	let stopped = false;
 	let controller = null;
@@ -39,6 +43,16 @@ export function openLive(url, { onEvent, onState }) {
 		if (res.status === 401 || res.status === 404) {
 			stopped = true;
 			onState(res.status === 401 ? 'signed-out' : 'not-found');
+			return;
+		}
+		if (res.status >= 400 && res.status < 500 && res.status !== 429) {
+			stopped = true;
+			let body = null;
+			try {
+				body = await res.json();
+			} catch {}
+			onState('refused');
+			onRefused(new ApiError(res.status, body));
 			return;
 		}
 		if (res.status !== 200 || !res.body) throw new Error(`live log: ${res.status}`);

@@ -10,6 +10,7 @@ import { ApplicationPage, Applications, NewApplication, ProjectNav, Projects, TA
 import { AcceptInvitation, ForgotPassword, PUBLIC_PATHS, ResetPassword, SignIn, Setup } from './auth.jsx';
 import { GitCredentials } from './appparts.jsx';
 import { DeploymentPage } from './deployment.jsx';
+import { ServerPage } from './metrics.jsx';
 import { AlertCount, Alerts, Channels, ServicePage, Servers, Services } from './ops.jsx';
 import { Audit, Organization, Plans, Tokens } from './org.jsx';
 import { Link, match, navigate, useLocation } from './router.jsx';
@@ -47,8 +48,9 @@ function Shell({ session, signOut, reloadSession }) {
 	else if (path === '/app/plan') page = <Plans session={session} />;
 	else if (path === '/app/audit' && session.user.isOperator) page = <Audit />;
 	else if (path === '/app/services') page = <Services projects={projects.data} />;
-	else if ((m = match('/app/services/:id', path))) page = <ServicePage id={m.id} />;
+	else if ((m = match('/app/services/:id', path))) page = <ServicePage id={m.id} projects={projects.data} />;
 	else if (path === '/app/servers') page = <Servers />;
+	else if ((m = match('/app/servers/:id', path))) page = <ServerPage id={m.id} />;
 	else if (path === '/app/alerts') page = <Alerts />;
 	else if (path === '/app/channels') page = <Channels />;
 	else if (path === '/app/git-credentials') page = <GitCredentials />;

@@ -1,10 +1,10 @@
 // Managed services (the connection revealed on demand, audited), alerts
 // and their rules, notification channels (the signing secret shown once)
 // and servers (the agent token shown once).
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { api, get, post } from './api.js';
 import { Link } from './router.jsx';
-import { Badge, ErrorBox, Field, Form, Lifecycle, ListOf, Loading, ShownOnce, RowAction, Table, useAction, useData, useForm, useTitle, when } from './ui.jsx';
+import { Badge, EditPanel, ErrorBox, Field, Form, Lifecycle, ListOf, Loading, RecordPage, ShownOnce, RowAction, Table, useAction, useData, useDefault, useForm, useRefresh, useTitle, when } from './ui.jsx';
 
 const envOptions = (projects) =>
 	(projects || []).flatMap((p) =>
@@ -25,6 +25,7 @@ export function Services({ projects }) {
 		setValues((x) => ({ ...x, name: '', version: '' }));
 		list.reload();
 	});
+	useDefault(form, 'environmentId', projects?.[0]?.environments?.[0]?.id);
 	return (
 		<section>
 			<h1>Services</h1>
@@ -155,47 +156,88 @@ function ScheduleForm({ id, current, saved }) {
 	);
 }
 
-export function ServicePage({ id }) {
-	const svc = useData(() => get(`/services/${id}`), [id]);
+// A backup's restore, asked for in a modal dialog: it replaces the
+// service's data with the dump's. The answer is the queued job, whose
+// state is said.
+function Restore({ id, backup, done }) {
+	const dialog = useRef(null);
+	const [error, setError] = useState(null);
+	const [busy, setBusy] = useState(false);
+	const label = `Restore the backup of ${when(backup.createdAt)}`;
+	const open = () => {
+		setError(null);
+		dialog.current.showModal();
+	};
+	const confirm = async () => {
+		setBusy(true);
+		setError(null);
+		try {
+			const job = await post(`/services/${id}/backups/${backup.id}/restore`);
+			dialog.current.close();
+			done(job);
+		} catch (e) {
+			setError(e);
+		} finally {
+			setBusy(false);
+		}
+	};
+	return (
+		<>
+			<RowAction onClick={open} label={label}>
+				Restore
+			</RowAction>
+			<dialog ref={dialog} aria-labelledby={`restore-${backup.id}`}>
+				<h2 id={`restore-${backup.id}`}>{label}?</h2>
+				<p>The service's data is replaced by this dump's (taken {when(backup.finishedAt || backup.createdAt)}). Changes made since are lost. The service must be running.</p>
+				<ErrorBox error={error} />
+				<div class="actions">
+					<button type="button" onClick={confirm} disabled={busy}>
+						Restore now
+					</button>
+					<button type="button" class="secondary" onClick={() => dialog.current.close()}>
+						Cancel
+					</button>
+				</div>
+			</dialog>
+		</>
+	);
+}
+
+const BACKUP_IN_FLIGHT = ['QUEUED', 'RUNNING'];
+
+function Backups({ id }) {
 	const backups = useData(() => get(`/services/${id}/backups?limit=50`), [id]);
+	const [msg, setMsg] = useState(null);
 	const { error, act } = useAction();
-	useTitle(svc.data ? svc.data.name : 'Service');
+	useRefresh(!!backups.data?.some((b) => BACKUP_IN_FLIGHT.includes(b.status)), backups.reload);
 	const backup = act(async () => {
-		await post(`/services/${id}/backups`);
+		setMsg(null);
+		const b = await post(`/services/${id}/backups`);
+		setMsg(`Backup ${b.status.toLowerCase()}.`);
 		backups.reload();
 	});
-	if (svc.error) return <ErrorBox error={svc.error} />;
-	if (!svc.data) return <Loading what="the service" />;
-	const s = svc.data;
+	const restored = (job) => setMsg(`Restore queued: job ${job.status.toLowerCase()}. The service's status shows when it is running again.`);
 	return (
-		<section>
-			<p>
-				<Link href="/app/services">← Services</Link>
-			</p>
-			<div class="title-row">
-				<h1>{s.name}</h1>
-				<Badge status={s.status} />
-			</div>
-			<p class="muted">
-				{s.kind} {s.version}
-				{s.description ? ` · ${s.description}` : ''}
-			</p>
-			<Lifecycle path={`/services/${id}`} changed={svc.reload} />
-			<ErrorBox error={error} />
-			<h2>Connection</h2>
-			<Connection id={id} />
-			<h2>Backups</h2>
-			<Schedule id={id} />
+		<>
 			<div class="actions">
 				<button type="button" class="secondary" onClick={backup}>
 					Back up now
 				</button>
+				<button type="button" class="secondary" onClick={backups.reload}>
+					Refresh backups
+				</button>
+				{msg && (
+					<span class="ok" role="status">
+						{msg}
+					</span>
+				)}
 			</div>
+			<ErrorBox error={error} />
 			<ListOf list={backups} what="backups" empty="No backups yet.">
 				{(rows) => (
-					<Table head={['Requested', 'Status', 'Size', 'Finished']}>
+					<Table head={['Requested', 'Status', 'Size', 'Finished', <span class="sr-only">Actions</span>]}>
 						{rows.map((b) => (
-							<tr key={b.id}>
+							<tr key={b.id} data-backup={b.id}>
 								<td>{when(b.createdAt)}</td>
 								<td>
 									<Badge status={b.status} />
@@ -203,12 +245,73 @@ export function ServicePage({ id }) {
 								</td>
 								<td>{b.sizeBytes === null ? '–' : `${b.sizeBytes} bytes`}</td>
 								<td>{when(b.finishedAt)}</td>
+								<td>
+									{b.status === 'SUCCEEDED' && (
+										<div class="actions">
+											<a class="button secondary" href={`/services/${id}/backups/${b.id}/download`} download aria-label={`Download the backup of ${when(b.createdAt)}`}>
+												Download
+											</a>
+											<Restore id={id} backup={b} done={restored} />
+										</div>
+									)}
+								</td>
 							</tr>
 						))}
 					</Table>
 				)}
 			</ListOf>
-		</section>
+		</>
+	);
+}
+
+// What PATCH /services/:id changes: description, version, environment.
+function ServiceEdit({ service, projects, saved }) {
+	const [done, setDone] = useState(false);
+	const form = useForm({ description: service.description || '', version: service.version || '', environmentId: service.environmentId || '' }, async (v) => {
+		setDone(false);
+		const body = { description: v.description };
+		if (v.version.trim() && v.version.trim() !== service.version) body.version = v.version.trim();
+		if (v.environmentId && v.environmentId !== service.environmentId) body.environmentId = v.environmentId;
+		await api('PATCH', `/services/${service.id}`, body);
+		setDone(true);
+		saved();
+	});
+	return (
+		<>
+			{done && <p role="status">Service saved.</p>}
+			<Form form={form} submit="Save service" class="row">
+				<Field form={form} name="description" label="Description" autocomplete="off" />
+				<Field form={form} name="version" label="Version" autocomplete="off" />
+				<Field form={form} name="environmentId" label="Environment">
+					{envOptions(projects)}
+				</Field>
+			</Form>
+		</>
+	);
+}
+
+export function ServicePage({ id, projects }) {
+	const svc = useData(() => get(`/services/${id}`), [id]);
+	useTitle(svc.data ? svc.data.name : 'Service');
+	return (
+		<RecordPage record={svc} what="the service" back={['/app/services', 'Services']}>
+			{(s) => (
+				<>
+					<p class="muted">
+						{s.kind} {s.version}
+						{s.description ? ` · ${s.description}` : ''}
+					</p>
+					<Lifecycle path={`/services/${id}`} changed={svc.reload} />
+					<h2>Connection</h2>
+					<Connection id={id} />
+					<h2>Backups</h2>
+					<Schedule id={id} />
+					<Backups id={id} />
+					<h2>Settings</h2>
+					<ServiceEdit key={s.updatedAt} service={s} projects={projects} saved={svc.reload} />
+				</>
+			)}
+		</RecordPage>
 	);
 }
 
@@ -225,12 +328,34 @@ export function AlertCount() {
 
 const METRICS = ['CPU_PERCENT', 'MEMORY_PERCENT', 'DISK_PERCENT', 'SWAP_PERCENT', 'LOAD_AVERAGE_1M', 'NETWORK_RX_BYTES_PER_SECOND', 'NETWORK_TX_BYTES_PER_SECOND'];
 
+// A rule's name, severity and, for a metric, its condition; for all
+// but deployments, how long it must hold; the channel it notifies.
+function RuleEdit({ rule: r, channels, close }) {
+	const metric = r.kind === 'METRIC_THRESHOLD';
+	const fields = [
+		['name', 'Rule name', { required: true }],
+		['severity', 'Severity', {}, [['WARNING', 'WARNING'], ['CRITICAL', 'CRITICAL']]],
+		...(metric ? [['metric', 'Metric', {}, METRICS.map((m) => [m, m])], ['operator', 'Is', {}, [['ABOVE', 'above'], ['BELOW', 'below']]], ['threshold', 'Threshold', { type: 'number', step: 'any' }]] : []),
+		...(r.kind !== 'DEPLOYMENT_FAILED' ? [['durationSeconds', 'For (seconds)', { type: 'number', min: '60' }]] : []),
+		['channelId', 'Notify', {}, [['', 'No channel'], ...channels.map((c) => [c.id, c.name])]],
+	];
+	const initial = { name: r.name, severity: r.severity, metric: r.metric || 'CPU_PERCENT', operator: r.operator || 'ABOVE', threshold: String(r.threshold ?? ''), durationSeconds: String(r.durationSeconds ?? ''), channelId: (r.channelIds || [])[0] || '' };
+	const save = (v) => {
+		const body = { name: v.name.trim(), severity: v.severity, channelIds: v.channelId ? [v.channelId] : [] };
+		if (metric) Object.assign(body, { metric: v.metric, operator: v.operator, threshold: Number(v.threshold) });
+		if (r.kind !== 'DEPLOYMENT_FAILED') body.durationSeconds = Number(v.durationSeconds);
+		return api('PATCH', `/alerts/rules/${r.id}`, body);
+	};
+	return <EditPanel title={`Edit rule ${r.name}`} initial={initial} fields={fields} save={save} close={close} />;
+}
+
 export function Alerts() {
 	useTitle('Alerts');
 	const alerts = useData(() => get('/alerts?limit=100'), []);
 	const rules = useData(() => get('/alerts/rules?limit=100'), []);
 	const channels = useData(() => get('/notification-channels?limit=100'), []);
 	const { error, act } = useAction();
+	const [editing, setEditing] = useState(null);
 	const servers = useData(() => get('/servers?limit=200'), []);
 	const form = useForm({ name: '', kind: 'METRIC_THRESHOLD', severity: 'WARNING', metric: 'CPU_PERCENT', operator: 'ABOVE', threshold: '90', durationSeconds: '300', serverId: '', channelId: '' }, async (v, setValues) => {
 		const body = { name: v.name.trim(), kind: v.kind, severity: v.severity };
@@ -304,6 +429,7 @@ export function Alerts() {
 								<td>{r.enabled ? 'yes' : 'no'}</td>
 								<td>
 									<div class="actions">
+										<RowAction onClick={() => setEditing(r)} label={`Edit rule ${r.name}`}>Edit</RowAction>
 										<RowAction onClick={toggleRule(r)} label={`${r.enabled ? 'Disable' : 'Enable'} rule ${r.name}`}>{r.enabled ? 'Disable' : 'Enable'}</RowAction>
 										<RowAction onClick={removeRule(r)} label={`Remove rule ${r.name}`}>Remove</RowAction>
 									</div>
@@ -313,6 +439,10 @@ export function Alerts() {
 					</Table>
 				)}
 			</ListOf>
+			{editing && <RuleEdit key={editing.id} rule={editing} channels={channels.data || []} close={(saved) => {
+				setEditing(null);
+				if (saved) rules.reload();
+			}} />}
 			<Form form={form} submit="Add rule" class="row">
 				<Field form={form} name="name" label="Rule name" autocomplete="off" required />
 				<Field form={form} name="kind" label="When">
@@ -369,6 +499,7 @@ export function Channels() {
 	const list = useData(() => get('/notification-channels?limit=100'), []);
 	const [made, setMade] = useState(null);
 	const [msg, setMsg] = useState(null);
+	const [editing, setEditing] = useState(null);
 	const { error, act } = useAction();
 	const form = useForm({ name: '', kind: 'WEBHOOK', url: '', addresses: '' }, async (v, setValues) => {
 		const body = { name: v.name.trim(), kind: v.kind };
@@ -417,6 +548,7 @@ export function Channels() {
 								<td>
 									<div class="actions">
 										<RowAction onClick={test(c)} label={`Send a test to ${c.name}`}>Test</RowAction>
+										<RowAction onClick={() => setEditing(c)} label={`Edit channel ${c.name}`}>Edit</RowAction>
 										<RowAction onClick={toggle(c)} label={`${c.enabled ? 'Disable' : 'Enable'} channel ${c.name}`}>{c.enabled ? 'Disable' : 'Enable'}</RowAction>
 										<RowAction onClick={remove(c)} label={`Remove channel ${c.name}`}>Remove</RowAction>
 									</div>
@@ -426,6 +558,21 @@ export function Channels() {
 					</Table>
 				)}
 			</ListOf>
+			{editing && (
+				<EditPanel
+					key={editing.id}
+					title={`Edit channel ${editing.name}`}
+					initial={{ name: editing.name, url: editing.url || '', addresses: (editing.addresses || []).join(', ') }}
+					fields={[['name', 'Channel name', { required: true }], editing.kind === 'EMAIL' ? ['addresses', 'Addresses (comma separated)', { required: true }] : ['url', 'URL', { type: 'url', required: true }]]}
+					save={(v) =>
+						api('PATCH', `/notification-channels/${editing.id}`, editing.kind === 'EMAIL' ? { name: v.name.trim(), addresses: v.addresses.split(/[\s,]+/).filter(Boolean) } : { name: v.name.trim(), url: v.url.trim() })
+					}
+					close={(saved) => {
+						setEditing(null);
+						if (saved) list.reload();
+					}}
+				/>
+			)}
 			<h2>New channel</h2>
 			<Form form={form} submit="Add channel" class="row">
 				<Field form={form} name="name" label="Channel name" autocomplete="off" required />
@@ -530,7 +677,7 @@ export function Servers() {
 						{rows.map((s) => (
 							<tr key={s.id}>
 								<td>
-									{s.name} {s.isLocal && <span class="muted">(this host)</span>}
+									<Link href={`/app/servers/${s.id}`}>{s.name}</Link> {s.isLocal && <span class="muted">(this host)</span>}
 								</td>
 								<td>{s.host || '–'}</td>
 								<td>

@@ -1,7 +1,8 @@
 // Small pieces every page uses: loading data, forms with the API's field
 // errors, status badges.
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, post } from './api.js';
+import { Link } from './router.jsx';
 
 // Runs load() now and whenever deps change; reload() runs it again.
 export function useData(load, deps) {
@@ -39,6 +40,15 @@ export function useForm(initial, submit) {
 		}
 	};
 	return { values, set, setValues, error, busy, onSubmit };
+}
+
+// Sets form's `name` to `first` while it is empty: a select whose
+// options come later (the projects' environments) shows what a submit
+// would send, not a blank.
+export function useDefault(form, name, first) {
+	useEffect(() => {
+		if (!form.values[name] && first) form.setValues((v) => ({ ...v, [name]: first }));
+	}, [first, form.values[name]]);
 }
 
 export function ErrorBox({ error }) {
@@ -192,6 +202,30 @@ export function ListOf({ list, what, empty, children }) {
 	return children(list.data);
 }
 
+// A record's page: the API's error, or "Loading <what>", until the
+// record is there; then children(record), under its title row (its name,
+// its status badge, then `extra`) and, given, a link back to its list.
+export function RecordPage({ record, what, back, extra, children }) {
+	if (record.error) return <ErrorBox error={record.error} />;
+	if (!record.data) return <Loading what={what} />;
+	const r = record.data;
+	return (
+		<section>
+			{back && (
+				<p>
+					<Link href={back[0]}>← {back[1]}</Link>
+				</p>
+			)}
+			<div class="title-row">
+				<h1>{r.name}</h1>
+				<Badge status={r.status} />
+				{extra}
+			</div>
+			{children(r)}
+		</section>
+	);
+}
+
 // A row's button (Remove, Revoke...): its label names the row, so that
 // every one reads differently to a screen reader; the visible text starts it.
 export function RowAction({ onClick, label, children }) {
@@ -228,6 +262,38 @@ export function Lifecycle({ path, changed }) {
 				</span>
 			)}
 			<ErrorBox error={error} />
+		</div>
+	);
+}
+
+// The form that changes one record (a PATCH), opened by a row's Edit
+// button and shown under the list: fields are [name, label, props,
+// options] (options [[value, text]] make a select); save(values) is the
+// API call; close(saved) hides it. Its first field takes the focus.
+export function EditPanel({ title, initial, fields, save, close }) {
+	const form = useForm(initial, async (v) => {
+		await save(v);
+		close(true);
+	});
+	const box = useRef(null);
+	useEffect(() => box.current?.querySelector('input, select')?.focus(), []);
+	return (
+		<div class="card edit" role="group" aria-label={title} ref={box}>
+			<h3>{title}</h3>
+			<Form form={form} submit="Save" class="row">
+				{fields.map(([name, label, props = {}, options]) => (
+					<Field key={name} form={form} name={name} label={label} autocomplete="off" {...props}>
+						{options && options.map(([v, text]) => (
+							<option key={v} value={v}>
+								{text}
+							</option>
+						))}
+					</Field>
+				))}
+			</Form>
+			<button type="button" class="secondary" onClick={() => close(false)}>
+				Cancel
+			</button>
 		</div>
 	);
 }

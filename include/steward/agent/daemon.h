@@ -48,8 +48,9 @@ enum sw_agent_drop {
 
 /* Milliseconds to wait before the next dial. attempt counts failures
  * since the last welcome (0 for the first); r is uniform in [0, 1).
- * Network: uniform in [1 s, min(60 s, 2^attempt s)] (full jitter under a
- * growing ceiling); rejected: uniform in [2 min, 10 min]; hinted: uniform
+ * Network: uniform in [1 s, min(60 s, 2^(attempt + 1) s)] (full jitter
+ * under a growing ceiling; the first retry already spreads over a second,
+ * so a fleet cut at once does not return in one wave); rejected: uniform in [2 min, 10 min]; hinted: uniform
  * in [hint / 2, hint] (at least 1 s), so agents told the same hint spread
  * out instead of returning in one wave. */
 uint64_t sw_agent_backoff_ms(enum sw_agent_drop why, unsigned attempt, uint64_t retry_hint_ms,

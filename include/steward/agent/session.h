@@ -43,6 +43,13 @@ struct sw_db_pool;
 #define SW_AGENT_HEARTBEAT_MS_DEFAULT 10000
 #define SW_AGENT_HELLO_TIMEOUT_MS 10000
 #define SW_AGENT_MISSED_HEARTBEATS 3
+/* A stopping control plane tells each agent to come back after
+ * SW_AGENT_GOAWAY_MIN_MS plus a share of SW_AGENT_GOAWAY_SPREAD_MS drawn
+ * per agent (the agent waits half to all of it): a fleet returns over
+ * about 13 s, not in one wave, and all of it within 15 s of the stop
+ * (bench/agent_fleet.mjs, the reconnect storm). */
+#define SW_AGENT_GOAWAY_MIN_MS 2000
+#define SW_AGENT_GOAWAY_SPREAD_MS 12000
 
 /* The heartbeat interval every session announces (100..600000 ms).
  * Process-wide, set once at start-up before the threads run. */

@@ -110,6 +110,11 @@ struct sw_ws_reader {
 /* role says which side we are (what the peer must do about masking). */
 void sw_ws_reader_init(struct sw_ws_reader *r, enum sw_ws_role role, size_t max_message);
 void sw_ws_reader_release(struct sw_ws_reader *r);
+/* Gives back the memory of the last message delivered (none while a
+ * fragmented message is being joined), so a peer that sends a message
+ * every few seconds holds no buffer between them. The last event's data
+ * is invalid after it. */
+void sw_ws_reader_trim(struct sw_ws_reader *r);
 
 /* Reads at most one frame from in[0..len) (the bytes not yet consumed).
  * Sets *ret_consumed to the bytes of that frame (0 with NEED_MORE) and

@@ -45,6 +45,12 @@ struct sw_config {
 	/* METRICS_SAMPLE_INTERVAL_MS, honoured only when STEWARD_ENV is test
 	 * (200..15000); else the spec's 15 s. */
 	unsigned metrics_interval_ms;
+	/* METRICS_MINUTE_MS, honoured only when STEWARD_ENV is test (1000..60000,
+	 * a divisor of 60000 and a multiple of the interval); else 60000. The
+	 * metrics loop's "minute": how long a minute row folds, and the unit
+	 * METRIC_THRESHOLD rules' durationSeconds are counted in (60 of them
+	 * last one such minute). */
+	unsigned metrics_minute_ms;
 };
 
 /* Reads the environment into *ret. On a bad value returns -EINVAL and

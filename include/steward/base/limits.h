@@ -53,6 +53,7 @@
 
 /* Database */
 #define SW_DB_MAX_PENDING_QUERIES 4096         /* per loop; beyond: 503 */
+#define SW_DB_PIPELINE_DEPTH 32                /* queries on the wire per connection */
 #define SW_DB_HEALTH_MAX_AGE_MS 1000           /* /health may reuse state this old */
 #define SW_DB_RECONNECT_MIN_MS 100
 #define SW_DB_RECONNECT_MAX_MS 5000

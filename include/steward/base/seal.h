@@ -77,5 +77,8 @@ void sw_seal_aad_channel(char out[SW_SEAL_AAD_MAX], const char *channel_id);
 void sw_seal_aad_service(char out[SW_SEAL_AAD_MAX], const char *service_id);
 /* A user's TOTP key. */
 void sw_seal_aad_totp(char out[SW_SEAL_AAD_MAX], const char *user_id);
+/* The payload of a command to a server's agent while it waits for its
+ * answer (a container's environment, a password file). */
+void sw_seal_aad_agent_command(char out[SW_SEAL_AAD_MAX], const char *command_id);
 
 #endif

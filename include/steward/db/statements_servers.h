@@ -63,9 +63,12 @@ extern const struct sw_db_stmt sw_db_stmt_agent_auth;
  * capabilities (JSON), $9 heartbeat ms -> id; no row: the token changed
  * or the server is gone. */
 extern const struct sw_db_stmt sw_db_stmt_agent_hello;
-/* A heartbeat answered: $1 server, $2 token SHA-256, $3 connection id ->
- * id; no row: the token changed, the server is gone, or another session
- * holds it now. */
+/* Heartbeats answered, in one statement for many sessions (one loop
+ * thread's, src/agent/session.c): $1 servers, $2 token SHA-256s (hex), $3
+ * connection ids, three array literals of the same length -> the
+ * 1-based positions whose server was written ONLINE with lastSeenAt now;
+ * a position missing: the token changed, the server is gone, or another
+ * session holds it now. */
 extern const struct sw_db_stmt sw_db_stmt_agent_seen;
 /* The session ended: $1 server, $2 connection id (OFFLINE only while that
  * session still holds the server). */
@@ -91,22 +94,24 @@ extern const struct sw_db_stmt sw_db_stmt_agent_command_create;
 /* $1 organization, $2 server, $3 command. */
 extern const struct sw_db_stmt sw_db_stmt_agent_command_get;
 /* The session's side. pending: $1 server -> id, kind, payload (JSON),
- * expiry (ms since the epoch) of the commands not finished nor expired,
- * oldest first, at most 32. sent, acked: $1 server, $2 command. result:
- * $1 server, $2 command, $3 ok (t/f), $4 result (JSON), $5 error code, $6
- * error message; only a command of that server that is not finished. */
+ * expiry (ms since the epoch), sealed payload (NULL, or the payload sealed
+ * to sw_seal_aad_agent_command(id), which then replaces payload) of the
+ * commands not finished nor expired, oldest first, at most 32. sent,
+ * acked: $1 server, $2 command. result: $1 server, $2 command, $3 ok
+ * (t/f), $4 result (JSON), $5 error code, $6 error message; only a command
+ * of that server that is not finished; its payload is dropped. */
 extern const struct sw_db_stmt sw_db_stmt_agent_commands_pending;
 extern const struct sw_db_stmt sw_db_stmt_agent_command_sent;
 extern const struct sw_db_stmt sw_db_stmt_agent_command_acked;
 extern const struct sw_db_stmt sw_db_stmt_agent_command_result;
-/* The remote driver's: a server's status; a command issued with its
- * payload; its state polled (status, result, error code, error message,
+/* The remote driver's: a server's status; a command issued under an id
+ * of the caller's with its payload sealed to that id; its state polled (status, result, error code, error message,
  * the server's status); a command closed by its waiter. */
 extern const struct sw_db_stmt sw_db_stmt_agent_server_status;
 extern const struct sw_db_stmt sw_db_stmt_agent_command_issue;
 extern const struct sw_db_stmt sw_db_stmt_agent_command_poll;
 extern const struct sw_db_stmt sw_db_stmt_agent_command_close;
-/* A command's streams (migration 0023): the session's side (input_take,
+/* A command's streams (migration 0024): the session's side (input_take,
  * input_taken, output_put) and the job's (input_put, output_read,
  * streams_drop). */
 extern const struct sw_db_stmt sw_db_stmt_agent_input_take;

@@ -1,0 +1,490 @@
+// The dashboard's operations pages in a real browser (Debian's chromium
+// driven by playwright-core) against the built stewardd and a scratch
+// PostgreSQL: a server's page with live charts drawn from GET
+// /servers/:id/live (the local server's own sample loop, every second
+// here: METRICS_SAMPLE_INTERVAL_MS) and its history at MINUTE and HOUR
+// resolution once a minute has been written (a 10-second minute here:
+// METRICS_MINUTE_MS, a test setting); the host-mounts banner when
+// the samples say scope CONTAINER, and none with the host's trees given;
+// an application's container metrics; a managed service's backups
+// (requested, downloaded through the same-origin link, restored after a
+// confirmation, the job's state said, the API's refusal shown); the
+// repository picker of a new application (a git credential's
+// repositories); the edit forms of projects, environments, servers,
+// services, rules, channels, git credentials and volumes with the API's
+// field errors next to their fields; axe-core on every new page, the
+// keyboard alone through charts, edits and the restore dialog, and a walk
+// of the new pages searching the DOM and every answer for the secrets made
+// on the way.
+//
+// Stand-ins, named as such: the git host is a node HTTP server on
+// 127.0.0.1 answering GitHub's GET /user/repos (no real git host can be
+// reached from here); a backup that SUCCEEDED is a row and a dump file
+// written straight into PostgreSQL and a temporary folder (the runner
+// that takes real dumps needs dockerd and a running database service:
+// tests/integration/service_backups*.test.mjs cover it); an application's
+// container minutes are rows written into metric_minutes the way the
+// sample loop writes them (real containers need dockerd).
+//
+// Exits 77 (skipped) without chromium, without node_modules (npm ci
+// --prefix tests/browser), or without a built dashboard.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import * as h from '../integration/harness.mjs';
+import { accessible as axeCheck, launch, needDashboard, playwright, screenshot, walkForSecrets } from './browser.mjs';
+
+const chromium = await playwright();
+needDashboard();
+
+const GITHUB_TOKEN = `ghp_${crypto.randomUUID().replace(/-/g, '')}`;
+const repos = [
+	{ id: 1, full_name: 'acme/shop', private: true, clone_url: 'https://github.com/acme/shop.git', ssh_url: 'git@github.com:acme/shop.git', default_branch: 'trunk' },
+	{ id: 2, full_name: 'acme/docs', private: false, clone_url: 'https://github.com/acme/docs.git', ssh_url: 'git@github.com:acme/docs.git', default_branch: 'gh-pages' },
+];
+// The stand-in git host: GitHub's repository listing for GITHUB_TOKEN, 401 otherwise.
+const gitHost = http.createServer((req, res) => {
+	const json = (status, body) => res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+	const u = new URL(req.url, 'http://x');
+	if (u.pathname !== '/gh/user/repos') return json(404, { message: 'Not Found' });
+	if (req.headers.authorization !== `Bearer ${GITHUB_TOKEN}`) return json(401, { message: 'Bad credentials' });
+	json(200, repos);
+});
+
+let pg, srv, origin, browser, context, page, session, localId, localName;
+const problems = [];
+const secrets = { gitToken: GITHUB_TOKEN };
+const sql = (q) => pg.psql(q, srv.dbName);
+
+before(async () => {
+	await new Promise((resolve) => gitHost.listen(0, '127.0.0.1', resolve));
+	pg = await h.startPostgres();
+	srv = await h.startStewardd({ db: pg, env: { METRICS_SAMPLE_INTERVAL_MS: '1000', METRICS_MINUTE_MS: '10000', HOST_PROC_PATH: null, HOST_SYS_PATH: null, HOST_ROOT_PATH: null } });
+	origin = `http://127.0.0.1:${srv.port}`;
+	browser = await launch(chromium);
+	context = await browser.newContext({ acceptDownloads: true });
+	page = await context.newPage();
+	page.setDefaultTimeout(15000);
+	page.on('console', (m) => {
+		if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(m.text());
+	});
+	page.on('pageerror', (e) => problems.push(String(e)));
+	await page.goto(`${origin}/`);
+	await page.waitForURL(`${origin}/app/setup`);
+	const made = await api('POST', '/setup', h.setupBody());
+	assert.equal(made.status, 201, JSON.stringify(made.body));
+	session = (await api('GET', '/auth/session')).body.data;
+	({ id: localId, name: localName } = (await api('GET', '/servers')).body.data.find((s) => s.isLocal));
+});
+
+after(async () => {
+	await browser?.close();
+	gitHost.close();
+	await h.cleanupAll();
+});
+
+const accessible = (what) => axeCheck(page, what);
+const shot = (name) => screenshot(page, `operations-${name}`);
+const field = (label, p = page) => p.getByLabel(label, { exact: true });
+const button = (name, p = page) => p.getByRole('button', { name, exact: true });
+
+// fetch() in the page (its cookie, its Origin): {status, body}.
+function api(method, url, body) {
+	return page.evaluate(async ([method, url, body]) => {
+		const r = await fetch(url, { method, headers: body === undefined ? {} : { 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+		const text = await r.text();
+		return { status: r.status, body: text ? JSON.parse(text) : null };
+	}, [method, url, body]);
+}
+const data = async (method, url, body) => {
+	const r = await api(method, url, body);
+	assert.ok(r.status < 300, `${method} ${url}: ${r.status} ${JSON.stringify(r.body)}`);
+	return r.body?.data;
+};
+
+// Waits until check() is truthy, at most `ms`.
+async function until(what, check, ms = 30000) {
+	const end = Date.now() + ms;
+	for (;;) {
+		const v = await check();
+		if (v) return v;
+		if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+		await h.sleep(250);
+	}
+}
+
+// The chart captioned `title` in `scope`: its point count, once its canvas
+// has painted pixels that are not the background.
+async function chartPoints(scope, title, min = 1) {
+	const chart = scope.locator('figure.chart').filter({ has: page.locator('figcaption', { hasText: new RegExp(`^${title}$`) }) });
+	await until(`${title} with ${min} points`, async () => Number(await chart.getAttribute('data-points')) >= min);
+	const painted = await chart.locator('canvas').evaluate((c) => {
+		const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+		let n = 0;
+		for (let i = 3; i < px.length; i += 4) if (px[i] !== 0) n++;
+		return n;
+	});
+	assert.ok(painted > 100, `${title}: ${painted} painted pixels`);
+	return Number(await chart.getAttribute('data-points'));
+}
+
+// Presses Tab until `target` has the focus (the keyboard alone).
+async function tabTo(target, max = 120) {
+	for (let i = 0; i < max; i++) {
+		await page.keyboard.press('Tab');
+		if (await target.evaluate((el) => el === document.activeElement).catch(() => false)) return;
+	}
+	throw new Error(`Tab never reached ${target}`);
+}
+
+// ---------------------------------------------------------------- servers
+
+test('the_local_servers_page_draws_live_charts_from_the_stream_and_the_mounts_banner_follows_the_samples_scope', async () => {
+	await page.goto(`${origin}/app/servers`);
+	await page.locator(`a[href="/app/servers/${localId}"]`).click();
+	await page.waitForURL(`${origin}/app/servers/${localId}`);
+	await page.locator('.live-state[data-state="live"]').waitFor();
+	const live = page.locator('section > div').filter({ has: page.locator('.live-state') }).first();
+	// Samples every second: the line has more than one point.
+	for (const title of ['CPU', 'Memory used', 'Network', 'Disk used']) await chartPoints(live, title, 2);
+	const sample = await data('GET', `/servers/${localId}/sample`);
+	// This stewardd was given no host trees: in a container its figures are the container's.
+	if (sample.scope === 'CONTAINER') {
+		await page.locator('.banner[data-scope="CONTAINER"]').waitFor();
+		await page.getByText("These figures describe Steward's container, not the host.").waitFor();
+	} else {
+		assert.equal(await page.locator('.banner').count(), 0);
+		process.stdout.write('# not in a container: the banner case is shown by the second stewardd only when it is\n');
+	}
+	await accessible('a server with live charts');
+	await shot('server-live');
+});
+
+test('with_the_host_trees_given_the_samples_say_host_and_no_banner_is_shown', async () => {
+	// A second stewardd on the same database with the three variables set
+	// (this machine's own trees): the cookie is the same host's.
+	const hostSrv = await h.startStewardd({ env: { DATABASE_URL: srv.env.DATABASE_URL, STEWARD_DATA_DIR: srv.env.STEWARD_DATA_DIR, METRICS_SAMPLE_INTERVAL_MS: '1000', METRICS_MINUTE_MS: '10000', HOST_PROC_PATH: '/proc', HOST_SYS_PATH: '/sys', HOST_ROOT_PATH: '/' } });
+	try {
+		await page.goto(`http://127.0.0.1:${hostSrv.port}/app/servers/${localId}`);
+		await page.locator('.live-state[data-state="live"]').waitFor();
+		await chartPoints(page.locator('.charts').first(), 'CPU', 1);
+		const scope = await page.evaluate(async (id) => (await (await fetch(`/servers/${id}/sample`)).json()).data.scope, localId);
+		assert.equal(scope, 'HOST');
+		assert.equal(await page.locator('.banner').count(), 0);
+	} finally {
+		hostSrv.kill();
+	}
+	await page.goto(`${origin}/app/servers/${localId}`);
+});
+
+test('history_is_charted_per_minute_once_a_minute_is_written_and_per_hour', async () => {
+	// The loop writes a minute once it is over: wait for one (at most two of its 10-second minutes).
+	const minutes = await until('a written minute', async () => (await data('GET', `/servers/${localId}/metrics?resolution=MINUTE`)).points.length, 150000);
+	await page.goto(`${origin}/app/servers/${localId}`);
+	const history = page.locator('[data-resolution]');
+	await history.locator('figure.chart').first().waitFor();
+	// Every minute written before the page asked is drawn (one more may have been since).
+	assert.ok((await chartPoints(history, 'CPU')) >= minutes);
+	await chartPoints(history, 'Memory used');
+	await chartPoints(history, 'Disk used');
+	// The hour resolution, with the keyboard: the radio group's arrow keys.
+	await tabTo(page.getByRole('radio', { name: 'Per minute (last hour)' }));
+	const hours = page.waitForResponse((r) => r.url().endsWith(`/servers/${localId}/metrics?resolution=HOUR`));
+	await page.keyboard.press('ArrowDown');
+	assert.equal((await hours).status(), 200);
+	await page.locator('[data-resolution="HOUR"]').waitFor();
+	// The current hour is folded from its minutes when read.
+	await chartPoints(page.locator('[data-resolution="HOUR"]'), 'CPU');
+	await accessible('a server with its history per hour');
+	await shot('server-history');
+});
+
+test('a_remote_servers_page_says_why_it_has_no_live_figures', async () => {
+	const edge = await data('POST', '/servers', { name: 'edge-2', host: '10.0.0.6' });
+	secrets.agent = edge.agentToken;
+	await page.goto(`${origin}/app/servers/${edge.id}`);
+	await page.locator('.live-state[data-state="refused"]').waitFor();
+	const refusal = await api('GET', `/servers/${edge.id}/live`);
+	assert.equal(refusal.status, 409);
+	await page.getByRole('alert').filter({ hasText: refusal.body.error.message }).waitFor();
+	await accessible('a remote server');
+});
+
+test('a_server_is_edited_with_the_apis_field_errors_next_to_their_fields', async () => {
+	const edge = (await data('GET', '/servers')).find((s) => s.name === 'edge-2');
+	await page.goto(`${origin}/app/servers/${edge.id}`);
+	await field('Host').fill('Not A Host!');
+	await button('Save server').click();
+	await page.locator('.field-error').first().waitFor();
+	assert.equal(await field('Host').getAttribute('aria-invalid'), 'true');
+	await field('Host').fill('edge2.example.com');
+	await field('Server name').fill('edge-two');
+	await field('Description').fill('the second edge');
+	await button('Save server').click();
+	await page.getByRole('heading', { name: 'edge-two', exact: true }).waitFor();
+	const after = await data('GET', `/servers/${edge.id}`);
+	assert.deepEqual([after.name, after.host, after.description], ['edge-two', 'edge2.example.com', 'the second edge']);
+});
+
+// ---------------------------------------------------------------- applications
+
+let project, appId;
+
+test('an_applications_metrics_tab_charts_its_containers_minutes', async () => {
+	project = await data('POST', '/projects', { name: 'shop' });
+	const env = project.environments[0];
+	const app = await data('POST', '/applications', { name: 'web', environmentId: env.id, sourceKind: 'UPLOAD', port: 3000 });
+	appId = app.id;
+	await page.goto(`${origin}/app/applications/${appId}/metrics`);
+	await page.getByText('No container of this application has been measured in this range yet.').waitFor();
+	// Two containers' minutes, as the sample loop writes them.
+	for (const [c, cpu] of [['aaaaaaaaaaaa11', 12.5], ['bbbbbbbbbbbb22', 40]]) {
+		await sql(
+			`INSERT INTO metric_minutes (series_id, bucket, samples, cpu_pct_sum, cpu_pct_min, cpu_pct_max, mem_sum, mem_min, mem_max, mem_limit, net_rx_bytes, net_tx_bytes, cpu_usec, oom_kills, restarts) ` +
+				`SELECT steward_metric_series('${localId}', '${appId}', '${c}'), date_trunc('minute', now()) - make_interval(mins => m), 4, ${cpu * 4}, ${cpu - 1}, ${cpu + 1}, ${4 * 64 * 1048576}, ${64 * 1048576}, ${64 * 1048576}, ${256 * 1048576}, 1000 * m, 500 * m, 1000000, 0, 0 ` +
+				`FROM generate_series(2, 6) AS m`,
+		);
+	}
+	await page.reload();
+	const tab = page.locator('[data-resolution="MINUTE"]');
+	assert.equal(await chartPoints(tab, 'CPU \\(% of one core\\)'), 5);
+	assert.equal(await chartPoints(tab, 'Memory'), 5);
+	await page.getByRole('img', { name: /^CPU \(% of one core\): 5 points, latest aaaaaaaaaaaa 12\.5 %, bbbbbbbbbbbb 40\.0 %$/ }).waitFor();
+	await accessible('an application’s metrics');
+	await shot('application-metrics');
+});
+
+// ---------------------------------------------------------------- git
+
+test('the_repository_picker_lists_a_credentials_repositories_and_fills_the_new_application', async () => {
+	await page.goto(`${origin}/app/git-credentials`);
+	await field('Credential name').fill('github-acme');
+	await field('Token').fill('not-the-token-1234');
+	await field('API URL (self-hosted only)').fill(`http://127.0.0.1:${gitHost.address().port}/gh`);
+	await button('Add credential').click();
+	await page.getByRole('cell', { name: 'github-acme', exact: true }).waitFor();
+	await page.goto(`${origin}/app/applications/new`);
+	await field('Name (lower-case letters, digits, hyphens)').fill('shop-web');
+	await field('Git credential (https only)').selectOption({ label: 'github-acme' });
+	// The host refuses the token: the API's message is shown.
+	await button('List repositories').click();
+	await page.getByRole('alert').filter({ hasText: /./ }).first().waitFor();
+	const refused = await api('GET', `/git-credentials/${(await data('GET', '/git-credentials')).find((c) => c.name === 'github-acme').id}/repositories`);
+	assert.equal(refused.status, 422);
+	await page.getByRole('alert').filter({ hasText: refused.body.error.message }).waitFor();
+	// The right token, through the credential's edit form.
+	await page.goto(`${origin}/app/git-credentials`);
+	await button('Edit credential github-acme').click();
+	const edit = page.getByRole('group', { name: 'Edit credential github-acme' });
+	await field('New token (empty: keep the current one)', edit).fill(GITHUB_TOKEN);
+	await button('Save', edit).click();
+	await edit.waitFor({ state: 'detached' });
+	assert.ok(!(await page.content()).includes(GITHUB_TOKEN));
+	await page.getByRole('cell', { name: `…${GITHUB_TOKEN.slice(-4)}` }).waitFor();
+
+	await page.goto(`${origin}/app/applications/new`);
+	await field('Name (lower-case letters, digits, hyphens)').fill('shop-web');
+	await field('Git credential (https only)').selectOption({ label: 'github-acme' });
+	await button('List repositories').click();
+	await field('Repository').selectOption({ label: 'acme/shop (private)' });
+	assert.equal(await field('Repository URL (optional now)').inputValue(), 'https://github.com/acme/shop.git');
+	assert.equal(await field('Branch').inputValue(), 'trunk');
+	await accessible('the repository picker');
+	await shot('repository-picker');
+	await button('Create application').click();
+	await page.getByRole('heading', { name: 'shop-web is created' }).waitFor();
+	const app = (await data('GET', '/applications')).find((a) => a.name === 'shop-web');
+	const source = await data('GET', `/applications/${app.id}/git-source`);
+	const credential = (await data('GET', '/git-credentials')).find((c) => c.name === 'github-acme');
+	assert.deepEqual([source.repositoryUrl, source.branch, source.credentialId], ['https://github.com/acme/shop.git', 'trunk', credential.id]);
+});
+
+// ---------------------------------------------------------------- services
+
+let serviceId;
+
+test('a_services_backups_are_requested_downloaded_and_restored_after_a_confirmation', async () => {
+	const svc = await data('POST', '/services', { name: 'db', kind: 'POSTGRESQL', environmentId: project.environments[0].id });
+	serviceId = svc.id;
+	await page.goto(`${origin}/app/services/${serviceId}`);
+	await button('Back up now').click();
+	await page.getByRole('status').filter({ hasText: 'Backup queued.' }).waitFor();
+	await page.locator('table .badge-queued').waitFor();
+	// No download or restore for a backup that has no file yet.
+	assert.equal(await page.getByRole('link', { name: /^Download the backup/ }).count(), 0);
+	// Two dumps that SUCCEEDED, as the runner leaves them.
+	const dir = h.makeTempDir('sw-dumps-');
+	const dumps = [];
+	for (const [i, content] of ['first dump\n', 'second dump, newer\n'].entries()) {
+		const file = path.join(dir, `${i}.dump`);
+		fs.writeFileSync(file, content);
+		const sha = crypto.createHash('sha256').update(content).digest('hex');
+		const id = (await sql(
+			`INSERT INTO service_backups (organization_id, service_id, status, size_bytes, file_path, sha256, started_at, finished_at, created_at) ` +
+				`VALUES ('${session.organization.id}', '${serviceId}', 'SUCCEEDED', ${Buffer.byteLength(content)}, '${file}', '${sha}', now(), now(), now() - interval '${10 - i} minutes') RETURNING id`,
+		)).trim();
+		dumps.push({ id, content });
+	}
+	await button('Refresh backups').click();
+	await page.locator('table .badge-succeeded').nth(1).waitFor();
+	// The download is the same-origin route, as a file.
+	const link = page.locator(`tr[data-backup="${dumps[0].id}"]`).getByRole('link', { name: /^Download the backup/ });
+	assert.equal(await link.getAttribute('href'), `/services/${serviceId}/backups/${dumps[0].id}/download`);
+	const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+	assert.equal(fs.readFileSync(await download.path(), 'utf8'), dumps[0].content);
+	assert.equal(download.suggestedFilename(), `${dumps[0].id}.pgdump`);
+	assert.equal((await sql(`SELECT count(*) FROM audit_logs WHERE action = 'service.backup.downloaded'`)).trim(), '1');
+	// Restore asks first: cancelled, nothing is queued.
+	const row = (d) => page.locator(`tr[data-backup="${d.id}"]`);
+	await row(dumps[0]).getByRole('button', { name: /^Restore the backup/ }).click();
+	const dialog = page.getByRole('dialog');
+	await dialog.getByText('Changes made since are lost.').waitFor();
+	await accessible('the restore confirmation');
+	await shot('restore-confirmation');
+	await button('Cancel', dialog).click();
+	await dialog.waitFor({ state: 'hidden' });
+	const restores = async () => Number((await sql(`SELECT count(*) FROM jobs WHERE kind = 'service.restore'`)).trim());
+	assert.equal(await restores(), 0);
+	// Confirmed: the job is queued and its state said.
+	await row(dumps[0]).getByRole('button', { name: /^Restore the backup/ }).click();
+	await button('Restore now', dialog).click();
+	await page.getByRole('status').filter({ hasText: /^Restore queued: job queued\./ }).waitFor();
+	assert.equal(await restores(), 1);
+	// Another backup's restore while that one is pending: the API's refusal, in the dialog.
+	await row(dumps[1]).getByRole('button', { name: /^Restore the backup/ }).click();
+	await button('Restore now', dialog).click();
+	const refusal = await api('POST', `/services/${serviceId}/backups/${dumps[1].id}/restore`);
+	assert.equal(refusal.status, 409);
+	await dialog.getByRole('alert').filter({ hasText: refusal.body.error.message }).waitFor();
+	// Escape closes it (the keyboard alone).
+	await page.keyboard.press('Escape');
+	await dialog.waitFor({ state: 'hidden' });
+	await accessible('a service with its backups');
+	await shot('service-backups');
+});
+
+test('a_service_is_edited_with_the_apis_field_errors_next_to_their_fields', async () => {
+	await page.goto(`${origin}/app/services/${serviceId}`);
+	await field('Version').fill('99');
+	await button('Save service').click();
+	await page.locator('.field-error').first().waitFor();
+	assert.equal(await field('Version').getAttribute('aria-invalid'), 'true');
+	await field('Version').fill((await data('GET', `/services/${serviceId}`)).version);
+	await field('Description').fill('orders database');
+	await button('Save service').click();
+	await page.getByText('POSTGRESQL').filter({ hasText: 'orders database' }).waitFor();
+	assert.equal((await data('GET', `/services/${serviceId}`)).description, 'orders database');
+});
+
+// ---------------------------------------------------------------- edits
+
+test('projects_and_environments_are_renamed_with_field_errors_next_to_their_fields', async () => {
+	await page.goto(`${origin}/app/projects`);
+	await button('Edit project shop').click();
+	const edit = page.getByRole('group', { name: 'Edit project shop' });
+	await field('Project name', edit).fill('Not A Name');
+	await button('Save', edit).click();
+	await edit.locator('.field-error').waitFor();
+	assert.equal(await field('Project name', edit).getAttribute('aria-invalid'), 'true');
+	await field('Project name', edit).fill('store');
+	await field('Description', edit).fill('the web shop');
+	await button('Save', edit).click();
+	await page.getByRole('heading', { name: 'store', exact: true }).waitFor();
+	const env = project.environments[0];
+	await button(`Rename environment ${env.name} of store`).click();
+	const renv = page.getByRole('group', { name: `Rename environment ${env.name}` });
+	await field('Environment name', renv).fill('live');
+	await button('Save', renv).click();
+	await page.getByRole('link', { name: 'live', exact: true }).first().waitFor();
+	const p = await data('GET', `/projects/${project.id}`);
+	assert.deepEqual([p.name, p.description, p.environments[0].name], ['store', 'the web shop', 'live']);
+	await accessible('the projects after edits');
+});
+
+test('a_rule_and_a_channel_are_edited', async () => {
+	const channel = await data('POST', '/notification-channels', { name: 'ops', kind: 'WEBHOOK', url: 'https://hooks.example.com/a' });
+	secrets.channel = channel.signingSecret;
+	await data('POST', '/alerts/rules', { name: 'hot', kind: 'METRIC_THRESHOLD', severity: 'WARNING', metric: 'CPU_PERCENT', operator: 'ABOVE', threshold: 90, durationSeconds: 300, serverId: localId });
+	await page.goto(`${origin}/app/channels`);
+	await button('Edit channel ops').click();
+	const ce = page.getByRole('group', { name: 'Edit channel ops' });
+	await field('URL', ce).fill('ftp://example.com/');
+	await button('Save', ce).click();
+	await ce.locator('.field-error').waitFor();
+	await field('URL', ce).fill('https://hooks.example.com/b');
+	await button('Save', ce).click();
+	await page.getByRole('cell', { name: 'https://hooks.example.com/b' }).waitFor();
+	// The rule, with the keyboard alone.
+	await page.goto(`${origin}/app/alerts`);
+	await page.getByRole('cell', { name: 'hot', exact: true }).waitFor();
+	await tabTo(button('Edit rule hot'));
+	await page.keyboard.press('Enter');
+	const re = page.getByRole('group', { name: 'Edit rule hot' });
+	// The first field has the focus.
+	assert.equal(await field('Rule name', re).evaluate((el) => el === document.activeElement), true);
+	await tabTo(field('Threshold', re));
+	await page.keyboard.press('Control+A');
+	await page.keyboard.type('75');
+	await tabTo(field('Notify', re));
+	await page.keyboard.press('ArrowDown');
+	await tabTo(button('Save', re));
+	await page.keyboard.press('Enter');
+	await re.waitFor({ state: 'detached' });
+	await page.getByRole('cell', { name: 'CPU_PERCENT ABOVE 75 for 300 s' }).waitFor();
+	const rule = (await data('GET', '/alerts/rules')).find((r) => r.name === 'hot');
+	assert.deepEqual([rule.threshold, rule.channelIds], [75, [channel.id]]);
+	await accessible('the alerts after an edit');
+});
+
+test('a_volume_is_edited', async () => {
+	await data('POST', `/applications/${appId}/volumes`, { name: 'uploads', mountPath: '/data' });
+	await page.goto(`${origin}/app/applications/${appId}/volumes`);
+	await button('Edit volume uploads').click();
+	const ve = page.getByRole('group', { name: 'Edit volume uploads' });
+	await field('Mount path', ve).fill('relative');
+	await button('Save', ve).click();
+	await ve.locator('.field-error').waitFor();
+	await field('Mount path', ve).fill('/srv/uploads');
+	await button('Save', ve).click();
+	await page.getByRole('cell', { name: '/srv/uploads' }).waitFor();
+});
+
+// ---------------------------------------------------------------- walk
+
+test('the_new_pages_are_walked_and_no_secret_is_in_the_dom_or_the_network_log', async () => {
+	const conn = await data('GET', `/services/${serviceId}/connection`);
+	secrets.servicePassword = conn.password;
+	const edge = (await data('GET', '/servers')).find((s) => s.name === 'edge-two');
+	const pages = [
+		[`/app/servers/${localId}`, localName],
+		[`/app/servers/${edge.id}`, 'edge-two'],
+		[`/app/applications/${appId}/metrics`, 'web'],
+		[`/app/applications/${appId}/volumes`, 'web'],
+		['/app/applications/new', 'New application'],
+		[`/app/services/${serviceId}`, 'db'],
+		['/app/git-credentials', 'Git credentials'],
+		['/app/projects', 'Projects'],
+		['/app/alerts', 'Alerts'],
+		['/app/channels', 'Notification channels'],
+	];
+	assert.equal(Object.values(secrets).filter(Boolean).length, 4, Object.keys(secrets).join(' '));
+	await walkForSecrets(page, {
+		origin,
+		pages,
+		secrets,
+		// The picker's listing too, with the credential that sees repositories.
+		visit: async (where) => {
+			if (where !== '/app/applications/new') return;
+			await field('Git credential (https only)').selectOption({ label: 'github-acme' });
+			await button('List repositories').click();
+			await field('Repository').waitFor();
+		},
+	});
+});
+
+test('the_pages_met_no_csp_refusal_and_no_script_error', () => {
+	assert.deepEqual(problems, []);
+});
