@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -43,6 +44,13 @@
 #define MAX_RESPONSE_HEAD (16 * 1024)
 #define SILENT_HEARTBEATS 3 /* missed heartbeats before the control plane counts as gone */
 #define QUEUED_COMMANDS 32  /* accepted and waiting for the one running */
+/* A running command's output waiting for the loop: past it the command
+ * waits. The loop moves it into the channel's queue only while that holds
+ * less than PROGRESS_QUEUE_MAX, far under SW_AGENT_MAX_QUEUED_OUTPUT, so
+ * heartbeats and results always fit. */
+#define PROGRESS_PENDING_MAX (256 * 1024)
+#define PROGRESS_QUEUE_MAX (256 * 1024)
+#define PROGRESS_CHUNK (48 * 1024) /* raw bytes a progress message carries (JSON-escaped, under SW_AGENT_MAX_CHUNK) */
 
 uint64_t sw_agent_backoff_ms(enum sw_agent_drop why, unsigned attempt, uint64_t retry_hint_ms,
 			     double r)
@@ -307,11 +315,20 @@ static double random_unit(void)
 }
 
 /* A command handed to the runner thread: its message (holding a reference
- * to the decoded JSON) and its outcome. */
+ * to the decoded JSON) and its outcome. A command with input (image.build)
+ * is journaled and acknowledged when it arrives, then its input is staged
+ * into an unnamed file (fd) until the last chunk, checked, and only then
+ * queued. */
 struct job {
 	struct sw_agent_msg m;
 	struct sw_agent_outcome o;
+	struct sw_agent_stream stream;
 	struct session *s;
+	bool begun;             /* journaled and acknowledged already */
+	int fd;                 /* the staged input, or -1 */
+	EVP_MD_CTX *sha;        /* over the input taken so far */
+	uint64_t bytes;
+	struct sw_agent_seq in;
 };
 
 struct session {
@@ -329,6 +346,14 @@ struct session {
 	uint64_t deadline;      /* the control plane is silent past it */
 	bool ending;            /* a close was sent or received */
 	struct dial_result drop;
+	struct job *receiving;  /* a command whose input is arriving */
+	/* The running command's output: the runner appends, the loop sends. */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct sw_buf pending;  /* under mu */
+	bool out_closed;        /* under mu: the connection ended, output is dropped */
+	int out_wake[2];        /* the runner writes a byte when pending grows */
+	uint64_t out_seq;       /* progress chunks sent for the running command */
 };
 
 static int send_msg(struct session *s, const struct sw_agent_msg *m)
@@ -398,10 +423,86 @@ static void finish(struct session *s, const char *id, struct sw_agent_outcome *o
 	free(t);
 }
 
+/* ---- a command's streams ---- */
+
+static struct job *job_new(struct session *s, const struct sw_agent_msg *m)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	if (!j)
+		return NULL;
+	j->m = *m;
+	json_incref(j->m.root); /* the message's strings live in it */
+	j->s = s;
+	j->fd = -1;
+	return j;
+}
+
+static void job_free(struct job *j)
+{
+	if (j->fd >= 0)
+		close(j->fd);
+	EVP_MD_CTX_free(j->sha);
+	sw_agent_msg_release(&j->m);
+	free(j);
+}
+
+/* On the runner thread: output into pending, waiting while it is full. */
+static void stream_output(struct sw_agent_stream *st, const char *data, size_t len)
+{
+	struct job *j = (struct job *)((char *)st - offsetof(struct job, stream));
+	struct session *s = j->s;
+	pthread_mutex_lock(&s->mu);
+	while (!s->out_closed && s->pending.len && s->pending.len + len > PROGRESS_PENDING_MAX)
+		pthread_cond_wait(&s->cv, &s->mu);
+	bool wake = !s->out_closed && s->pending.len == 0;
+	if (!s->out_closed && sw_buf_append(&s->pending, data, len) < 0)
+		wake = false;
+	pthread_mutex_unlock(&s->mu);
+	char byte = 1;
+	if (wake)
+		while (write(s->out_wake[1], &byte, 1) < 0 && errno == EINTR) {
+		}
+}
+
+/* On the loop: moves the running command's output into the channel's
+ * queue as progress chunks, cut at line ends, while the queue has room
+ * (all of it when force: the command has ended and its result follows). */
+static void flush_progress(struct session *s, bool force)
+{
+	struct job *j = s->running;
+	pthread_mutex_lock(&s->mu);
+	while (j && !s->ending && s->pending.len && (force || s->k->out.buf.len < PROGRESS_QUEUE_MAX)) {
+		size_t n = SW_MIN(s->pending.len, (size_t)PROGRESS_CHUNK);
+		if (n < s->pending.len) {
+			const char *nl = memrchr(s->pending.data, '\n', n);
+			if (nl)
+				n = (size_t)(nl - s->pending.data) + 1;
+		}
+		char *text = malloc(n + 1);
+		if (!text)
+			break;
+		memcpy(text, s->pending.data, n);
+		text[n] = '\0';
+		struct sw_agent_msg p = { .type = SW_AGENT_MSG_PROGRESS, .id = j->m.id, .seq = s->out_seq,
+					  .stream = "log", .data = text };
+		if (send_msg(s, &p) == 0)
+			s->out_seq++;
+		free(text);
+		sw_buf_consume(&s->pending, n);
+	}
+	if (s->ending)
+		sw_buf_consume(&s->pending, s->pending.len);
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
 static void *runner(void *arg)
 {
 	struct job *j = arg;
+	j->stream = (struct sw_agent_stream){ .input_fd = j->fd, .output = stream_output };
+	j->o.stream = &j->stream;
 	j->s->exec->run(j->s->exec->arg, &j->m, &j->o);
+	j->o.stream = NULL;
 	char byte = 1;
 	while (write(j->s->wake[1], &byte, 1) < 0 && errno == EINTR) {
 	}
@@ -416,23 +517,24 @@ static void start_next(struct session *s)
 		struct job *j = s->queue[0];
 		memmove(s->queue, s->queue + 1, --s->nqueue * sizeof(s->queue[0]));
 		uint8_t digest[32];
-		if (sw_agent_cmd_digest(&j->m, digest) < 0 ||
-		    sw_agent_journal_begin(s->journal, j->m.id, digest) < 0) {
+		if (!j->begun && (sw_agent_cmd_digest(&j->m, digest) < 0 ||
+				  sw_agent_journal_begin(s->journal, j->m.id, digest) < 0)) {
 			refuse_command(s, j->m.id, "JOURNAL_FAILED", "the agent could not journal the command; it was not run");
-			sw_agent_msg_release(&j->m);
-			free(j);
+			job_free(j);
 			continue;
 		}
-		struct sw_agent_msg ack = { .type = SW_AGENT_MSG_ACK, .id = j->m.id };
-		send_msg(s, &ack);
+		if (!j->begun) {
+			struct sw_agent_msg ack = { .type = SW_AGENT_MSG_ACK, .id = j->m.id };
+			send_msg(s, &ack);
+		}
 		s->running = j;
+		s->out_seq = 0;
 		if (pthread_create(&s->thread, NULL, runner, j) != 0) {
 			s->running = NULL;
 			snprintf(j->o.error_code, sizeof(j->o.error_code), "FAILED");
 			snprintf(j->o.error_message, sizeof(j->o.error_message), "the agent could not start the command");
 			finish(s, j->m.id, &j->o);
-			sw_agent_msg_release(&j->m);
-			free(j);
+			job_free(j);
 		}
 	}
 }
@@ -447,10 +549,140 @@ static void reap(struct session *s)
 	char byte;
 	while (read(s->wake[0], &byte, 1) < 0 && errno == EINTR) {
 	}
+	/* Its output goes before its result, which says how many chunks
+	 * there were (the control plane may store them out of order). */
+	flush_progress(s, true);
+	if (j->o.ok && s->out_seq) {
+		if (!j->o.result)
+			j->o.result = json_object();
+		json_object_set_new(j->o.result, "outputChunks", json_integer((json_int_t)s->out_seq));
+	}
 	s->running = NULL;
 	finish(s, j->m.id, &j->o);
-	sw_agent_msg_release(&j->m);
-	free(j);
+	job_free(j);
+}
+
+/* The command whose input is arriving ends without running: journaled
+ * FAILED, so its resend is answered, never run. */
+static void fail_receiving(struct session *s, const char *code, const char *why)
+{
+	struct job *j = s->receiving;
+	s->receiving = NULL;
+	struct sw_agent_outcome o = { .ok = false };
+	snprintf(o.error_code, sizeof(o.error_code), "%s", code);
+	snprintf(o.error_message, sizeof(o.error_message), "%s", why);
+	finish(s, j->m.id, &o);
+	job_free(j);
+}
+
+/* A command with input: journaled and acknowledged now, its input staged
+ * in an unnamed file of the data directory until its last chunk. */
+static void receive_command(struct session *s, const struct sw_agent_msg *m, const uint8_t digest[32])
+{
+	if (s->receiving) {
+		refuse_command(s, m->id, "BUSY", "the agent is receiving another command's input; it was not run");
+		return;
+	}
+	if (sw_agent_journal_begin(s->journal, m->id, digest) < 0) {
+		refuse_command(s, m->id, "JOURNAL_FAILED", "the agent could not journal the command; it was not run");
+		return;
+	}
+	struct job *j = job_new(s, m);
+	if (!j) {
+		struct sw_agent_outcome o = { .ok = false, .error_code = "FAILED",
+					      .error_message = "out of memory; the command was not run" };
+		finish(s, m->id, &o);
+		return;
+	}
+	j->begun = true;
+	s->receiving = j;
+	struct sw_agent_msg ack = { .type = SW_AGENT_MSG_ACK, .id = m->id };
+	send_msg(s, &ack);
+	j->fd = open(s->c->data_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	j->sha = EVP_MD_CTX_new();
+	if (j->fd < 0 || !j->sha || EVP_DigestInit_ex(j->sha, EVP_sha256(), NULL) != 1)
+		fail_receiving(s, "FAILED", "the agent cannot stage the command's input in its data directory; nothing was run");
+}
+
+static bool write_all_fd(int fd, const unsigned char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		p += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+/* The whole input is there: its size and SHA-256 must be the payload's. */
+static bool input_whole(struct job *j)
+{
+	unsigned char md[32];
+	unsigned len = 0;
+	char hex[65];
+	if (EVP_DigestFinal_ex(j->sha, md, &len) != 1 || len != 32)
+		return false;
+	for (unsigned i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	return j->bytes == j->m.args.context_bytes && j->m.args.context_sha256 &&
+	       strcmp(hex, j->m.args.context_sha256) == 0;
+}
+
+static void on_input(struct session *s, const struct sw_agent_msg *m)
+{
+	struct job *j = s->receiving;
+	if (!j || strcmp(j->m.id, m->id) != 0)
+		return; /* a command that is over (or this agent never took): nothing waits */
+	switch (sw_agent_seq_check(&j->in, m->seq)) {
+	case SW_AGENT_SEQ_DUPLICATE:
+		return;
+	case SW_AGENT_SEQ_GAP:
+		fail_receiving(s, "BAD_DATA", "a chunk of the command's input was lost; nothing was run");
+		return;
+	case SW_AGENT_SEQ_TAKE:
+		break;
+	}
+	size_t n = strlen(m->data);
+	unsigned char *buf = malloc(n / 4 * 3 + 3);
+	int len = buf && n % 4 == 0 ? EVP_DecodeBlock(buf, (const unsigned char *)m->data, (int)n) : -1;
+	for (size_t i = n; len > 0 && i > 0 && m->data[i - 1] == '='; i--)
+		len--; /* EVP_DecodeBlock counts the padding as zero bytes */
+	const char *bad = NULL;
+	if (len < 0)
+		bad = "a chunk of the command's input is not base64; nothing was run";
+	else if (j->bytes + (uint64_t)len > j->m.args.context_bytes)
+		bad = "the command's input is longer than its contextBytes; nothing was run";
+	else if (!write_all_fd(j->fd, buf, (size_t)len) || EVP_DigestUpdate(j->sha, buf, (size_t)len) != 1)
+		bad = "the agent cannot stage the command's input in its data directory; nothing was run";
+	free(buf);
+	if (bad) {
+		fail_receiving(s, "BAD_DATA", bad);
+		return;
+	}
+	j->bytes += (uint64_t)len;
+	struct sw_agent_msg ack = { .type = SW_AGENT_MSG_ACK, .id = j->m.id, .input_taken = j->in.next };
+	send_msg(s, &ack);
+	if (!m->last)
+		return;
+	if (!input_whole(j)) {
+		fail_receiving(s, "BAD_DATA", "the command's input arrived with another size or SHA-256 than its payload says; nothing was run");
+		return;
+	}
+	if (lseek(j->fd, 0, SEEK_SET) != 0) {
+		fail_receiving(s, "FAILED", "the agent cannot read back the command's staged input; nothing was run");
+		return;
+	}
+	if (s->nqueue >= QUEUED_COMMANDS) {
+		fail_receiving(s, "BUSY", "the agent has too many commands waiting; it was not run");
+		return;
+	}
+	s->receiving = NULL;
+	s->queue[s->nqueue++] = j;
+	start_next(s);
 }
 
 static void on_command(struct session *s, const struct sw_agent_msg *m)
@@ -497,14 +729,15 @@ static void on_command(struct session *s, const struct sw_agent_msg *m)
 	for (unsigned i = 0; i < s->nqueue; i++)
 		if (strcmp(s->queue[i]->m.id, m->id) == 0)
 			return; /* accepted already, waiting its turn */
-	struct job *j = s->nqueue < QUEUED_COMMANDS ? calloc(1, sizeof(*j)) : NULL;
+	if (m->kind == SW_AGENT_CMD_IMAGE_BUILD) {
+		receive_command(s, m, digest);
+		return;
+	}
+	struct job *j = s->nqueue < QUEUED_COMMANDS ? job_new(s, m) : NULL;
 	if (!j) {
 		refuse_command(s, m->id, "BUSY", "the agent has too many commands waiting; it was not run");
 		return;
 	}
-	j->m = *m;
-	json_incref(j->m.root); /* the message's strings live in it */
-	j->s = s;
 	s->queue[s->nqueue++] = j;
 	start_next(s);
 }
@@ -576,8 +809,8 @@ static void on_message(struct session *s, const struct sw_ws_event *ev)
 			end_session(s, SW_WS_CLOSE_POLICY, "a command before the welcome");
 		break;
 	case SW_AGENT_MSG_INPUT:
-		/* Streamed build contexts come with image.build, which this
-		 * agent does not run yet: nothing is waiting for input. */
+		if (s->welcomed)
+			on_input(s, &m);
 		break;
 	default:
 		end_session(s, SW_WS_CLOSE_POLICY, "a message only an agent sends");
@@ -669,11 +902,15 @@ static bool pump_out(struct conn *k)
 static void end_commands(struct session *s)
 {
 	s->ending = true;
+	if (s->receiving)
+		fail_receiving(s, "FAILED", "the connection ended before the command's input was whole; nothing was run");
+	pthread_mutex_lock(&s->mu);
+	s->out_closed = true; /* the running command's output is dropped from now on */
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
 	reap(s);
-	for (unsigned i = 0; i < s->nqueue; i++) {
-		sw_agent_msg_release(&s->queue[i]->m);
-		free(s->queue[i]);
-	}
+	for (unsigned i = 0; i < s->nqueue; i++)
+		job_free(s->queue[i]);
 	s->nqueue = 0;
 }
 
@@ -714,12 +951,20 @@ static void run_session(struct session *s, volatile int *stop)
 		}
 		/* SSL may hold decrypted bytes the socket no longer shows. */
 		int timeout = k->ssl && SSL_pending(k->ssl) ? 0 : (int)SW_MIN(s->deadline - now, 1000);
-		struct pollfd pf[2] = { { .fd = k->fd, .events = POLLIN | (k->out.buf.len ? POLLOUT : 0) },
-					{ .fd = s->wake[0], .events = POLLIN } };
+		struct pollfd pf[3] = { { .fd = k->fd, .events = POLLIN | (k->out.buf.len ? POLLOUT : 0) },
+					{ .fd = s->wake[0], .events = POLLIN },
+					{ .fd = s->out_wake[0], .events = POLLIN } };
 		struct pollfd p = pf[0];
-		int n = poll(pf, 2, timeout);
+		int n = poll(pf, 3, timeout);
 		if (n < 0 && errno != EINTR)
 			return;
+		if (n > 0 && (pf[2].revents & POLLIN)) {
+			char drain[64];
+			while (read(s->out_wake[0], drain, sizeof(drain)) > 0) {
+			}
+			n--;
+		}
+		flush_progress(s, false);
 		if (n > 0 && (pf[1].revents & POLLIN)) {
 			reap(s);
 			start_next(s);
@@ -793,6 +1038,14 @@ int sw_agent_run(const struct sw_agent_config *c, const struct sw_agent_executor
 			sw_log_error("agent: cannot make a pipe for the command runner: %s", strerror(errno));
 			break;
 		}
+		if (pipe2(s.out_wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+			sw_log_error("agent: cannot make a pipe for the command runner: %s", strerror(errno));
+			close(s.wake[0]);
+			close(s.wake[1]);
+			break;
+		}
+		pthread_mutex_init(&s.mu, NULL);
+		pthread_cond_init(&s.cv, NULL);
 		rc = dial(c, ctx, &k, &s.drop);
 		if (rc == 0) {
 			run_session(&s, stop);
@@ -808,6 +1061,11 @@ int sw_agent_run(const struct sw_agent_config *c, const struct sw_agent_executor
 		}
 		close(s.wake[0]);
 		close(s.wake[1]);
+		close(s.out_wake[0]);
+		close(s.out_wake[1]);
+		pthread_mutex_destroy(&s.mu);
+		pthread_cond_destroy(&s.cv);
+		sw_buf_release(&s.pending);
 		conn_close(&k);
 		if (stopped(stop))
 			break;

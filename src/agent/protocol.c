@@ -102,6 +102,7 @@ static const struct field type_fields[SW_AGENT_MSG_COUNT][8] = {
 	},
 	[SW_AGENT_MSG_ACK] = {
 		{ "id", F_ID, true, SW_AGENT_MAX_ID_LEN, M(id) },
+		{ "inputTaken", F_UINT, false, JS_SAFE, M(input_taken) },
 		END,
 	},
 	[SW_AGENT_MSG_PROGRESS] = {
@@ -142,7 +143,9 @@ static const struct cmd {
 	[SW_AGENT_CMD_IMAGE_BUILD] = { "image.build", {
 		{ "tag", F_IMAGE, true, 255, M(args.tag) },
 		{ "dockerfile", F_TEXT, false, SW_PATH_MAX_LEN, M(args.dockerfile) },
-		{ "contextBytes", F_UINT, true, 1ULL << 40, M(args.context_bytes) }, END } },
+		{ "contextBytes", F_UINT, true, 1ULL << 40, M(args.context_bytes) },
+		{ "contextSha256", F_ID, true, 64, M(args.context_sha256) },
+		{ "labels", F_OBJECT, false, 16 * 1024, M(args.labels) }, END } },
 	[SW_AGENT_CMD_IMAGE_EXISTS] = { "image.exists", { IMAGE(true), END } },
 	[SW_AGENT_CMD_IMAGE_LIST] = { "image.list", { IMAGE(false), APPLICATION, END } },
 	[SW_AGENT_CMD_IMAGE_REMOVE] = { "image.remove", { IMAGE(true), END } },

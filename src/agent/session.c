@@ -45,11 +45,22 @@ struct session {
 	char connection_id[37];
 	char peer[46];
 	uint64_t hb_seq;          /* the last heartbeat sent */
-	uint64_t last_answer_ms;  /* monotonic: the hello, or the last heartbeat answered */
+	uint64_t last_answer_ms;  /* monotonic: the hello, the last heartbeat answered, or the last
+				   * command message (a heartbeat's answer may queue behind a
+				   * command's output: an agent sending it is not silent) */
 	unsigned queries;         /* in flight; each holds the session */
 	bool seen_due;            /* a heartbeat answered since lastSeenAt was last written */
 	bool pending_inflight;    /* the server's pending commands are being read */
 	bool pending_again;       /* ... and must be read again once answered */
+	bool input_inflight;      /* commands' input chunks are being taken */
+	bool input_again;         /* ... and must be taken again once answered */
+	/* Progress chunks waiting for the insert in flight: one insert (one
+	 * transaction) at a time takes all that came meanwhile, so a chatty
+	 * command costs few commits and never queues the heartbeats' writes
+	 * behind a long line of its own. */
+	json_t *out_batch;        /* [{id, seq, stream, data}] */
+	size_t out_batch_bytes;
+	bool out_inflight;
 	/* ids sent on this connection, the latest; allocated with the first
 	 * command (most sessions are idle: 10,000 of them would hold 12 MB) */
 	char (*sent)[37];
@@ -79,6 +90,7 @@ unsigned sw_agent_heartbeat_ms(void)
 
 static void session_free(struct session *s)
 {
+	json_decref(s->out_batch);
 	free(s->sent);
 	sw_ws_reader_release(&s->rd);
 	sw_ws_out_release(&s->out);
@@ -339,19 +351,129 @@ static void pending_done(void *arg, const PGresult *res, const struct sw_db_erro
 	unhold(s);
 }
 
+/* Runs stmt for the server unless it is in flight already (then once
+ * more after it: *again). */
+static void read_once(struct session *s, bool *inflight, bool *again, const struct sw_db_stmt *stmt,
+		      sw_db_cb cb)
+{
+	if (!s->u || s->state != ONLINE)
+		return;
+	if (*inflight) {
+		*again = true;
+		return;
+	}
+	const char *params[] = { s->server_id };
+	if (query(s, stmt, params, 1, cb))
+		*inflight = true;
+}
+
 /* Sends the server's pending commands that this connection has not sent:
  * after the welcome, and whenever one is issued on any replica. */
 static void fetch_pending(struct session *s)
 {
-	if (!s->u || s->state != ONLINE)
+	read_once(s, &s->pending_inflight, &s->pending_again, &sw_db_stmt_agent_commands_pending,
+		  pending_done);
+}
+
+/* ---- a command's input and output (docs/agent-protocol.md) ---- */
+
+static void fetch_input(struct session *s);
+
+struct chunk_row {
+	const PGresult *res;
+	int row;
+};
+
+static int chunk_cmp(const void *a, const void *b)
+{
+	const struct chunk_row *x = a, *y = b;
+	int c = strcmp(PQgetvalue(x->res, x->row, 0), PQgetvalue(y->res, y->row, 0));
+	if (c)
+		return c;
+	unsigned long long p = strtoull(PQgetvalue(x->res, x->row, 1), NULL, 10);
+	unsigned long long q = strtoull(PQgetvalue(y->res, y->row, 1), NULL, 10);
+	return p < q ? -1 : p > q;
+}
+
+static void input_done(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct session *s = arg;
+	s->input_inflight = false;
+	int n = err->code ? 0 : PQntuples(res);
+	if (err->code)
+		sw_log_warn("agent session server=%s: cannot read its commands' input: %s", s->server_id,
+			    err->message);
+	struct chunk_row *rows = n ? calloc((size_t)n, sizeof(*rows)) : NULL;
+	for (int i = 0; rows && i < n; i++)
+		rows[i] = (struct chunk_row){ res, i };
+	if (rows)
+		qsort(rows, (size_t)n, sizeof(*rows), chunk_cmp);
+	for (int i = 0; rows && i < n && s->u && s->state == ONLINE; i++) {
+		int r = rows[i].row;
+		struct sw_agent_msg m = { .type = SW_AGENT_MSG_INPUT,
+					  .id = PQgetvalue(res, r, 0),
+					  .seq = strtoull(PQgetvalue(res, r, 1), NULL, 10),
+					  .data = PQgetvalue(res, r, 2),
+					  .last = PQgetvalue(res, r, 3)[0] == 't' };
+		send_msg(s, &m);
+	}
+	free(rows);
+	/* A full batch: there may be more (the job keeps a window's worth). */
+	if (s->input_again || n == 32) {
+		s->input_again = false;
+		fetch_input(s);
+	}
+	unhold(s);
+}
+
+/* Sends the input chunks the jobs have put for this server's commands and
+ * that were not sent yet: at most a window past what the agent has taken,
+ * for the job puts no more than that. */
+static void fetch_input(struct session *s)
+{
+	read_once(s, &s->input_inflight, &s->input_again, &sw_db_stmt_agent_input_take, input_done);
+}
+
+static void flush_output(struct session *s);
+
+static void output_done(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct session *s = arg;
+	s->out_inflight = false;
+	flush_output(s); /* before the unhold: the session may be closed and freed with it */
+	command_written(arg, res, err);
+}
+
+static void flush_output(struct session *s)
+{
+	if (s->out_inflight || !s->out_batch || !json_array_size(s->out_batch))
 		return;
-	if (s->pending_inflight) {
-		s->pending_again = true;
+	char *rows = json_dumps(s->out_batch, JSON_COMPACT);
+	json_array_clear(s->out_batch);
+	s->out_batch_bytes = 0;
+	const char *params[] = { s->server_id, rows };
+	if (rows && query(s, &sw_db_stmt_agent_output_put, params, 2, output_done))
+		s->out_inflight = true;
+	free(rows);
+}
+
+/* A progress chunk of this server's command, for its job to read; a chunk
+ * resent under its seq is dropped by the table's key. */
+static void on_progress(struct session *s, const struct sw_agent_msg *m)
+{
+	if (!sw_is_uuid(sw_str_cstr(m->id)))
+		return;
+	if (!s->out_batch && !(s->out_batch = json_array()))
+		return;
+	s->out_batch_bytes += strlen(m->data);
+	if (s->out_batch_bytes > SW_AGENT_MAX_QUEUED_OUTPUT) {
+		drop(s, "its output outruns the database");
 		return;
 	}
-	const char *params[] = { s->server_id };
-	if (query(s, &sw_db_stmt_agent_commands_pending, params, 1, pending_done))
-		s->pending_inflight = true;
+	json_array_append_new(s->out_batch, json_pack("{s:s,s:I,s:s,s:s}", "id", m->id, "seq",
+						      (json_int_t)m->seq, "stream", m->stream, "data",
+						      m->data));
+	flush_output(s);
 }
 
 /* The agent's ack or result, written on this server's command only. */
@@ -361,6 +483,13 @@ static void on_command_answer(struct session *s, const struct sw_agent_msg *m)
 	 * nothing we sent (the statement would only refuse it). */
 	if (!sw_is_uuid(sw_str_cstr(m->id)))
 		return;
+	if (m->type == SW_AGENT_MSG_ACK && m->input_taken) {
+		char taken[24];
+		snprintf(taken, sizeof(taken), "%llu", (unsigned long long)m->input_taken);
+		const char *params[] = { s->server_id, m->id, taken };
+		query(s, &sw_db_stmt_agent_input_taken, params, 3, command_written);
+		return;
+	}
 	if (m->type == SW_AGENT_MSG_ACK) {
 		const char *params[] = { s->server_id, m->id };
 		query(s, &sw_db_stmt_agent_command_acked, params, 2, command_written);
@@ -480,9 +609,11 @@ static void on_message(struct session *s, const struct sw_ws_event *ev)
 		close_with(s, SW_WS_CLOSE_POLICY, "a heartbeat before the welcome");
 	} else if ((m.type == SW_AGENT_MSG_ACK || m.type == SW_AGENT_MSG_RESULT) &&
 		   s->state == ONLINE) {
+		s->last_answer_ms = sw_loop_now_ms(s->loop);
 		on_command_answer(s, &m);
 	} else if (m.type == SW_AGENT_MSG_PROGRESS && s->state == ONLINE) {
-		/* No command kind streams output yet: dropped. */
+		s->last_answer_ms = sw_loop_now_ms(s->loop);
+		on_progress(s, &m);
 	} else {
 		/* hello twice, or a message of the control plane's. */
 		char reason[96];
@@ -585,6 +716,7 @@ static void on_closed(void *arg)
 {
 	struct session *s = arg;
 	s->u = NULL;
+	flush_output(s); /* what the agent sent before it went */
 	if (s->prev)
 		s->prev->next = s->next;
 	else
@@ -704,8 +836,10 @@ static void on_notify(void *arg, const char *payload)
 		sw_agent_sessions_cut(payload + 7, "agent token rotated or server deleted");
 	} else if (strncmp(payload, "command:", 8) == 0) {
 		for (struct session *s = sessions; s; s = s->next)
-			if (strcmp(s->server_id, payload + 8) == 0)
+			if (strcmp(s->server_id, payload + 8) == 0) {
 				fetch_pending(s);
+				fetch_input(s);
+			}
 	}
 }
 
@@ -720,6 +854,7 @@ static void on_resync(void *arg)
 			s->seen_due = true;
 		loop = s->loop;
 		fetch_pending(s);
+		fetch_input(s);
 	}
 	if (loop)
 		seen_write(loop, true);

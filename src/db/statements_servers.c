@@ -196,11 +196,12 @@ const struct sw_db_stmt sw_db_stmt_agent_command_issue = {
 };
 
 /* ($1 command) -> zero or one row: its status (EXPIRED past its expiry),
- * result, error code and message, and its server's status. */
+ * result, error code and message, its server's status, and the input
+ * chunks the agent has taken. */
 const struct sw_db_stmt sw_db_stmt_agent_command_poll = {
 	.name = "agent_command_poll",
 	.sql = "SELECT " COMMAND_STATUS ", c.result::text, c.error_code, c.error_message, " SERVER_STATUS
-	       " FROM agent_commands c JOIN servers s ON s.id = c.server_id WHERE c.id = $1::uuid",
+	       ", c.input_taken FROM agent_commands c JOIN servers s ON s.id = c.server_id WHERE c.id = $1::uuid",
 	.nparams = 1,
 };
 
@@ -218,6 +219,77 @@ const struct sw_db_stmt sw_db_stmt_agent_command_close = {
 	.nparams = 3,
 };
 
+/* ---- a command's streams (migration 0024) ---- */
+
+/* ($1 server) -> the next input chunks of its sent commands not sent yet,
+ * marked sent: command id, seq, data (base64), last. The rows come in no
+ * set order: the session sorts them. */
+const struct sw_db_stmt sw_db_stmt_agent_input_take = {
+	.name = "agent_input_take",
+	.sql = "WITH t AS (SELECT i.command_id, i.seq FROM agent_command_input i"
+	       "  JOIN agent_commands c ON c.id = i.command_id"
+	       "  WHERE c.server_id = $1::uuid AND c.status IN ('SENT', 'ACKED') AND NOT i.sent"
+	       "  ORDER BY i.command_id, i.seq LIMIT 32 FOR UPDATE OF i SKIP LOCKED)"
+	       " UPDATE agent_command_input i SET sent = true FROM t"
+	       " WHERE i.command_id = t.command_id AND i.seq = t.seq"
+	       " RETURNING i.command_id::text, i.seq, i.data, i.last",
+	.nparams = 1,
+};
+
+/* ($1 server, $2 command, $3 chunks taken): the agent's ack with
+ * inputTaken; the chunks it took are deleted. */
+const struct sw_db_stmt sw_db_stmt_agent_input_taken = {
+	.name = "agent_input_taken",
+	.sql = "WITH c AS (UPDATE agent_commands SET input_taken = GREATEST(input_taken, $3::bigint),"
+	       "  status = CASE WHEN status IN ('QUEUED', 'SENT') THEN 'ACKED' ELSE status END,"
+	       "  updated_at = now()"
+	       "  WHERE server_id = $1::uuid AND id = $2::uuid AND status IN ('QUEUED', 'SENT', 'ACKED')"
+	       "  RETURNING id)"
+	       " DELETE FROM agent_command_input i USING c WHERE i.command_id = c.id AND i.seq < $3::bigint",
+	.nparams = 3,
+};
+
+/* ($1 server, $2 JSON [{id, seq, stream, data}]): progress chunks of this
+ * server's commands, in one transaction; one already there is dropped.
+ * The commands' status is not looked at: a result, written on another
+ * connection of the pool, may be stored first (the job waits for the
+ * chunks the result counts). */
+const struct sw_db_stmt sw_db_stmt_agent_output_put = {
+	.name = "agent_output_put",
+	.sql = "INSERT INTO agent_command_output (command_id, seq, stream, data)"
+	       " SELECT c.id, x.seq, x.stream, x.data"
+	       " FROM json_to_recordset($2::json) AS x(id uuid, seq bigint, stream text, data text)"
+	       " JOIN agent_commands c ON c.id = x.id AND c.server_id = $1::uuid ON CONFLICT DO NOTHING",
+	.nparams = 2,
+};
+
+/* ($1 command, $2 seq, $3 data, $4 last): an input chunk, from the job;
+ * the session holding the server is notified. */
+const struct sw_db_stmt sw_db_stmt_agent_input_put = {
+	.name = "agent_input_put",
+	.sql = "WITH i AS (INSERT INTO agent_command_input (command_id, seq, data, last)"
+	       "  VALUES ($1::uuid, $2::bigint, $3, $4::boolean) RETURNING command_id)"
+	       " SELECT pg_notify('steward_agent', 'command:' || c.server_id)"
+	       " FROM i JOIN agent_commands c ON c.id = i.command_id",
+	.nparams = 4,
+};
+
+/* ($1 command): its streams go, once its job has read them. */
+const struct sw_db_stmt sw_db_stmt_agent_streams_drop = {
+	.name = "agent_streams_drop",
+	.sql = "WITH i AS (DELETE FROM agent_command_input WHERE command_id = $1::uuid)"
+	       " DELETE FROM agent_command_output WHERE command_id = $1::uuid",
+	.nparams = 1,
+};
+
+/* ($1 command, $2 from seq) -> seq, data of its output from there, in order. */
+const struct sw_db_stmt sw_db_stmt_agent_output_read = {
+	.name = "agent_output_read",
+	.sql = "SELECT seq, data FROM agent_command_output WHERE command_id = $1::uuid"
+	       " AND seq >= $2::bigint ORDER BY seq LIMIT 64",
+	.nparams = 2,
+};
+
 static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_server_create, &sw_db_stmt_server_get,   &sw_db_stmt_server_update,
 	&sw_db_stmt_server_remove, &sw_db_stmt_servers_list, &sw_db_stmt_server_agent_token,
@@ -228,5 +300,8 @@ static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_agent_command_result,
 	&sw_db_stmt_agent_server_status, &sw_db_stmt_agent_command_issue,
 	&sw_db_stmt_agent_command_poll,	 &sw_db_stmt_agent_command_close,
+	&sw_db_stmt_agent_input_take,	 &sw_db_stmt_agent_input_taken,
+	&sw_db_stmt_agent_output_put,	 &sw_db_stmt_agent_input_put,
+	&sw_db_stmt_agent_output_read,	 &sw_db_stmt_agent_streams_drop,
 };
 const struct sw_db_stmt_group sw_db_servers_statements = { list, SW_ARRAY_SIZE(list) };

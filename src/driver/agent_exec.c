@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include "steward/driver/container_state.h"
 #include "steward/driver/remote.h"
 #include "driver/driver_internal.h"
 
@@ -52,6 +53,7 @@ static const enum sw_agent_cmd kinds[] = {
 	SW_AGENT_CMD_CONTAINER_REMOVE, SW_AGENT_CMD_CONTAINER_LIST,   SW_AGENT_CMD_VOLUME_CREATE,
 	SW_AGENT_CMD_VOLUME_REMOVE,    SW_AGENT_CMD_VOLUME_LIST,	    SW_AGENT_CMD_ROUTE_SET,
 	SW_AGENT_CMD_ROUTE_REMOVE,     SW_AGENT_CMD_PROXY_STATE,	    SW_AGENT_CMD_CONTAINER_FILE,
+	SW_AGENT_CMD_IMAGE_BUILD,      SW_AGENT_CMD_CONTAINER_INSPECT,
 };
 
 uint32_t sw_driver_agent_kinds(void)
@@ -249,6 +251,21 @@ static int proxy_state(struct sw_driver *d, json_t **res, char *err, size_t errl
 	return 0;
 }
 
+/* container.inspect: what sw_driver_container_state() reads, for the
+ * health gate and the strategies on a remote server. */
+static int container_inspect(struct sw_driver *d, const struct sw_agent_msg *cmd, json_t **res, char *err,
+			     size_t errlen)
+{
+	struct sw_container_state st;
+	int rc = sw_driver_container_state(d, cmd->args.name, &st, err, errlen);
+	if (rc == 0)
+		*res = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:b}", "id", st.id, "applicationId",
+				 st.application_id, "name", st.name, "state", st.state, "health", st.health,
+				 "restartCount", (json_int_t)st.restart_count, "pid", (json_int_t)st.pid,
+				 "oomKilled", st.oom_killed);
+	return rc;
+}
+
 static int run(struct sw_driver *d, const struct sw_agent_msg *cmd, json_t **res, char *err, size_t errlen)
 {
 	const char *name = cmd->args.name;
@@ -282,6 +299,8 @@ static int run(struct sw_driver *d, const struct sw_agent_msg *cmd, json_t **res
 		return proxy_state(d, res, err, errlen);
 	case SW_AGENT_CMD_CONTAINER_FILE:
 		return container_file(d, cmd, err, errlen);
+	case SW_AGENT_CMD_CONTAINER_INSPECT:
+		return container_inspect(d, cmd, res, err, errlen);
 	default:
 		snprintf(err, errlen, "not run by this agent");
 		return -EOPNOTSUPP;
@@ -293,7 +312,10 @@ void sw_driver_agent_exec(struct sw_driver *local, const struct sw_agent_msg *cm
 {
 	char err[sizeof(out->error_message)] = "";
 	json_t *res = NULL;
-	int rc = local ? run(local, cmd, &res, err, sizeof(err)) : -EIO;
+	int rc = !local ? -EIO
+		 : cmd->kind == SW_AGENT_CMD_IMAGE_BUILD
+			 ? sw_driver_agent_build(local, cmd, out->stream, &res, err, sizeof(err))
+			 : run(local, cmd, &res, err, sizeof(err));
 	if (!local)
 		snprintf(err, sizeof(err), "the agent's driver could not be made (DOCKER_HOST)");
 	if (rc == 0 && !res)

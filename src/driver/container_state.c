@@ -41,7 +41,7 @@ int sw_driver_container_state(struct sw_driver *d, const char *id, struct sw_con
 			      char *err, size_t errlen)
 {
 	if (d->remote)
-		return sw_rd_unavailable("A container's state", err, errlen);
+		return sw_rd_container_state(d, id, ret, err, errlen);
 	if (!sw_driver_token_ok(id, "_.-", SW_DRIVER_ID_MAX - 1)) {
 		snprintf(err, errlen, "invalid container id");
 		return -EINVAL;

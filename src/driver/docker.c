@@ -291,13 +291,14 @@ out:
 
 struct build_run {
 	struct sw_driver_tar *tar;
+	const struct sw_image_build *b; /* without a tar: its context_read */
 	struct sw_driver_progress progress;
 };
 
 static ssize_t build_read(void *arg, char *out, size_t cap)
 {
 	struct build_run *r = arg;
-	return sw_driver_tar_read(r->tar, out, cap);
+	return r->tar ? sw_driver_tar_read(r->tar, out, cap) : r->b->context_read(r->b->context_arg, out, cap);
 }
 
 static int build_data(void *arg, const char *p, size_t n)
@@ -310,8 +311,8 @@ int sw_driver_image_build(struct sw_driver *d, const struct sw_image_build *b,
 			  sw_driver_log_fn log, void *log_arg, char *err, size_t errlen)
 {
 	if (d->remote)
-		return sw_rd_image_build(d, b, err, errlen);
-	if (!valid_ref(b->tag) || !b->context_dir || !valid_dockerfile(b->dockerfile)) {
+		return sw_rd_image_build(d, b, log, log_arg, err, errlen);
+	if (!valid_ref(b->tag) || !(b->context_dir || b->context_read) || !valid_dockerfile(b->dockerfile)) {
 		snprintf(err, errlen, "the image build was given an invalid tag or Dockerfile path");
 		return -EINVAL;
 	}
@@ -334,8 +335,11 @@ int sw_driver_image_build(struct sw_driver *d, const struct sw_image_build *b,
 		snprintf(err, errlen, "out of memory");
 		goto free_url;
 	}
-	r.tar = sw_driver_tar_open(b->context_dir, b->dockerfile, b->context_max_bytes, err, errlen);
-	if (!r.tar) {
+	r.b = b;
+	r.tar = b->context_dir ? sw_driver_tar_open(b->context_dir, b->dockerfile, b->context_max_bytes, err,
+						    errlen)
+			       : NULL;
+	if (b->context_dir && !r.tar) {
 		rc = -errno;
 		goto free_url;
 	}
@@ -352,7 +356,7 @@ int sw_driver_image_build(struct sw_driver *d, const struct sw_image_build *b,
 	sw_driver_progress_finish(&r.progress);
 	if (rc == -ECANCELED) {
 		snprintf(err, errlen, "the build was cancelled");
-	} else if (rc < 0 && sw_driver_tar_error(r.tar)[0]) {
+	} else if (rc < 0 && r.tar && sw_driver_tar_error(r.tar)[0]) {
 		snprintf(err, errlen, "%s", sw_driver_tar_error(r.tar));
 	} else if (rc < 0) {
 		/* err says why already */

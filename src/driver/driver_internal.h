@@ -44,8 +44,17 @@ struct sw_driver {
  * nor libpq, which with its Kerberos, LDAP and GnuTLS would be a third of
  * the agent's idle memory (bench/agent_fleet.mjs). */
 struct sw_driver_remote;
+/* The agent's image.build from its staged context (agent_build.c). */
+struct sw_agent_msg;
+struct sw_agent_stream;
+struct json_t;
+int sw_driver_agent_build(struct sw_driver *d, const struct sw_agent_msg *cmd, struct sw_agent_stream *st,
+			  struct json_t **res, char *err, size_t errlen);
+struct sw_container_state;
 struct sw_rd_ops {
 	void (*free)(struct sw_driver_remote *r);
+	int (*image_build)(struct sw_driver *d, const struct sw_image_build *b, sw_driver_log_fn log,
+			   void *log_arg, char *err, size_t errlen);
 	int (*image_remove)(struct sw_driver *d, const char *tag, char *err, size_t errlen);
 	int (*images_list)(struct sw_driver *d, const char *application_id,
 			   char (*tags)[SW_DRIVER_TAG_MAX], size_t cap, size_t *ret_n, char *err,
@@ -72,17 +81,28 @@ struct sw_rd_ops {
 	int (*container_put_file)(struct sw_driver *d, const char *container, const char *dir,
 				  const char *name, const void *data, size_t len, unsigned mode,
 				  char *err, size_t errlen);
+	int (*container_state)(struct sw_driver *d, const char *id, struct sw_container_state *ret,
+			       char *err, size_t errlen);
+	/* MemAvailable of the remote host, from its agent's host.facts. */
+	int (*memory_available)(struct sw_driver *d, uint64_t *ret_bytes);
 };
 
 /* -EOPNOTSUPP: "<what> on a remote server is not available yet." (local.c) */
 int sw_rd_unavailable(const char *what, char *err, size_t errlen);
 
-static inline int sw_rd_image_build(struct sw_driver *d, const struct sw_image_build *b, char *err,
-				    size_t errlen)
+static inline int sw_rd_image_build(struct sw_driver *d, const struct sw_image_build *b,
+				    sw_driver_log_fn log, void *log_arg, char *err, size_t errlen)
 {
-	(void)d;
-	(void)b;
-	return sw_rd_unavailable("An image build", err, errlen);
+	return d->rops->image_build(d, b, log, log_arg, err, errlen);
+}
+static inline int sw_rd_container_state(struct sw_driver *d, const char *id,
+					struct sw_container_state *ret, char *err, size_t errlen)
+{
+	return d->rops->container_state(d, id, ret, err, errlen);
+}
+static inline int sw_rd_memory_available(struct sw_driver *d, uint64_t *ret_bytes)
+{
+	return d->rops->memory_available(d, ret_bytes);
 }
 static inline int sw_rd_image_remove(struct sw_driver *d, const char *tag, char *err, size_t errlen)
 {

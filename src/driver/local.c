@@ -69,7 +69,7 @@ int sw_rd_unavailable(const char *what, char *err, size_t errlen)
 int sw_driver_memory_available(struct sw_driver *d, uint64_t *ret_bytes)
 {
 	if (d->remote)
-		return -ENODATA; /* the agent does not report it yet */
+		return sw_rd_memory_available(d, ret_bytes);
 	char path[sizeof(d->proc_path) + 16];
 	snprintf(path, sizeof(path), "%s/meminfo", d->proc_path);
 	FILE *f = fopen(path, "re");

@@ -25,6 +25,10 @@ struct sw_driver_remote {
 	const volatile bool *stop;
 };
 
+/* The string member key of obj (or "") into the array dst. */
+#define COPY_STR(dst, obj, key) \
+	snprintf((dst), sizeof(dst), "%s", json_string_value(json_object_get((obj), (key))) ?: "")
+
 #define POLL_FIRST_MS 10
 #define POLL_MAX_MS 250
 
@@ -110,15 +114,17 @@ static void remote_free(struct sw_driver_remote *r)
 	free(r);
 }
 
-/* Issues kind with payload (taken) and waits for its answer, at most
- * wait_ms beyond SW_DRIVER_REMOTE_COMMAND_MS. 0 with *ret (the result
- * object, or NULL when ret is NULL), or -errno with a sentence. */
-static int call(struct sw_driver *d, const char *kind, json_t *payload, unsigned wait_ms, json_t **ret,
-		char *err, size_t errlen)
+/* Called at each poll of a command still running, with the poll's row:
+ * 1 when it did something (the next poll comes soon), 0, or -errno with a
+ * sentence (the wait ends with it). */
+typedef int (*await_hook)(struct sw_driver_remote *r, void *arg, const char *id, const PGresult *row,
+			  char *err, size_t errlen);
+
+/* Inserts command kind with payload (taken) for the server, expiring in
+ * ttl ms: its id into id. */
+static int issue(struct sw_driver_remote *r, const char *kind, json_t *payload, uint64_t ttl, char id[37],
+		 char *err, size_t errlen)
 {
-	struct sw_driver_remote *r = d->remote;
-	if (ret)
-		*ret = NULL;
 	char *text = payload ? json_dumps(payload, JSON_COMPACT) : NULL;
 	json_decref(payload);
 	if (!text) {
@@ -128,7 +134,7 @@ static int call(struct sw_driver *d, const char *kind, json_t *payload, unsigned
 	/* The payload is sealed at rest (migration 0023): a container's
 	 * environment or a password file waits in the table for its answer.
 	 * The id is ours, so the sealed text is bound to its row. */
-	char id[37], aad[SW_SEAL_AAD_MAX];
+	char aad[SW_SEAL_AAD_MAX];
 	size_t len = strlen(text), cap = sw_seal_size(len);
 	char *sealed = malloc(cap);
 	int rc = sealed ? sw_random_uuid(id) : -ENOMEM;
@@ -143,11 +149,10 @@ static int call(struct sw_driver *d, const char *kind, json_t *payload, unsigned
 		snprintf(err, errlen, "The command for the server could not be sealed (%s).", strerror(-rc));
 		return rc;
 	}
-	uint64_t ttl = (uint64_t)wait_ms + SW_DRIVER_REMOTE_COMMAND_MS;
 	char ttl_s[24];
 	snprintf(ttl_s, sizeof(ttl_s), "%llu", (unsigned long long)ttl);
-	const char *issue[5] = { id, r->server_id, kind, sealed, ttl_s };
-	PGresult *res = exec(r, &sw_db_stmt_agent_command_issue, issue, err, errlen);
+	const char *params[5] = { id, r->server_id, kind, sealed, ttl_s };
+	PGresult *res = exec(r, &sw_db_stmt_agent_command_issue, params, err, errlen);
 	free(sealed);
 	if (!res)
 		return -EIO;
@@ -157,9 +162,21 @@ static int call(struct sw_driver *d, const char *kind, json_t *payload, unsigned
 		return -ENOENT;
 	}
 	PQclear(res);
+	return 0;
+}
 
+/* Waits for command id's answer until ttl ms from now: 0 with *ret (the
+ * result object, or NULL when ret is NULL), or -errno with a sentence. The
+ * command is closed either way. */
+static int await(struct sw_driver_remote *r, const char *id, const char *kind, uint64_t ttl, await_hook hook,
+		 void *hook_arg, json_t **ret, char *err, size_t errlen)
+{
+	PGresult *res;
+	if (ret)
+		*ret = NULL;
 	uint64_t deadline = now_ms() + ttl;
 	unsigned delay = POLL_FIRST_MS;
+	int rc;
 	for (;;) {
 		const char *params[1] = { id };
 		if (!(res = exec(r, &sw_db_stmt_agent_command_poll, params, err, errlen))) {
@@ -202,7 +219,10 @@ static int call(struct sw_driver *d, const char *kind, json_t *payload, unsigned
 			snprintf(err, errlen, "The work was stopped while the server's agent ran %s.", kind);
 			rc = -ECANCELED;
 		} else {
-			rc = 1;
+			rc = hook ? hook(r, hook_arg, id, res, err, errlen) : 0;
+			if (rc == 1)
+				delay = POLL_FIRST_MS;
+			rc = rc < 0 ? rc : 1;
 		}
 		PQclear(res);
 		if (rc <= 0)
@@ -213,13 +233,27 @@ static int call(struct sw_driver *d, const char *kind, json_t *payload, unsigned
 	/* Closed: a command given up on is not sent again (ABANDONED), and the
 	 * payload goes; a finished one keeps its answer. */
 	char e[128];
-	const char *close[3] = { id, "ABANDONED", err };
+	const char *close[3] = { id, "ABANDONED", rc ? err : "" };
 	PQclear(exec(r, &sw_db_stmt_agent_command_close, close, e, sizeof(e)));
 	if (rc && ret) {
 		json_decref(*ret);
 		*ret = NULL;
 	}
 	return rc;
+}
+
+/* Issues kind with payload (taken) and waits for its answer, at most
+ * wait_ms beyond SW_DRIVER_REMOTE_COMMAND_MS. 0 with *ret (the result
+ * object, or NULL when ret is NULL), or -errno with a sentence. */
+static int call(struct sw_driver *d, const char *kind, json_t *payload, unsigned wait_ms, json_t **ret,
+		char *err, size_t errlen)
+{
+	if (ret)
+		*ret = NULL;
+	uint64_t ttl = (uint64_t)wait_ms + SW_DRIVER_REMOTE_COMMAND_MS;
+	char id[37];
+	int rc = issue(d->remote, kind, payload, ttl, id, err, errlen);
+	return rc ? rc : await(d->remote, id, kind, ttl, NULL, NULL, ret, err, errlen);
 }
 
 static json_t *strings(const char *const *v)
@@ -234,6 +268,244 @@ static json_t *strings(const char *const *v)
 }
 
 /* ---- images ---- */
+
+/* The build's streams on the job's side: the context as input chunks put
+ * no further than INPUT_WINDOW past what the agent has taken, and the
+ * agent's output read back in seq order into the build's log. */
+#define INPUT_WINDOW 16
+#define INPUT_CHUNK (48u * 1024) /* raw bytes: 64 KiB of base64, SW_AGENT_MAX_CHUNK */
+
+struct build_stream {
+	const struct sw_image_build *b;
+	struct sw_driver_tar *tar;
+	uint64_t total, sent, seq;
+	bool input_done;
+	sw_driver_log_fn log;
+	void *log_arg;
+	uint64_t out_next;       /* the next output chunk to read */
+	struct sw_buf line;      /* output not yet ended by '\n' */
+	char *chunk;             /* INPUT_CHUNK bytes */
+	char *b64;
+};
+
+/* Reads the context once for its size and SHA-256: the payload carries
+ * both, so the command's digest covers its input. */
+static int context_digest(const struct sw_image_build *b, uint64_t *bytes, char hex[65], char *buf,
+			  char *err, size_t errlen)
+{
+	struct sw_driver_tar *t = sw_driver_tar_open(b->context_dir, b->dockerfile, b->context_max_bytes,
+						     err, errlen);
+	if (!t)
+		return -errno;
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	int rc = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1 ? 0 : -ENOMEM;
+	ssize_t n = 0;
+	while (rc == 0 && (n = sw_driver_tar_read(t, buf, INPUT_CHUNK)) > 0)
+		if (EVP_DigestUpdate(md, buf, (size_t)n) != 1)
+			rc = -ENOMEM;
+	if (rc == 0 && n < 0) {
+		rc = (int)n;
+		snprintf(err, errlen, "%s", sw_driver_tar_error(t));
+	}
+	unsigned char out[32];
+	unsigned len = 0;
+	if (rc == 0 && EVP_DigestFinal_ex(md, out, &len) != 1)
+		rc = -ENOMEM;
+	for (unsigned i = 0; rc == 0 && i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", out[i]);
+	*bytes = sw_driver_tar_bytes(t);
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "Out of memory.");
+	EVP_MD_CTX_free(md);
+	sw_driver_tar_free(t);
+	return rc;
+}
+
+/* The output chunks the session stored, taken while they follow on. */
+static int read_output(struct sw_driver_remote *r, struct build_stream *bs, const char *id, char *err,
+		       size_t errlen)
+{
+	char from[24];
+	snprintf(from, sizeof(from), "%llu", (unsigned long long)bs->out_next);
+	const char *params[2] = { id, from };
+	PGresult *res = exec(r, &sw_db_stmt_agent_output_read, params, err, errlen);
+	if (!res)
+		return -EIO;
+	int took = 0;
+	for (int i = 0; i < PQntuples(res); i++) {
+		if (strtoull(PQgetvalue(res, i, 0), NULL, 10) != bs->out_next)
+			break; /* one before it is not stored yet */
+		bs->out_next++;
+		took = 1;
+		const char *p = PQgetvalue(res, i, 1);
+		for (const char *nl; (nl = strchr(p, '\n')); p = nl + 1) {
+			if (bs->line.len) {
+				sw_buf_append(&bs->line, p, (size_t)(nl - p));
+				bs->log(bs->log_arg, bs->line.data, bs->line.len);
+				sw_buf_consume(&bs->line, bs->line.len);
+			} else {
+				bs->log(bs->log_arg, p, (size_t)(nl - p));
+			}
+		}
+		sw_buf_append(&bs->line, p, strlen(p));
+	}
+	PQclear(res);
+	return took;
+}
+
+static bool plain(struct sw_driver_remote *r, const char *sql)
+{
+	PGresult *res = PQexec(r->conn, sql);
+	bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+	PQclear(res);
+	return ok;
+}
+
+static int put_window(struct sw_driver_remote *r, struct build_stream *bs, const char *id, uint64_t taken,
+		      char *err, size_t errlen);
+
+/* Puts the next input chunks the window allows (the command must be
+ * acknowledged: the agent is ready for them), in one transaction: one
+ * commit, and one notification, for the window. */
+static int put_input(struct sw_driver_remote *r, struct build_stream *bs, const char *id, uint64_t taken,
+		     char *err, size_t errlen)
+{
+	if (bs->input_done || bs->seq >= taken + INPUT_WINDOW)
+		return 0;
+	if (!plain(r, "BEGIN")) {
+		snprintf(err, errlen, "The database failed while the build context was sent.");
+		return -EIO;
+	}
+	int rc = put_window(r, bs, id, taken, err, errlen);
+	if (rc >= 0 && !plain(r, "COMMIT")) {
+		snprintf(err, errlen, "The database failed while the build context was sent.");
+		rc = -EIO;
+	}
+	if (rc < 0)
+		plain(r, "ROLLBACK");
+	return rc;
+}
+
+static int put_window(struct sw_driver_remote *r, struct build_stream *bs, const char *id, uint64_t taken,
+		      char *err, size_t errlen)
+{
+	int did = 0;
+	while (!bs->input_done && bs->seq < taken + INPUT_WINDOW) {
+		size_t n = 0;
+		while (n < INPUT_CHUNK && bs->sent + n < bs->total) {
+			size_t want = (size_t)SW_MIN((uint64_t)(INPUT_CHUNK - n), bs->total - bs->sent - n);
+			ssize_t got = sw_driver_tar_read(bs->tar, bs->chunk + n, want);
+			if (got < 0) {
+				snprintf(err, errlen, "%s", sw_driver_tar_error(bs->tar));
+				return (int)got;
+			}
+			if (got == 0)
+				break;
+			n += (size_t)got;
+		}
+		if (bs->sent + n != bs->total && n < INPUT_CHUNK) {
+			snprintf(err, errlen, "the build context changed while it was sent to the server");
+			return -EIO;
+		}
+		bs->sent += n;
+		EVP_EncodeBlock((unsigned char *)bs->b64, (const unsigned char *)bs->chunk, (int)n);
+		char seq[24];
+		snprintf(seq, sizeof(seq), "%llu", (unsigned long long)bs->seq);
+		bool last = bs->sent == bs->total;
+		const char *params[4] = { id, seq, bs->b64, last ? "t" : "f" };
+		PGresult *res = exec(r, &sw_db_stmt_agent_input_put, params, err, errlen);
+		if (!res)
+			return -EIO;
+		PQclear(res);
+		bs->seq++;
+		bs->input_done = last;
+		did = 1;
+	}
+	return did;
+}
+
+static int build_hook(struct sw_driver_remote *r, void *arg, const char *id, const PGresult *row, char *err,
+		      size_t errlen)
+{
+	struct build_stream *bs = arg;
+	if (bs->b->cancel && __atomic_load_n(bs->b->cancel, __ATOMIC_RELAXED)) {
+		snprintf(err, errlen, "the build was cancelled");
+		return -ECANCELED;
+	}
+	int did = 0;
+	if (strcmp(PQgetvalue(row, 0, 0), "ACKED") == 0)
+		did = put_input(r, bs, id, strtoull(PQgetvalue(row, 0, 5), NULL, 10), err, errlen);
+	int out = did < 0 ? 0 : read_output(r, bs, id, err, errlen);
+	/* While input remains, the agent's credit is looked for at the first
+	 * poll's pace, not the slowing one. */
+	return did < 0 ? did : out < 0 ? out : (did || out || !bs->input_done);
+}
+
+static int rd_image_build(struct sw_driver *d, const struct sw_image_build *b, sw_driver_log_fn log,
+			  void *log_arg, char *err, size_t errlen)
+{
+	struct sw_driver_remote *r = d->remote;
+	if (!b->context_dir || !b->tag) {
+		snprintf(err, errlen, "the image build was given no context or tag");
+		return -EINVAL;
+	}
+	struct build_stream bs = { .b = b, .log = log, .log_arg = log_arg };
+	bs.chunk = malloc(INPUT_CHUNK);
+	bs.b64 = malloc(4 * ((INPUT_CHUNK + 2) / 3) + 1);
+	char hex[65];
+	json_t *labels = json_object();
+	int rc = bs.chunk && bs.b64 && labels ? 0 : -ENOMEM;
+	if (rc)
+		snprintf(err, errlen, "Out of memory.");
+	for (const char *const *l = b->labels; rc == 0 && l && *l; l++) {
+		const char *eq = strchr(*l, '=');
+		char key[128];
+		if (!eq || (size_t)(eq - *l) >= sizeof(key)) {
+			snprintf(err, errlen, "the image build was given a malformed label");
+			rc = -EINVAL;
+			break;
+		}
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - *l), *l);
+		json_object_set_new(labels, key, json_string(eq + 1));
+	}
+	if (rc == 0)
+		rc = context_digest(b, &bs.total, hex, bs.chunk, err, errlen);
+	if (rc == 0 && !(bs.tar = sw_driver_tar_open(b->context_dir, b->dockerfile, b->context_max_bytes, err,
+						     errlen)))
+		rc = -errno;
+	char id[37];
+	if (rc == 0) {
+		json_t *p = json_pack("{s:s,s:s,s:I,s:s,s:O}", "tag", b->tag, "dockerfile", b->dockerfile,
+				      "contextBytes", (json_int_t)bs.total, "contextSha256", hex, "labels",
+				      labels);
+		rc = issue(r, "image.build", p, SW_DRIVER_REMOTE_BUILD_MS, id, err, errlen);
+	}
+	json_t *res = NULL;
+	if (rc == 0) {
+		rc = await(r, id, "image.build", SW_DRIVER_REMOTE_BUILD_MS, build_hook, &bs, &res, err, errlen);
+		/* The output the session stores may trail the result: a success
+		 * says how many chunks there were. */
+		uint64_t chunks = (uint64_t)json_integer_value(json_object_get(res, "outputChunks"));
+		uint64_t until = now_ms() + 10000;
+		char e[128];
+		while (bs.out_next < chunks && now_ms() < until && read_output(r, &bs, id, e, sizeof(e)) >= 0)
+			if (bs.out_next < chunks)
+				sleep_ms(POLL_FIRST_MS);
+		if (rc)
+			read_output(r, &bs, id, e, sizeof(e));
+		if (bs.line.len)
+			log(log_arg, bs.line.data, bs.line.len);
+		const char *drop[1] = { id };
+		PQclear(exec(r, &sw_db_stmt_agent_streams_drop, drop, e, sizeof(e)));
+	}
+	json_decref(res);
+	json_decref(labels);
+	sw_driver_tar_free(bs.tar);
+	sw_buf_release(&bs.line);
+	free(bs.chunk);
+	free(bs.b64);
+	return rc;
+}
 
 static int rd_image_remove(struct sw_driver *d, const char *tag, char *err, size_t errlen)
 {
@@ -327,8 +599,7 @@ static int rd_containers_list(struct sw_driver *d, const char *application_id, s
 			break;
 		struct sw_container_info *o = &out[(*ret_n)++];
 		memset(o, 0, sizeof(*o));
-#define STR(field, key) \
-	snprintf(o->field, sizeof(o->field), "%s", json_string_value(json_object_get(c, key)) ?: "")
+#define STR(field, key) COPY_STR(o->field, c, key)
 		STR(id, "id");
 		STR(name, "name");
 		STR(image, "image");
@@ -433,8 +704,48 @@ static int rd_container_put_file(struct sw_driver *d, const char *container, con
 	return call(d, "container.file", p, 0, NULL, err, errlen);
 }
 
+/* ---- a container's state ---- */
+
+static int rd_container_state(struct sw_driver *d, const char *id, struct sw_container_state *ret, char *err,
+			      size_t errlen)
+{
+	json_t *res;
+	int rc = call(d, "container.inspect", json_pack("{s:s}", "name", id), 0, &res, err, errlen);
+	if (rc)
+		return rc;
+	memset(ret, 0, sizeof(*ret));
+#define STR(field, key) COPY_STR(ret->field, res, key)
+	STR(id, "id");
+	STR(application_id, "applicationId");
+	STR(name, "name");
+	STR(state, "state");
+	STR(health, "health");
+#undef STR
+	ret->restart_count = (int64_t)json_integer_value(json_object_get(res, "restartCount"));
+	ret->pid = 0; /* a process of the remote host: nothing here can use it */
+	ret->oom_killed = json_is_true(json_object_get(res, "oomKilled"));
+	json_decref(res);
+	return 0;
+}
+
+static int rd_memory_available(struct sw_driver *d, uint64_t *ret_bytes)
+{
+	json_t *res;
+	char err[256];
+	int rc = call(d, "host.facts", json_object(), 0, &res, err, sizeof(err));
+	if (rc)
+		return rc;
+	json_t *v = json_object_get(res, "memoryAvailableBytes");
+	rc = json_is_integer(v) && json_integer_value(v) >= 0 ? 0 : -ENODATA;
+	if (rc == 0)
+		*ret_bytes = (uint64_t)json_integer_value(v);
+	json_decref(res);
+	return rc;
+}
+
 static const struct sw_rd_ops ops = {
 	.free = remote_free,
+	.image_build = rd_image_build,
 	.image_remove = rd_image_remove,
 	.images_list = rd_images_list,
 	.image_exists = rd_image_exists,
@@ -448,4 +759,6 @@ static const struct sw_rd_ops ops = {
 	.route_remove = rd_route_remove,
 	.proxy_state = rd_proxy_state,
 	.container_put_file = rd_container_put_file,
+	.container_state = rd_container_state,
+	.memory_available = rd_memory_available,
 };

@@ -49,6 +49,9 @@ static void run_command(void *arg, const struct sw_agent_msg *cmd, struct sw_age
 				facts.host.hostname, "cores", (json_int_t)facts.host.cores,
 				"memoryBytes", (json_int_t)facts.host.memory_bytes, "bootId",
 				facts.boot_id);
+	uint64_t avail = 0;
+	if (out->result && sw_driver_memory_available(x->driver, &avail) == 0)
+		json_object_set_new(out->result, "memoryAvailableBytes", json_integer((json_int_t)avail));
 	out->ok = out->result != NULL;
 	if (!out->ok) {
 		snprintf(out->error_code, sizeof(out->error_code), "INTERNAL");

@@ -10,6 +10,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -157,10 +158,10 @@ test('the agent dials with its token and says hello with the host facts', async 
 	assert.ok(hello.host.cores >= 1);
 	assert.ok(hello.host.memoryBytes > 1 << 20);
 	// Capabilities are the command kinds this build runs, in the set's
-	// order: the driver's (no build, logs, service tools or metrics yet)
-	// and host.facts.
-	assert.deepEqual(hello.capabilities, ['image.exists', 'image.list', 'image.remove', 'container.create',
-		'container.start', 'container.stop', 'container.remove', 'container.list', 'volume.create',
+	// order: the driver's (no logs, service tools or metrics yet) and
+	// host.facts.
+	assert.deepEqual(hello.capabilities, ['image.build', 'image.exists', 'image.list', 'image.remove', 'container.create',
+		'container.start', 'container.stop', 'container.remove', 'container.list', 'container.inspect', 'volume.create',
 		'volume.remove', 'caddy.route.set', 'caddy.route.remove', 'caddy.state', 'host.facts', 'volume.list',
 		'container.file']);
 });
@@ -212,6 +213,50 @@ test('commands: answered and journaled; a resend is answered without running aga
 	const expired = (await nextMessage(conn)).json;
 	assert.equal(expired.error.code, 'EXPIRED');
 	assert.ok(fs.statSync(path.join(agent.data, 'journal.log')).size > 0);
+});
+
+test('image.build input: each chunk acknowledged with its credit, a resent chunk dropped, a gap or a context off its size and SHA-256 refused before any build, the refusal journaled', async () => {
+	const data = crypto.randomBytes(1000);
+	const sha = crypto.createHash('sha256').update(data).digest('hex');
+	const b64 = (buf) => buf.toString('base64');
+	const build = (id, contextSha256) => ({ type: 'command', id, kind: 'image.build', expiresAt: Date.now() + 60000,
+		payload: { tag: 'steward/x:1', dockerfile: 'Dockerfile', contextBytes: 1000, contextSha256 } });
+	const input = (id, seq, buf, last) => JSON.stringify({ type: 'input', id, seq, data: b64(buf), ...(last ? { last } : {}) });
+
+	const wrong = build('build-1', crypto.createHash('sha256').update('other').digest('hex'));
+	conn.ws.send(JSON.stringify(wrong));
+	assert.deepEqual((await nextMessage(conn)).json, { type: 'ack', id: 'build-1' }, 'journaled and acknowledged on arrival');
+	conn.ws.send(input('build-1', 0, data.subarray(0, 600)));
+	assert.deepEqual((await nextMessage(conn)).json, { type: 'ack', id: 'build-1', inputTaken: 1 });
+	conn.ws.send(input('build-1', 0, data.subarray(0, 600))); // resent: dropped (taken, it would overrun contextBytes)
+	conn.ws.send(input('build-1', 1, data.subarray(600), true));
+	assert.deepEqual((await nextMessage(conn)).json, { type: 'ack', id: 'build-1', inputTaken: 2 });
+	const refused = (await nextMessage(conn)).json;
+	assert.equal(refused.type, 'result');
+	assert.equal(refused.ok, false);
+	assert.equal(refused.error.code, 'BAD_DATA');
+	assert.match(refused.error.message, /another size or SHA-256 than its payload says; nothing was run/);
+	conn.ws.send(JSON.stringify(wrong));
+	assert.deepEqual((await nextMessage(conn)).json, refused, 'the resent command gets its recorded result');
+
+	conn.ws.send(JSON.stringify(build('build-2', sha)));
+	assert.equal((await nextMessage(conn)).json.type, 'ack');
+	conn.ws.send(input('build-2', 1, data));
+	const gap = (await nextMessage(conn)).json;
+	assert.equal(gap.error.code, 'BAD_DATA');
+	assert.match(gap.error.message, /a chunk of the command's input was lost/);
+
+	// A whole, matching context goes to the engine (none here): the build
+	// ran and failed there, its result after its acks.
+	conn.ws.send(JSON.stringify(build('build-3', sha)));
+	assert.equal((await nextMessage(conn)).json.type, 'ack');
+	conn.ws.send(input('build-3', 0, data, true));
+	assert.deepEqual((await nextMessage(conn)).json, { type: 'ack', id: 'build-3', inputTaken: 1 });
+	let m;
+	do m = (await nextMessage(conn, 30000)).json; while (m.type === 'progress');
+	assert.equal(m.type, 'result');
+	assert.equal(m.id, 'build-3');
+	assert.equal(m.ok, false);
 });
 
 test('the agent reconnects after the control plane drops it, and keeps its journal', async () => {

@@ -9,17 +9,25 @@
 // fails saying so. The agent reaches the second engine through a
 // pass-through proxy (engine_hold.mjs, a fault injector) that can hold one
 // request, so a command is caught while it waits in agent_commands.
+// Deployments (git and upload, RECREATE and BLUE_GREEN, rollback) are
+// built by the second engine from the context streamed to the agent and
+// served by the second Caddy, also when the agent is held by another
+// replica than the runner's; a build's 200,000 output lines arrive whole
+// while heartbeats pass; an agent killed mid-build fails the deployment
+// and the version before serves on.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
 import * as h from './harness.mjs';
-import { ok } from './identity.mjs';
+import { ok, call as callAs } from './identity.mjs';
 import * as W from './deploy_world.mjs';
 import { world, BASE_IMAGE, dockerRequest, waitJob as waitJobOf } from './deploy_world.mjs';
 import { agentBinary, remoteWorld } from './remote_world.mjs';
 
 agentBinary();
-const w = await world({ STEWARD_AGENT_HEARTBEAT_MS: 500 });
+const w = await world({ STEWARD_AGENT_HEARTBEAT_MS: 500, DEPLOY_BLUE_GREEN_MIN_FREE_MEMORY_MB: '16' });
 const { second, caddy2, engine, server, startAgent } = await remoteWorld(w);
 const waitJob = (id, timeoutMs) => waitJobOf(w, id, timeoutMs);
 
@@ -151,22 +159,76 @@ async function gitApp(name, body) {
 	await ok(w.call('PATCH', `/applications/${app.id}`, { body: { port: await h.freePort() } }));
 	const repo = await W.createRepo({ files: W.webFiles(body) });
 	await W.gitSource(w, app, repo.fileUrl);
-	return app;
+	return { ...app, repo };
 }
-const NO_BUILD = 'An image build on a remote server is not available yet.';
 
-test('a deployment to the remote server stops at the build, which is not carried yet, and builds nothing locally', async () => {
+const filtersOf = (app) => encodeURIComponent(JSON.stringify({ label: [`steward.application=${app.id}`] }));
+const imagesOn = async (request, app) => (await request('GET', `/images/json?filters=${filtersOf(app)}`)).json().flatMap((i) => i.RepoTags ?? []).sort();
+const containersOn = async (request, app) => (await request('GET', `/containers/json?all=1&filters=${filtersOf(app)}`)).json().map((c) => [c.Names[0].slice(1), c.State]).sort();
+// GET through the second Caddy with the Host header.
+const viaCaddy2 = (host, opts) => W.viaCaddy({ caddy: caddy2 }, host, '/', opts);
+
+test('a git deployment to the remote server is built, run and served there (RECREATE, then BLUE_GREEN), and a rollback too', async () => {
 	const app = await gitApp('far-deploy', 'far v1\n');
-	const d = await W.deploy(w, app);
-	const end = await W.waitDeployment(w, d.id);
-	assert.equal(end.status, 'FAILED');
-	assert.equal(end.errorMessage, NO_BUILD);
-	assert.match(await W.logText(w, d.id), /Base image steward-test\/base:latest is present/, 'the FROM image was looked up on the second engine');
-	const filters = encodeURIComponent(JSON.stringify({ label: [`steward.application=${app.id}`] }));
-	for (const request of [dockerRequest, second.request]) {
-		assert.deepEqual((await request('GET', `/images/json?filters=${filters}`)).json(), [], 'no image built');
-		assert.deepEqual((await request('GET', `/containers/json?all=1&filters=${filters}`)).json(), [], 'no container');
-	}
+	const host = 'far-deploy.example.com';
+	await W.verifiedDomain(w, app, host);
+	const d1 = await W.deployed(w, app);
+	assert.equal(d1.strategy, 'RECREATE');
+	const log = await W.logText(w, d1.id);
+	assert.match(log, /Step 1\/\d+ : FROM steward-test\/base:latest/, 'the engine\'s build output came back into the log');
+	assert.match(log, /Successfully built [0-9a-f]+/);
+	assert.deepEqual(await imagesOn(second.request, app), [`steward/${app.id}:1`], 'built on the second engine');
+	assert.deepEqual(await imagesOn(dockerRequest, app), [], 'nothing built on the first');
+	assert.deepEqual(await containersOn(second.request, app), [[`${containerName(app).slice(0, -2)}-1`, 'running']]);
+	assert.deepEqual(await containersOn(dockerRequest, app), []);
+	assert.equal((await caddy2.request('GET', `/id/steward-app-${app.id}`)).status, 200, 'the route is on the second Caddy');
+	assert.notEqual((await w.caddy.request('GET', `/id/steward-app-${app.id}`)).status, 200, 'and not on the first');
+	const r1 = await viaCaddy2(host);
+	assert.equal(r1.status, 200, r1.text);
+	assert.equal(r1.text, 'far v1\n');
+	// The streams went with their command.
+	assert.equal((await w.sql('SELECT (SELECT count(*) FROM agent_command_input) + (SELECT count(*) FROM agent_command_output)')).trim(), '0');
+
+	// BLUE_GREEN: the free memory is the remote host's (host.facts).
+	await ok(w.call('PATCH', `/applications/${app.id}`, { body: { deployStrategy: 'BLUE_GREEN' } }));
+	fs.writeFileSync(`${app.repo.path}/www/index.html`, 'far v2\n');
+	await app.repo.git(['commit', '-q', '-am', 'Second version']);
+	const d2 = await W.deployed(w, app);
+	assert.equal(d2.strategy, 'BLUE_GREEN', await W.logText(w, d2.id));
+	assert.equal((await viaCaddy2(host)).text, 'far v2\n');
+	assert.deepEqual(await imagesOn(second.request, app), [`steward/${app.id}:1`, `steward/${app.id}:2`]);
+	const running = (await containersOn(second.request, app)).filter(([, state]) => state === 'running');
+	assert.equal(running.length, 1, JSON.stringify(running));
+	assert.deepEqual(await containersOn(dockerRequest, app), []);
+
+	// A rollback to the first version: its image on the second engine, no build.
+	const rb = await ok(w.call('POST', `/deployments/${d1.id}/rollback`), 201);
+	const d3 = await W.waitDeployment(w, rb.id);
+	assert.equal(d3.status, 'SUCCEEDED', d3.errorMessage);
+	assert.equal(d3.imageTag, d1.imageTag);
+	assert.equal((await viaCaddy2(host)).text, 'far v1\n');
+	assert.deepEqual(await imagesOn(dockerRequest, app), []);
+	assert.deepEqual(await containersOn(dockerRequest, app), []);
+});
+
+test('an upload deployment to the remote server is built there from the streamed archive, its variable values scrubbed from the build log', async () => {
+	const app = await makeApp('far-upload');
+	await ok(w.call('PATCH', `/applications/${app.id}`, { body: { port: await h.freePort() } }));
+	const secret = 'hunter2-remote-build-secret';
+	await W.setVariables(w, app, { BUILD_NOTE: secret });
+	// A context over several input windows (about 3 MiB) and a build step
+	// that prints the variable's value.
+	const big = crypto.randomBytes(3 << 20).toString('base64');
+	const files = W.webFiles('uploaded\n', [`RUN echo ${secret} && wc -c /www/big.txt`]);
+	files['www/big.txt'] = big;
+	const d = await W.deployed(w, app, { archive: W.tarOf(files) });
+	const log = await W.logText(w, d.id);
+	assert.doesNotMatch(log, new RegExp(secret), 'the value is scrubbed');
+	assert.match(log, new RegExp(`${big.length} /www/big.txt`), 'the whole context reached the engine');
+	assert.deepEqual(await imagesOn(second.request, app), [`steward/${app.id}:1`]);
+	assert.deepEqual(await imagesOn(dockerRequest, app), []);
+	const port = (await ok(w.call('GET', `/applications/${app.id}`))).port;
+	assert.equal((await W.httpGet(port, '/')).text, 'uploaded\n');
 });
 
 // A service of kind on the remote server, started from a STAND-IN image
@@ -200,7 +262,7 @@ test('a service on the remote server starts, stops and is deleted there; its pas
 		// it carries (the environment, with the password) is sealed.
 		const { password } = await ok(w.call('GET', `/services/${s.id}/connection`));
 		assert.ok(password.length >= 16);
-		const row = (await w.sql(`SELECT status || ' ' || payload::text || ' ' || coalesce(payload_sealed, 'NULL') FROM agent_commands WHERE server_id = '${server.id}' AND kind = 'container.create'`)).trim();
+		const row = (await w.sql(`SELECT status || ' ' || payload::text || ' ' || coalesce(payload_sealed, 'NULL') FROM agent_commands WHERE server_id = '${server.id}' AND kind = 'container.create' AND status IN ('QUEUED', 'SENT', 'ACKED')`)).trim();
 		assert.match(row, /^(SENT|ACKED) \{\} v1\.[0-9a-f]{8}\.[A-Za-z0-9_-]+$/, 'pending, its payload sealed');
 		const all = await w.sql(`SELECT coalesce(string_agg(t::text, ' '), '') FROM agent_commands t`);
 		assert.ok(!all.includes(password), 'no column of any row holds the password while the command is pending');
@@ -241,6 +303,51 @@ test('a Redis service on the remote server gets its password file there (contain
 	assert.deepEqual(await waitJob(del), { status: 'SUCCEEDED', error: '' });
 });
 
+test('a build that prints 200,000 lines reaches the log whole and in order, and the agent stays ONLINE meanwhile (heartbeats every 500 ms)', async () => {
+	const app = await makeApp('far-chatty');
+	await ok(w.call('PATCH', `/applications/${app.id}`, { body: { port: await h.freePort() } }));
+	const files = W.webFiles('chatty\n', ['RUN busybox seq 1 200000']);
+	const d = await W.deploy(w, app, { archive: W.tarOf(files) });
+	const statuses = new Set();
+	let end;
+	for (;;) {
+		statuses.add((await ok(w.call('GET', `/servers/${server.id}`))).status);
+		end = await W.getDeployment(w, d.id);
+		if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(end.status)) break;
+		await h.sleep(100);
+	}
+	const why = () => `${end.errorMessage}\n${agent.log().slice(-2000)}\n${w.srv.logs.all().filter((l) => /agent/.test(l)).slice(-10).join('\n')}`;
+	assert.equal(end.status, 'SUCCEEDED', why());
+	assert.deepEqual([...statuses], ['ONLINE'], 'never OFFLINE while the output streamed');
+	const numbers = (await W.logText(w, d.id)).split('\n').filter((l) => /^\d+$/.test(l)).map(Number);
+	assert.equal(numbers.length, 200000);
+	assert.ok(numbers.every((n, i) => n === i + 1), 'each line once, in order');
+});
+
+test('an agent killed during a build fails the deployment saying so, and the version before keeps serving', async () => {
+	const app = await gitApp('far-killbuild', 'before\n');
+	const host = 'far-killbuild.example.com';
+	await W.verifiedDomain(w, app, host);
+	await W.deployed(w, app);
+	assert.equal((await viaCaddy2(host)).text, 'before\n');
+	fs.writeFileSync(`${app.repo.path}/Dockerfile`, W.webDockerfile(['RUN echo slow-step-begins && sleep 120']));
+	await app.repo.git(['commit', '-q', '-am', 'A slow build']);
+	const d = await W.deploy(w, app);
+	const deadline = Date.now() + 60000 * h.SLACK;
+	while (!/slow-step-begins/.test(await W.logText(w, d.id))) {
+		if (Date.now() > deadline) assert.fail(`the build never reached its slow step:\n${await W.logText(w, d.id)}`);
+		await h.sleep(50);
+	}
+	agent.kill('SIGKILL');
+	const end = await W.waitDeployment(w, d.id);
+	assert.equal(end.status, 'FAILED');
+	assert.match(end.errorMessage, /The server's agent disconnected while it ran image\.build: its outcome on the server is not known\./);
+	assert.equal((await viaCaddy2(host)).text, 'before\n', 'the version before serves on');
+	assert.deepEqual(await imagesOn(second.request, app), [`steward/${app.id}:1`], 'no image of the killed build');
+	agent = startAgent();
+	await waitStatus('ONLINE');
+});
+
 test('a command longer than three heartbeats runs while the agent answers them', async () => {
 	const app = await makeApp('far-slow');
 	// The container exits 3 s after SIGTERM: the stop takes six heartbeats.
@@ -276,15 +383,46 @@ test('an agent killed while it runs a command fails the job saying so; with no a
 	const left = (await w.sql(`SELECT count(*) FROM agent_commands WHERE server_id = '${server.id}' AND status NOT IN ('SUCCEEDED', 'FAILED')`)).trim();
 	assert.equal(left, '0');
 	// A deployment waits a while for the agent: one that returns in time
-	// carries it on (to the build, which is not carried yet).
+	// carries it on.
 	const later = await gitApp('far-later', 'later\n');
 	const d = await W.deploy(w, later);
 	await h.sleep(1500);
 	agent = startAgent();
 	await waitStatus('ONLINE');
 	const end2 = await W.waitDeployment(w, d.id);
-	assert.equal(end2.errorMessage, NO_BUILD, 'it went on once the agent was back');
+	assert.equal(end2.status, 'SUCCEEDED', `it went on once the agent was back: ${end2.errorMessage}`);
 	assert.ok(await inspect(second.request, there));
+});
+
+test('two replicas: the agent held by replica B, a deployment requested on B and run by A\'s runner builds and serves on the remote server; B reads the log\'s tail', async () => {
+	const b = await h.startStewardd({ env: { ...w.env, STEWARD_RUNNERS: 'false', DATABASE_URL: w.srv.env.DATABASE_URL } });
+	const onB = { ...w, call: (method, p, opts) => callAs(b, method, p, w.owner, opts) };
+	const stopped = new Promise((resolve) => agent.once('exit', resolve));
+	agent.kill('SIGTERM');
+	await stopped;
+	assert.doesNotMatch(agent.log(), /ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: /, 'the agent that ran the builds ended clean');
+	await waitStatus('OFFLINE');
+	agent = startAgent(b.url);
+	await waitStatus('ONLINE');
+	await b.logs.waitForLine(new RegExp(`agent online server=${server.id}`), 10000 * h.SLACK);
+	const app = await gitApp('far-replicas', 'replicas\n');
+	const host = 'far-replicas.example.com';
+	await W.verifiedDomain(w, app, host);
+	const d = await W.deploy(onB, app);
+	const end = await W.waitDeployment(onB, d.id);
+	assert.equal(end.status, 'SUCCEEDED', end.errorMessage);
+	assert.ok(w.srv.logs.find(new RegExp(`job started id=\\S+ kind=deployment.build target=${d.id}`)), 'replica A\'s runner built it');
+	assert.equal((await viaCaddy2(host)).text, 'replicas\n');
+	assert.deepEqual(await imagesOn(second.request, app), [`steward/${app.id}:1`]);
+	// The log's file is on the runner's replica (A); B reads its record's tail.
+	const logA = await W.logText(w, d.id);
+	assert.match(logA, /Step 1\/\d+ : FROM steward-test\/base:latest/);
+	assert.ok(logA.endsWith(end.logTail), 'replica B\'s record ends as the log');
+	const back = new Promise((resolve) => agent.once('exit', resolve));
+	agent.kill('SIGTERM');
+	await back;
+	agent = startAgent();
+	await waitStatus('ONLINE');
 });
 
 test('the agent that ran the commands stops on SIGTERM, cleanly', async () => {

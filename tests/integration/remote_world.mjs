@@ -4,8 +4,10 @@
 // token, and the real steward-agent dialing stewardd over 127.0.0.1.
 //
 //   remoteWorld(w) -> {second, caddy2, engine, server, startAgent()}
-//     w: deploy_world.mjs's world. startAgent() -> the agent's process,
-//     with log() (its output so far); killed after the file's tests.
+//     w: deploy_world.mjs's world. startAgent(url?) -> the agent's process
+//     (dialing url, by default the server's own STEWARD_URL: another
+//     replica's), with log() (its output so far); killed after the file's
+//     tests.
 // Exits 77 when SW_BUILD_DIR or the steward-agent binary is missing.
 
 import { after } from 'node:test';
@@ -40,10 +42,10 @@ export async function remoteWorld(w) {
 	const server = await ok(w.call('POST', '/servers', { body: { name: 'second', host: '127.0.0.1' } }), 201);
 	const [, url, token] = /^STEWARD_URL='([^']+)' STEWARD_AGENT_TOKEN='(sta_[A-Za-z0-9_-]{43})'/.exec(server.agentCommand);
 	// Each start a new journal: a new agent install on that server.
-	function startAgent() {
+	function startAgent(steward = url) {
 		const log = [];
 		const proc = spawn(AGENT, [], {
-			env: { PATH: process.env.PATH, STEWARD_URL: url, STEWARD_AGENT_TOKEN: token,
+			env: { PATH: process.env.PATH, STEWARD_URL: steward, STEWARD_AGENT_TOKEN: token,
 				STEWARD_AGENT_DATA_DIR: h.makeTempDir('sw-agent-'), DOCKER_HOST: engine.host, ...caddy2.env,
 				ASAN_OPTIONS: process.env.ASAN_OPTIONS || '' },
 			stdio: ['ignore', 'pipe', 'pipe'],

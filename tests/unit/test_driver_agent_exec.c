@@ -51,8 +51,10 @@ TEST(refusals_before_any_call)
 	CHECK_STR_EQ(o.error_message, "the file's data is not base64");
 	o = run(CMD("metrics.sample", "{}"));
 	CHECK_STR_EQ(o.error_code, "NOT_AVAILABLE");
-	o = run(CMD("image.build", "{\"tag\":\"t\",\"contextBytes\":1}"));
-	CHECK_STR_EQ(o.error_code, "NOT_AVAILABLE");
+	/* A build whose context the loop did not stage (no input stream). */
+	o = run(CMD("image.build", "{\"tag\":\"t\",\"contextBytes\":1,\"contextSha256\":\"00\"}"));
+	CHECK_STR_EQ(o.error_code, "INVALID_ARGUMENT");
+	CHECK_STR_EQ(o.error_message, "the build has no staged context");
 }
 
 TEST(a_dead_engine_is_unreachable_with_the_drivers_sentence)
@@ -61,6 +63,8 @@ TEST(a_dead_engine_is_unreachable_with_the_drivers_sentence)
 	CHECK(!o.ok);
 	CHECK_STR_EQ(o.error_code, "UNREACHABLE");
 	CHECK(strstr(o.error_message, "/nonexistent/docker.sock") != NULL);
+	o = run(CMD("container.inspect", "{\"name\":\"web\"}"));
+	CHECK_STR_EQ(o.error_code, "UNREACHABLE");
 	o = run(CMD("image.exists", "{\"image\":\"steward/x:1\"}"));
 	CHECK(o.ok); /* false, as the local driver says when it cannot tell */
 	CHECK(json_is_false(json_object_get(o.result, "exists")));
@@ -72,7 +76,8 @@ TEST(kinds_and_codes)
 	uint32_t k = sw_driver_agent_kinds();
 	CHECK(k & SW_AGENT_KIND_BIT(SW_AGENT_CMD_CONTAINER_STOP));
 	CHECK(k & SW_AGENT_KIND_BIT(SW_AGENT_CMD_VOLUME_LIST));
-	CHECK(!(k & SW_AGENT_KIND_BIT(SW_AGENT_CMD_IMAGE_BUILD)));
+	CHECK(k & SW_AGENT_KIND_BIT(SW_AGENT_CMD_IMAGE_BUILD));
+	CHECK(k & SW_AGENT_KIND_BIT(SW_AGENT_CMD_CONTAINER_INSPECT));
 	CHECK(!(k & SW_AGENT_KIND_BIT(SW_AGENT_CMD_HOST_FACTS))); /* the agent's main runs it */
 	static const int errs[] = { ENOENT, EEXIST, EBUSY, EINVAL, ECONNREFUSED, ETIMEDOUT, EFBIG, ECANCELED };
 	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++)

@@ -56,12 +56,27 @@ enum sw_agent_drop {
 uint64_t sw_agent_backoff_ms(enum sw_agent_drop why, unsigned attempt, uint64_t retry_hint_ms,
 			     double r);
 
-/* How a command ran: the executor fills it. */
+/* A command's streams while it runs on the runner thread: its input (an
+ * image build's context, staged whole and checked against the payload's
+ * size and SHA-256 before the command starts) and its output, sent as
+ * progress chunks (docs/agent-protocol.md). */
+struct sw_agent_stream {
+	int input_fd;          /* the staged input at offset 0, or -1: the command has none */
+	/* Sends len bytes of output (whole lines, each ending in '\n') as
+	 * progress, in order. Waits while the channel's queue is full (so a
+	 * chatty command never starves heartbeats); once the connection has
+	 * ended, output is dropped. */
+	void (*output)(struct sw_agent_stream *st, const char *data, size_t len);
+};
+
+/* How a command ran: the executor fills it (stream is the loop's, set
+ * before the command runs). */
 struct sw_agent_outcome {
 	bool ok;
 	char error_code[64];
 	char error_message[256];
 	json_t *result;        /* ok: an object (the outcome takes the reference), or NULL */
+	struct sw_agent_stream *stream;
 };
 
 /* Runs one accepted command (never twice: the journal sees to that). */

@@ -92,6 +92,7 @@ struct sw_agent_msg {
 	uint64_t heartbeat_ms;
 
 	uint64_t seq;               /* heartbeat, input, progress */
+	uint64_t input_taken;       /* ack: the command's input chunks taken so far (its credit) */
 	uint64_t retry_after_ms;    /* goaway */
 
 	/* command */
@@ -104,6 +105,7 @@ struct sw_agent_msg {
 		const char *application_id;
 		const char *dir, *file, *data; /* container.file (data: base64) */
 		uint64_t mode;
+		const char *context_sha256; /* image.build: hex SHA-256 of the input (the tar) */
 		uint64_t timeout_s, tail, context_bytes;
 		bool follow;
 		json_t *spec, *route, *labels;

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Receives output lines (no trailing newline) as they come; the deploy
  * log writer scrubs them. */
@@ -52,6 +53,11 @@ struct sw_driver;
  * FROM image that is not local is pulled by the engine. */
 struct sw_image_build {
 	const char *context_dir;  /* a directory: sent to the engine as a tar stream */
+	/* Or, with context_dir NULL, the tar stream itself (the agent's staged
+	 * context): fills up to cap bytes, returns the count, 0 at its end,
+	 * -errno to stop the build. */
+	ssize_t (*context_read)(void *arg, char *out, size_t cap);
+	void *context_arg;
 	const char *dockerfile;   /* path of the Dockerfile relative to context_dir */
 	const char *tag;          /* "steward/<application id>:<deployment number>" */
 	const char *const *labels; /* "key=value" pairs, NULL-terminated */

@@ -36,6 +36,10 @@
 
 #define SW_DRIVER_REMOTE_WAIT_POLL_MS 500
 
+/* An image build's time to live on the remote server, its context's
+ * streaming included. */
+#define SW_DRIVER_REMOTE_BUILD_MS (30u * 60 * 1000)
+
 /* The driver of the remote server server_id, over conn (blocking, this
  * thread's). stop: polled while a command or the agent is awaited (may be
  * NULL). wait_ms: how long to wait for the server's agent to be ONLINE
