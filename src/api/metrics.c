@@ -111,12 +111,8 @@ static void server_loaded(void *arg, const PGresult *res, const struct sw_db_err
 		sw_api_internal_error(req);
 		return;
 	}
-	o->job.run = op_run;
-	o->job.done = op_done;
-	if (sw_worker_submit(req->loop, &o->job) < 0) {
+	if (!sw_api_submit(req, &o->job, op_run, op_done))
 		op_free(o);
-		sw_api_busy(req);
-	}
 }
 
 static void server_sample(struct sw_http_request *req)

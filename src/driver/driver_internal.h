@@ -126,11 +126,15 @@ int sw_driver_expand_port(const char *arg, unsigned port, char *out, size_t cap)
  * 0, 0, length (4 bytes, big-endian)], then length bytes. The reader takes
  * the answer in pieces of any size: stdout's bytes reach out as they come;
  * the last SW_DRIVER_EXEC_TAIL_MAX - 1 bytes of stderr are kept, for a
- * failure's sentence; any other stream is dropped. Zero it to start. */
+ * failure's sentence, or reach err_out when it is set (a container's
+ * logs, container_logs.c, use the same framing); any other stream is
+ * dropped. Zero it to start. */
 #define SW_DRIVER_EXEC_TAIL_MAX 600
 struct sw_driver_exec_stream {
 	int (*out)(void *arg, const char *p, size_t n); /* 0, or -errno: the read stops */
 	void *out_arg;
+	int (*err_out)(void *arg, const char *p, size_t n); /* stderr instead of the tail */
+	void *err_out_arg;
 	unsigned char head[8];
 	size_t head_len;
 	uint32_t left;   /* bytes of the current frame still to come */

@@ -30,6 +30,10 @@ void sw_api_runtime_set_conninfo(const char *conninfo);
  * the caller then hands what start-up freed back to the kernel). */
 bool sw_api_metrics_wait_made(unsigned timeout_ms);
 void sw_api_metrics_stop(void);
+/* Waits (at most timeout_ms) for the threads following containers' logs
+ * (GET /applications/:id/logs?follow=true) to end: call it after the io
+ * loops stopped, which cancels them. */
+void sw_api_container_logs_stop(unsigned timeout_ms);
 
 /* The metrics loop (src/api/metrics_loop.c): samples the local host every
  * config->metrics_interval_ms on a thread of its own, keeps the samples
