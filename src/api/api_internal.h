@@ -446,6 +446,9 @@ void sw_api_job_enqueue(struct sw_http_request *req, const struct sw_db_stmt *st
  * be: logged). */
 struct sw_driver;
 struct sw_driver *sw_api_local_driver(void);
+/* runtime.c: the database a remote server's commands go through (a
+ * worker's blocking connection opens it: sw_api_runtime_set_conninfo). */
+const char *sw_api_runtime_conninfo(void);
 /* runtime.c: whether the server of a runtime target's row (enum
  * sw_db_runtime_target_col) is the control plane's own; else answers 409
  * SERVER_NOT_CONNECTED saying it cannot be <verb> ("sampled") because a

@@ -32,20 +32,25 @@
 #define METRICS_CONTAINERS_MAX 1000
 
 
-static struct {
-	pthread_once_t once;
+/* A host's sampler and the engine its containers are read from, with the
+ * engine's disk usage on its slower schedule. */
+struct sw_api_metrics_host {
 	struct sw_metrics_sampler *sampler;
 	struct sw_driver *driver;
-	char why[256]; /* when sampler is NULL */
-	/* The engine's disk usage, read on its slower schedule. */
 	pthread_mutex_t disk_mu;
 	bool have_disk;
 	struct sw_runtime_disk_usage disk;
 	int64_t disk_at_ms;     /* wall clock */
 	uint64_t disk_tried_ms; /* monotonic, of the last attempt */
-} local = { .once = PTHREAD_ONCE_INIT, .disk_mu = PTHREAD_MUTEX_INITIALIZER };
+};
 
-static void local_make(void)
+static struct {
+	pthread_once_t once;
+	struct sw_api_metrics_host *host;
+	char why[256]; /* when host is NULL */
+} local = { .once = PTHREAD_ONCE_INIT };
+
+struct sw_api_metrics_host *sw_api_metrics_host_new(char *why, size_t whylen)
 {
 	struct sw_metrics_options o = { .bpf = true };
 	const char *ebpf = getenv("METRICS_EBPF");
@@ -53,25 +58,43 @@ static void local_make(void)
 		o.bpf = false;
 	const char *ip = getenv("METRICS_PUBLIC_IP");
 	o.public_ip = ip && *ip ? ip : NULL;
-	if (sw_metrics_paths_from_env(&o.paths, local.why, sizeof(local.why)) < 0) {
-		sw_log_error("metrics: %s", local.why);
-		return;
+	if (sw_metrics_paths_from_env(&o.paths, why, whylen) < 0) {
+		sw_log_error("metrics: %s", why);
+		return NULL;
 	}
 	const char *warning = sw_metrics_paths_warning(&o.paths);
 	if (warning)
 		sw_log_warn("%s", warning);
-	local.sampler = sw_metrics_sampler_new(&o);
-	if (!local.sampler) {
-		snprintf(local.why, sizeof(local.why), "the sampler could not be made (%s)", strerror(errno));
-		sw_log_error("metrics: %s", local.why);
-		return;
+	struct sw_api_metrics_host *h = calloc(1, sizeof(*h));
+	if (!h || !(h->sampler = sw_metrics_sampler_new(&o))) {
+		snprintf(why, whylen, "the sampler could not be made (%s)", strerror(errno));
+		sw_log_error("metrics: %s", why);
+		free(h);
+		return NULL;
 	}
-	const char *bpf = sw_metrics_sampler_bpf_status(local.sampler);
+	pthread_mutex_init(&h->disk_mu, NULL);
+	const char *bpf = sw_metrics_sampler_bpf_status(h->sampler);
 	if (strcmp(bpf, "loaded") == 0)
 		sw_log_info("metrics: eBPF collectors loaded (container network bytes, OOM kills)");
 	else
 		sw_log_warn("metrics: %s; container network is not measured, OOM kills come from cgroup files", bpf);
-	local.driver = sw_driver_local_new(); /* NULL: containers.error says so */
+	h->driver = sw_driver_local_new(); /* NULL: containers.error says so */
+	return h;
+}
+
+void sw_api_metrics_host_free(struct sw_api_metrics_host *h)
+{
+	if (!h)
+		return;
+	sw_metrics_sampler_free(h->sampler);
+	sw_driver_free(h->driver);
+	pthread_mutex_destroy(&h->disk_mu);
+	free(h);
+}
+
+static void local_make(void)
+{
+	local.host = sw_api_metrics_host_new(local.why, sizeof(local.why));
 }
 
 static pthread_t maker;
@@ -111,10 +134,8 @@ void sw_api_metrics_stop(void)
 	if (maker_started)
 		pthread_join(maker, NULL);
 	maker_started = false;
-	sw_metrics_sampler_free(local.sampler);
-	sw_driver_free(local.driver);
-	local.sampler = NULL;
-	local.driver = NULL;
+	sw_api_metrics_host_free(local.host);
+	local.host = NULL;
 }
 
 
@@ -123,45 +144,50 @@ const char *sw_api_metrics_local_why(void)
 	return local.why;
 }
 
-/* The organization's containers on the local engine, with what the
- * sampler needs of each; *ret_n set. An engine failure leaves the
- * sentence in err and returns what was read before it. */
-static struct sw_metrics_container_ref *containers_read(json_t *apps, size_t *ret_n, char *err, size_t errlen)
+/* The containers of the applications in apps (every container labelled
+ * steward.application when apps is NULL) on d's engine, at most cap, with
+ * what the sampler needs of each; *ret_n set. An engine failure leaves
+ * the sentence in err and returns what was read before it. */
+static struct sw_metrics_container_ref *containers_read(struct sw_driver *d, json_t *apps, size_t cap,
+							size_t *ret_n, char *err, size_t errlen)
 {
 	*ret_n = 0;
-	size_t napps = json_array_size(apps);
-	size_t cap = SW_MIN(napps * METRICS_CONTAINERS_PER_APP, (size_t)METRICS_CONTAINERS_MAX);
+	size_t napps = apps ? json_array_size(apps) : 1;
+	if (apps)
+		cap = SW_MIN(napps * METRICS_CONTAINERS_PER_APP, cap);
+	size_t per_list = apps ? METRICS_CONTAINERS_PER_APP : cap;
 	struct sw_metrics_container_ref *refs = calloc(cap ? cap : 1, sizeof(*refs));
-	struct sw_container_info *list = calloc(METRICS_CONTAINERS_PER_APP, sizeof(*list));
+	struct sw_container_info *list = calloc(per_list ? per_list : 1, sizeof(*list));
 	if (!refs || !list) {
 		snprintf(err, errlen, "out of memory");
 		free(list);
 		return refs;
 	}
-	if (!local.driver) {
-		snprintf(err, errlen, "the local server's driver is not configured");
+	if (!d) {
+		snprintf(err, errlen, "the server's driver is not configured");
 		free(list);
 		return refs;
 	}
 	size_t n = 0;
 	for (size_t i = 0; i < napps && n < cap && !err[0]; i++) {
 		size_t got = 0;
-		const char *app = json_string_value(json_array_get(apps, i));
-		if (sw_driver_containers_list(local.driver, app, list, SW_MIN(cap - n, (size_t)METRICS_CONTAINERS_PER_APP),
-					      &got, err, errlen) < 0)
+		const char *app = apps ? json_string_value(json_array_get(apps, i)) : NULL;
+		if (sw_driver_containers_list(d, app, list, SW_MIN(cap - n, per_list), &got, err, errlen) < 0)
 			break;
 		for (size_t k = 0; k < got; k++) {
 			struct sw_container_state st;
-			int rc = sw_driver_container_state(local.driver, list[k].id, &st, err, errlen);
+			int rc = sw_driver_container_state(d, list[k].id, &st, err, errlen);
 			if (rc == -ENOENT) { /* removed since the list: not there */
 				err[0] = '\0';
 				continue;
 			}
 			if (rc < 0)
 				break;
+			if (!app && !st.application_id[0])
+				continue; /* not Steward's */
 			struct sw_metrics_container_ref *r = &refs[n++];
 			snprintf(r->id, sizeof(r->id), "%s", st.id);
-			snprintf(r->application_id, sizeof(r->application_id), "%s", app);
+			snprintf(r->application_id, sizeof(r->application_id), "%s", app ? app : st.application_id);
 			snprintf(r->name, sizeof(r->name), "%s", st.name);
 			snprintf(r->state, sizeof(r->state), "%s", st.state);
 			snprintf(r->health, sizeof(r->health), "%s", st.health);
@@ -177,49 +203,76 @@ static struct sw_metrics_container_ref *containers_read(json_t *apps, size_t *re
 /* Copies the engine's disk usage into the sample, reading it again first
  * when the last attempt is older than its interval. One reader at a time:
  * a second sample meanwhile waits and shares the answer. */
-static void runtime_disk(struct sw_metrics_sample *out)
+static void runtime_disk(struct sw_api_metrics_host *h, struct sw_metrics_sample *out)
 {
-	pthread_mutex_lock(&local.disk_mu);
+	pthread_mutex_lock(&h->disk_mu);
 	uint64_t now = sw_now_ms();
-	if (local.driver && (!local.disk_tried_ms || now - local.disk_tried_ms >= METRICS_RUNTIME_DISK_INTERVAL_MS)) {
+	if (h->driver && (!h->disk_tried_ms || now - h->disk_tried_ms >= METRICS_RUNTIME_DISK_INTERVAL_MS)) {
 		char err[256];
 		struct sw_runtime_disk_usage u;
-		local.disk_tried_ms = now;
-		if (sw_driver_disk_usage(local.driver, &u, err, sizeof(err)) == 0) {
+		h->disk_tried_ms = now;
+		if (sw_driver_disk_usage(h->driver, &u, err, sizeof(err)) == 0) {
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);
-			local.disk = u;
-			local.disk_at_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-			local.have_disk = true;
+			h->disk = u;
+			h->disk_at_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+			h->have_disk = true;
 		}
 	}
-	if (local.have_disk) {
+	if (h->have_disk) {
 		out->have_runtime_disk = true;
-		out->runtime_images = local.disk.images;
-		out->runtime_containers = local.disk.containers;
-		out->runtime_volumes = local.disk.volumes;
-		out->runtime_build_cache = local.disk.build_cache;
-		out->runtime_disk_at_ms = local.disk_at_ms;
+		out->runtime_images = h->disk.images;
+		out->runtime_containers = h->disk.containers;
+		out->runtime_volumes = h->disk.volumes;
+		out->runtime_build_cache = h->disk.build_cache;
+		out->runtime_disk_at_ms = h->disk_at_ms;
 	}
-	pthread_mutex_unlock(&local.disk_mu);
+	pthread_mutex_unlock(&h->disk_mu);
 }
 
-int sw_api_metrics_sample_local(json_t *apps, struct sw_metrics_sample *out)
+/* A sample of h's host with the containers of apps (NULL: every one of
+ * Steward's), at most cap of them. */
+static int host_sample(struct sw_api_metrics_host *h, json_t *apps, size_t cap, struct sw_metrics_sample *out)
 {
-	pthread_once(&local.once, local_make);
-	if (!local.sampler)
-		return -EIO;
 	char err[256] = "";
 	size_t n = 0;
-	struct sw_metrics_container_ref *refs = containers_read(apps, &n, err, sizeof(err));
+	struct sw_metrics_container_ref *refs = containers_read(h->driver, apps, cap, &n, err, sizeof(err));
 	if (!refs)
 		return -ENOMEM;
-	int rc = sw_metrics_sample(local.sampler, refs, n, 0, out);
+	int rc = sw_metrics_sample(h->sampler, refs, n, 0, out);
 	if (rc == 0)
-		runtime_disk(out);
+		runtime_disk(h, out);
 	if (rc == 0 && err[0])
 		snprintf(out->containers_error, sizeof(out->containers_error),
 			 "the container engine did not answer: %s", err);
 	free(refs);
 	return rc;
+}
+
+int sw_api_metrics_sample_local(json_t *apps, struct sw_metrics_sample *out)
+{
+	pthread_once(&local.once, local_make);
+	if (!local.host)
+		return -EIO;
+	return host_sample(local.host, apps, METRICS_CONTAINERS_MAX, out);
+}
+
+int sw_api_metrics_host_sample_json(struct sw_api_metrics_host *h, size_t max_containers, char **ret_json)
+{
+	*ret_json = NULL;
+	struct sw_metrics_sample s;
+	int rc = host_sample(h, NULL, max_containers, &s);
+	if (rc < 0)
+		return rc;
+	struct sw_buf buf = { 0 };
+	struct sw_json j;
+	sw_json_init(&j, &buf);
+	sw_metrics_sample_write(&s, NULL, &j);
+	sw_metrics_sample_release(&s);
+	if (sw_json_finish(&j) < 0 || sw_buf_append(&buf, "", 1) < 0) {
+		sw_buf_release(&buf);
+		return -ENOMEM;
+	}
+	*ret_json = buf.data; /* NUL-terminated: the caller frees it */
+	return 0;
 }

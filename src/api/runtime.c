@@ -58,6 +58,11 @@ void sw_api_runtime_set_conninfo(const char *c)
 	snprintf(conninfo, sizeof(conninfo), "%s", c);
 }
 
+const char *sw_api_runtime_conninfo(void)
+{
+	return conninfo;
+}
+
 static void local_make(void)
 {
 	local.d = sw_driver_local_new();

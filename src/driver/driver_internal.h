@@ -59,6 +59,7 @@ int sw_rd_volume_remove(struct sw_driver *d, const char *name, char *err, size_t
 int sw_rd_route_set(struct sw_driver *d, const struct sw_ingress_route *r, char *err, size_t errlen);
 int sw_rd_route_remove(struct sw_driver *d, const char *application_id, char *err, size_t errlen);
 int sw_rd_proxy_state(struct sw_driver *d, char **ret_json, char *err, size_t errlen);
+int sw_rd_metrics_sample(struct sw_driver *d, char **ret_json, char *err, size_t errlen);
 int sw_rd_container_put_file(struct sw_driver *d, const char *container, const char *dir, const char *name,
 			     const void *data, size_t len, unsigned mode, char *err, size_t errlen);
 /* -EOPNOTSUPP: "<what> on a remote server is not available yet." */

@@ -430,6 +430,22 @@ int sw_rd_proxy_state(struct sw_driver *d, char **ret_json, char *err, size_t er
 	return 0;
 }
 
+int sw_rd_metrics_sample(struct sw_driver *d, char **ret_json, char *err, size_t errlen)
+{
+	json_t *res;
+	*ret_json = NULL;
+	int rc = call(d, "metrics.sample", json_object(), 0, &res, err, errlen);
+	if (rc)
+		return rc;
+	*ret_json = json_object_get(res, "takenAt") ? json_dumps(res, JSON_COMPACT) : NULL;
+	json_decref(res);
+	if (!*ret_json) {
+		snprintf(err, errlen, "The server's agent sent no sample.");
+		return -EIO;
+	}
+	return 0;
+}
+
 /* ---- files ---- */
 
 #define FILE_MAX (48u * 1024)
