@@ -59,6 +59,7 @@ struct op {
 	bool remote;
 	int rc;
 	struct sw_metrics_sample sample;
+	char *platform; /* an operator's: the control plane's figures (JSON) */
 	/* a remote server's */
 	json_t *remote_sample;
 	bool not_connected;
@@ -69,6 +70,7 @@ static void op_free(struct op *o)
 {
 	json_decref(o->apps);
 	json_decref(o->remote_sample);
+	free(o->platform);
 	sw_metrics_sample_release(&o->sample);
 	free(o);
 }
@@ -120,6 +122,7 @@ static int remote_cut(struct op *o, const char *text)
 	json_object_set_new(c, "stopped", json_integer(stopped));
 	json_object_set_new(c, "unhealthy", json_integer(unhealthy));
 	json_object_set_new(s, "serverId", json_string(o->server_id));
+	json_object_set_new(s, "platform", json_null()); /* the control plane's: on its own host's */
 	o->remote_sample = s;
 	return 0;
 }
@@ -182,10 +185,28 @@ static void op_done(struct sw_worker_job *job)
 		struct sw_buf buf = { 0 };
 		struct sw_json j;
 		sw_http_json_begin(req, &buf, &j);
+		o->sample.platform_json = o->platform;
 		sw_metrics_sample_write(&o->sample, o->server_id, &j);
 		sw_http_json_end(req, 200, &buf, &j);
 	}
 	op_free(o);
+}
+
+static void platform_loaded(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct op *o = arg;
+	struct sw_http_request *req = o->req;
+	if (!sw_api_found(req, res, err)) {
+		op_free(o);
+		return;
+	}
+	if (!(o->platform = strdup(PQgetvalue(res, 0, 0)))) {
+		op_free(o);
+		sw_api_internal_error(req);
+		return;
+	}
+	if (!sw_api_submit(req, &o->job, op_run, op_done))
+		op_free(o);
 }
 
 static void server_loaded(void *arg, const PGresult *res, const struct sw_db_error *err)
@@ -202,6 +223,13 @@ static void server_loaded(void *arg, const PGresult *res, const struct sw_db_err
 	if (!json_is_array(o->apps)) {
 		op_free(o);
 		sw_api_internal_error(req);
+		return;
+	}
+	/* The control plane's own figures, for operators, on its own host's
+	 * sample: read on the loop before the sample's work. */
+	if (!o->remote && req->principal.is_operator) {
+		if (!sw_api_query(req, &sw_db_stmt_metrics_platform, NULL, 0, platform_loaded, o))
+			op_free(o);
 		return;
 	}
 	if (!sw_api_submit(req, &o->job, op_run, op_done))
@@ -355,8 +383,9 @@ static const struct sw_route routes[] = {
 	    "(ebpf, cgroup-v2, cgroup-v1, none) and why eBPF is off when it is. A figure that could "
 	    "not be read is null. runtimeDisk (the engine's images, containers' writable layers, "
 	    "volumes and build cache) is read at most every 5 minutes, slow as it is: measuredAt says "
-	    "when; null until the engine has answered once. Platform figures are not part of this "
-	    "sample yet. A remote server is sampled by its agent, with the same sampler under the agent's "
+	    "when; null until the engine has answered once. platform: the control plane's own figures "
+	    "(database size, connections, per job queue depth and failed jobs), for operators on the "
+	    "local server only, null otherwise. A remote server is sampled by its agent, with the same sampler under the agent's "
 	    "HOST_* paths and its engine's containers (the organization's only): 409 "
 	    "SERVER_NOT_CONNECTED when its agent is not connected, 502 RUNTIME_UNAVAILABLE when the "
 	    "agent does not answer or cannot sample. The worker pool full, or no sampler: 503." SW_API_DOC_SCOPED,
@@ -408,7 +437,8 @@ static const struct sw_route routes[] = {
 
 static const char schemas[] = "{"
 	"\"MetricSample\":{\"type\":\"object\",\"required\":[\"serverId\",\"takenAt\",\"intervalMs\","
-	"\"scope\",\"host\",\"cpu\",\"memory\",\"disks\",\"runtimeDisk\",\"network\",\"containers\",\"sources\"],"
+	"\"scope\",\"host\",\"cpu\",\"memory\",\"disks\",\"runtimeDisk\",\"network\",\"containers\",\"sources\","
+	"\"platform\"],"
 	"\"properties\":{"
 	"\"serverId\":{\"type\":\"string\",\"format\":\"uuid\"},"
 	"\"takenAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
@@ -479,7 +509,18 @@ static const char schemas[] = "{"
 	"\"containerMemory\":{\"type\":\"string\",\"enum\":[\"cgroup-v2\",\"cgroup-v1\",\"none\"]},"
 	"\"containerNetwork\":{\"type\":\"string\",\"enum\":[\"ebpf\",\"none\"]},"
 	"\"containerOom\":{\"type\":\"string\",\"enum\":[\"cgroup-v2\",\"cgroup-v1\",\"none\"]},"
-	"\"ebpf\":{\"type\":\"string\",\"description\":\"loaded, or why the eBPF collectors are off.\"}}}"
+	"\"ebpf\":{\"type\":\"string\",\"description\":\"loaded, or why the eBPF collectors are off.\"}}},"
+	"\"platform\":{\"type\":[\"object\",\"null\"],\"description\":\"The control plane's own figures, "
+	"for operators on GET /servers/:id/sample of the local server (null otherwise, and on the live "
+	"stream, whose frames every reader shares): its PostgreSQL database's size, the connections to "
+	"it (all, and those running a statement), and per job queue the jobs waiting (depth), "
+	"running, failed (still recorded) and failed in the last 24 hours.\","
+	"\"required\":[\"databaseBytes\",\"connections\",\"activeConnections\",\"queues\"],\"properties\":{"
+	"\"databaseBytes\":" INT ",\"connections\":" INT ",\"activeConnections\":" INT ","
+	"\"queues\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"queue\",\"depth\","
+	"\"running\",\"failed\",\"failedLast24h\"],\"properties\":{\"queue\":{\"type\":\"string\",\"enum\":["
+	"\"build\",\"deploy\",\"lifecycle\"]},\"depth\":" INT ",\"running\":" INT ",\"failed\":" INT ","
+	"\"failedLast24h\":" INT "}}}}}"
 	"}}"
 	",\"ServerMetrics\":{\"type\":\"object\",\"required\":[\"serverId\",\"resolution\",\"since\",\"until\",\"points\"],"
 	"\"properties\":{\"serverId\":{\"type\":\"string\",\"format\":\"uuid\"}," RANGE_PROPS ","
