@@ -27,6 +27,13 @@
 /* How often the engine's disk usage is read again. */
 #define METRICS_RUNTIME_DISK_INTERVAL_MS (5 * 60 * 1000)
 
+/* A container's inspect answer is kept this long while the engine's list
+ * shows it unchanged (same state and health, up for a minute or more); a
+ * container the list has not shown for METRICS_INSPECT_FORGET_MS is
+ * forgotten. */
+#define METRICS_INSPECT_REFRESH_MS 60000
+#define METRICS_INSPECT_FORGET_MS (5 * 60 * 1000)
+
 /* Containers sampled per application, and in one sample. */
 #define METRICS_CONTAINERS_PER_APP 64
 #define METRICS_CONTAINERS_MAX 1000
@@ -42,6 +49,15 @@ struct sw_api_metrics_host {
 	struct sw_runtime_disk_usage disk;
 	int64_t disk_at_ms;     /* wall clock */
 	uint64_t disk_tried_ms; /* monotonic, of the last attempt */
+	/* The engine's inspect answers, so a tick costs one list call, not
+	 * one call per container (what the engine is asked is most of a
+	 * tick's cost: bench/metrics_vs_stats.mjs). */
+	pthread_mutex_t inspect_mu;
+	struct inspected {
+		struct sw_container_state st;
+		uint64_t checked_ms, seen_ms; /* monotonic */
+	} *inspected;
+	size_t ninspected, inspected_cap;
 };
 
 static struct {
@@ -73,6 +89,7 @@ struct sw_api_metrics_host *sw_api_metrics_host_new(char *why, size_t whylen)
 		return NULL;
 	}
 	pthread_mutex_init(&h->disk_mu, NULL);
+	pthread_mutex_init(&h->inspect_mu, NULL);
 	const char *bpf = sw_metrics_sampler_bpf_status(h->sampler);
 	if (strcmp(bpf, "loaded") == 0)
 		sw_log_info("metrics: eBPF collectors loaded (container network bytes, OOM kills)");
@@ -89,6 +106,8 @@ void sw_api_metrics_host_free(struct sw_api_metrics_host *h)
 	sw_metrics_sampler_free(h->sampler);
 	sw_driver_free(h->driver);
 	pthread_mutex_destroy(&h->disk_mu);
+	pthread_mutex_destroy(&h->inspect_mu);
+	free(h->inspected);
 	free(h);
 }
 
@@ -144,13 +163,95 @@ const char *sw_api_metrics_local_why(void)
 	return local.why;
 }
 
+/* The health the engine's list shows in a container's status text ("Up 3
+ * minutes (healthy)"), as State.Health.Status says it. */
+static const char *listed_health(const char *status)
+{
+	if (strstr(status, "(healthy)"))
+		return "healthy";
+	if (strstr(status, "(unhealthy)"))
+		return "unhealthy";
+	if (strstr(status, "(health: starting)"))
+		return "starting";
+	return "";
+}
+
+/* Whether the list's status text ("Up 12 seconds", "Up Less than a
+ * second", the engine's human durations) says the container started less
+ * than age_ms ago: it restarted since it was inspected (a new pid, one
+ * more restart). Past a minute the text is too coarse to say; the kept
+ * answer is refreshed every METRICS_INSPECT_REFRESH_MS anyway. */
+static bool restarted_since(const char *status, uint64_t age_ms)
+{
+	if (strncmp(status, "Up ", 3) != 0)
+		return false;
+	uint64_t up_s;
+	if (strncmp(status + 3, "Less than a second", 18) == 0)
+		up_s = 1;
+	else if (strstr(status, " second"))
+		up_s = strtoull(status + 3, NULL, 10) + 1;
+	else
+		return false;
+	return up_s * 1000 < age_ms;
+}
+
+/* c's inspect answer into *ret: the kept one while the list shows c as it
+ * was (same state and health, not restarted since: restarted_since) and it
+ * is younger than METRICS_INSPECT_REFRESH_MS; else the engine's, kept. */
+static int container_state(struct sw_api_metrics_host *h, const struct sw_container_info *c,
+			   struct sw_container_state *ret, char *err, size_t errlen)
+{
+	uint64_t now = sw_now_ms();
+	pthread_mutex_lock(&h->inspect_mu);
+	for (size_t i = 0; i < h->ninspected; i++)
+		if (now - h->inspected[i].seen_ms > METRICS_INSPECT_FORGET_MS)
+			h->inspected[i--] = h->inspected[--h->ninspected];
+	struct inspected *e = NULL;
+	for (size_t i = 0; i < h->ninspected && !e; i++)
+		if (strcmp(h->inspected[i].st.id, c->id) == 0)
+			e = &h->inspected[i];
+	bool reuse = e && !restarted_since(c->status, now - e->checked_ms) &&
+		     now - e->checked_ms < METRICS_INSPECT_REFRESH_MS &&
+		     strcmp(e->st.state, c->state) == 0 && strcmp(e->st.health, listed_health(c->status)) == 0;
+	if (reuse) {
+		e->seen_ms = now;
+		*ret = e->st;
+	}
+	pthread_mutex_unlock(&h->inspect_mu);
+	if (reuse)
+		return 0;
+	int rc = sw_driver_container_state(h->driver, c->id, ret, err, errlen);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&h->inspect_mu);
+	e = NULL;
+	for (size_t i = 0; i < h->ninspected && !e; i++)
+		if (strcmp(h->inspected[i].st.id, ret->id) == 0)
+			e = &h->inspected[i];
+	if (!e && h->ninspected == h->inspected_cap && h->inspected_cap < 4 * METRICS_CONTAINERS_MAX) {
+		size_t cap = h->inspected_cap ? 2 * h->inspected_cap : 64;
+		struct inspected *a = realloc(h->inspected, cap * sizeof(*a));
+		if (a) {
+			h->inspected = a;
+			h->inspected_cap = cap;
+		}
+	}
+	if (!e && h->ninspected < h->inspected_cap)
+		e = &h->inspected[h->ninspected++];
+	if (e) /* else the engine is asked again next time */
+		*e = (struct inspected){ .st = *ret, .checked_ms = now, .seen_ms = now };
+	pthread_mutex_unlock(&h->inspect_mu);
+	return 0;
+}
+
 /* The containers of the applications in apps (every container labelled
  * steward.application when apps is NULL) on d's engine, at most cap, with
  * what the sampler needs of each; *ret_n set. An engine failure leaves
  * the sentence in err and returns what was read before it. */
-static struct sw_metrics_container_ref *containers_read(struct sw_driver *d, json_t *apps, size_t cap,
+static struct sw_metrics_container_ref *containers_read(struct sw_api_metrics_host *h, json_t *apps, size_t cap,
 							size_t *ret_n, char *err, size_t errlen)
 {
+	struct sw_driver *d = h->driver;
 	*ret_n = 0;
 	size_t napps = apps ? json_array_size(apps) : 1;
 	if (apps)
@@ -176,7 +277,7 @@ static struct sw_metrics_container_ref *containers_read(struct sw_driver *d, jso
 			break;
 		for (size_t k = 0; k < got; k++) {
 			struct sw_container_state st;
-			int rc = sw_driver_container_state(d, list[k].id, &st, err, errlen);
+			int rc = container_state(h, &list[k], &st, err, errlen);
 			if (rc == -ENOENT) { /* removed since the list: not there */
 				err[0] = '\0';
 				continue;
@@ -236,7 +337,7 @@ static int host_sample(struct sw_api_metrics_host *h, json_t *apps, size_t cap, 
 {
 	char err[256] = "";
 	size_t n = 0;
-	struct sw_metrics_container_ref *refs = containers_read(h->driver, apps, cap, &n, err, sizeof(err));
+	struct sw_metrics_container_ref *refs = containers_read(h, apps, cap, &n, err, sizeof(err));
 	if (!refs)
 		return -ENOMEM;
 	int rc = sw_metrics_sample(h->sampler, refs, n, 0, out);
