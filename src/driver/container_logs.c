@@ -20,15 +20,18 @@ struct line_buf {
 	size_t len;
 };
 
-struct reader {
+struct sw_driver_log_lines {
 	struct sw_driver_exec_stream st;
 	struct line_buf open[2]; /* stdout, stderr */
 	sw_driver_container_log_fn fn;
 	void *arg;
 };
 
+/* A line's bytes: SW_DRIVER_CONTAINER_LOG_LINE_MAX and its timestamp. */
+#define OPEN_MAX (SW_DRIVER_CONTAINER_LOG_LINE_MAX + SW_RFC3339_MAX_LEN + 1)
+
 /* One whole line of stream (1 or 2), its timestamp still in front. */
-static int emit(struct reader *r, int stream, const char *p, size_t n)
+static int emit(struct sw_driver_log_lines *r, int stream, const char *p, size_t n)
 {
 	if (n && p[n - 1] == '\r')
 		n--;
@@ -45,21 +48,20 @@ static int emit(struct reader *r, int stream, const char *p, size_t n)
 
 /* The next bytes of stream: whole lines out, the rest kept (a line past
  * the cap is given in pieces; the engine's timestamp stays on the first). */
-static int take(struct reader *r, int stream, const char *p, size_t n)
+static int take(struct sw_driver_log_lines *r, int stream, const char *p, size_t n)
 {
 	struct line_buf *b = &r->open[stream - 1];
 	while (n) {
 		const char *nl = memchr(p, '\n', n);
 		size_t k = nl ? (size_t)(nl - p) : n;
-		size_t room = SW_DRIVER_CONTAINER_LOG_LINE_MAX + SW_RFC3339_MAX_LEN + 1 - b->len;
-		if (k > room)
-			k = room;
+		if (k > OPEN_MAX - b->len)
+			k = OPEN_MAX - b->len;
 		memcpy(b->p + b->len, p, k);
 		b->len += k;
 		p += k;
 		n -= k;
 		bool whole = n && *p == '\n';
-		if (whole || b->len == SW_DRIVER_CONTAINER_LOG_LINE_MAX + SW_RFC3339_MAX_LEN + 1) {
+		if (whole || b->len == OPEN_MAX) {
 			int rc = emit(r, stream, b->p, b->len);
 			b->len = 0;
 			if (rc < 0)
@@ -83,10 +85,53 @@ static int take_err(void *arg, const char *p, size_t n)
 	return take(arg, 2, p, n);
 }
 
+struct sw_driver_log_lines *sw_driver_log_lines_new(sw_driver_container_log_fn fn, void *arg)
+{
+	struct sw_driver_log_lines *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->fn = fn;
+	r->arg = arg;
+	r->st.out = take_out;
+	r->st.out_arg = r;
+	r->st.err_out = take_err;
+	r->st.err_out_arg = r;
+	r->open[0].p = malloc(OPEN_MAX);
+	r->open[1].p = malloc(OPEN_MAX);
+	if (!r->open[0].p || !r->open[1].p) {
+		sw_driver_log_lines_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+int sw_driver_log_lines_feed(struct sw_driver_log_lines *r, const char *p, size_t n)
+{
+	return sw_driver_exec_stream_feed(&r->st, p, n);
+}
+
+int sw_driver_log_lines_end(struct sw_driver_log_lines *r)
+{
+	int rc = 0;
+	for (int s = 0; rc == 0 && s < 2; s++)
+		if (r->open[s].len)
+			rc = emit(r, s + 1, r->open[s].p, r->open[s].len);
+	r->open[0].len = r->open[1].len = 0;
+	return rc;
+}
+
+void sw_driver_log_lines_free(struct sw_driver_log_lines *r)
+{
+	if (!r)
+		return;
+	free(r->open[0].p);
+	free(r->open[1].p);
+	free(r);
+}
+
 static int on_data(void *arg, const char *p, size_t n)
 {
-	struct reader *r = arg;
-	return sw_driver_exec_stream_feed(&r->st, p, n);
+	return sw_driver_log_lines_feed(arg, p, n);
 }
 
 int sw_driver_container_logs(struct sw_driver *d, const struct sw_container_logs_query *q,
@@ -98,18 +143,10 @@ int sw_driver_container_logs(struct sw_driver *d, const struct sw_container_logs
 		snprintf(err, errlen, "invalid container id");
 		return -EINVAL;
 	}
-	struct reader r = { .fn = fn, .arg = arg };
-	r.st.out = take_out;
-	r.st.out_arg = &r;
-	r.st.err_out = take_err;
-	r.st.err_out_arg = &r;
-	size_t cap = SW_DRIVER_CONTAINER_LOG_LINE_MAX + SW_RFC3339_MAX_LEN + 1;
-	r.open[0].p = malloc(cap);
-	r.open[1].p = malloc(cap);
-	int rc = -ENOMEM;
-	if (!r.open[0].p || !r.open[1].p) {
+	struct sw_driver_log_lines *r = sw_driver_log_lines_new(fn, arg);
+	if (!r) {
 		snprintf(err, errlen, "out of memory");
-		goto out;
+		return -ENOMEM;
 	}
 	char url[512];
 	int64_t since = q->since_us > 0 ? q->since_us / 1000000 : 0;
@@ -120,21 +157,18 @@ int sw_driver_container_logs(struct sw_driver *d, const struct sw_container_logs
 	/* Following has no timeout: it lasts until the container stops or the
 	 * reader leaves (cancel). */
 	struct sw_driver_http h = { .method = "GET", .url = url, .unix_socket = d->docker_socket,
-				    .on_data = on_data, .data_arg = &r, .cancel = q->cancel,
+				    .on_data = on_data, .data_arg = r, .cancel = q->cancel,
 				    .timeout_ms = q->follow ? 0 : SW_DRIVER_ENGINE_TIMEOUT_MS };
-	rc = sw_driver_http_run(&h, "the Docker engine", err, errlen);
+	int rc = sw_driver_http_run(&h, "the Docker engine", err, errlen);
 	if (rc == -ECANCELED)
 		snprintf(err, errlen, "cancelled");
 	if (rc == 0 && h.status != 200) {
 		sw_driver_answer_error(&h, "the container's logs cannot be read", err, errlen);
 		rc = sw_driver_status_errno(h.status);
 	}
-	for (int s = 0; rc == 0 && s < 2; s++)
-		if (r.open[s].len)
-			rc = emit(&r, s + 1, r.open[s].p, r.open[s].len);
+	if (rc == 0)
+		rc = sw_driver_log_lines_end(r);
 	sw_buf_release(&h.response);
-out:
-	free(r.open[0].p);
-	free(r.open[1].p);
+	sw_driver_log_lines_free(r);
 	return rc;
 }

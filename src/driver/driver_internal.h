@@ -149,6 +149,18 @@ int sw_driver_exec_stream_feed(struct sw_driver_exec_stream *s, const char *p, s
  * s->tail). */
 const char *sw_driver_exec_stream_error(struct sw_driver_exec_stream *s);
 
+/* ---- a container's logs as lines (container_logs.c) ----
+ * The engine's answer to GET /containers/{id}/logs?timestamps=1 (frames as
+ * the exec stream's) in pieces of any size; each stream's lines reach fn
+ * whole (driver.h, "a container's logs"). end gives each stream's open
+ * line, if any. NULL when out of memory. */
+struct sw_driver_log_lines;
+struct sw_driver_log_lines *sw_driver_log_lines_new(sw_driver_container_log_fn fn, void *arg);
+/* 0, or fn's error (the read stops). */
+int sw_driver_log_lines_feed(struct sw_driver_log_lines *r, const char *p, size_t n);
+int sw_driver_log_lines_end(struct sw_driver_log_lines *r);
+void sw_driver_log_lines_free(struct sw_driver_log_lines *r);
+
 /* ---- .dockerignore (dockerignore.c) ----
  * The patterns of a build context's .dockerignore and the decision for
  * each path, as the Docker CLI makes it when it sends a context (moby's
