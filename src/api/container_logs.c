@@ -129,9 +129,18 @@ static int line_json(struct sw_buf *b, const struct sw_scrubber *scrubber, const
 
 /* ---- following (a thread per container) ---- */
 
+/* The engine's since is whole seconds: the lines of that second written
+ * before since are not asked for. */
+static bool before_since(const struct sw_container_log_line *l, int64_t since_us)
+{
+	return since_us > 0 && l->time_us && l->time_us < since_us;
+}
+
 static int follow_line(void *arg, const struct sw_container_log_line *l)
 {
 	struct follower *f = arg;
+	if (before_since(l, f->since_us))
+		return 0;
 	f->frame.len = 0;
 	if (sw_buf_append_lit(&f->frame, "event: log\ndata: ") < 0 ||
 	    line_json(&f->frame, f->scrubber, f->container, l) < 0 ||
@@ -352,7 +361,7 @@ static int scrubbers_make(struct op *o)
 static int collect_line(void *arg, const struct sw_container_log_line *l)
 {
 	struct op *o = arg;
-	if (o->truncated)
+	if (o->truncated || before_since(l, o->since_us))
 		return 0;
 	size_t at = o->lines.len;
 	int rc = line_json(&o->lines, o->scrubber[o->current], o->chosen[o->current].id, l);
@@ -651,8 +660,7 @@ static const struct sw_route routes[] = {
 	    "container engine of its server: at most 4 running containers (a BLUE_GREEN switch runs "
 	    "two), or, with none running, the newest container whatever its state; none at all is "
 	    "409 NO_CONTAINER. tail: the last lines of each container (0 to 5000, default 100); "
-	    "since: only lines written from that RFC 3339 date-time on (the engine reads whole "
-	    "seconds). Every value of the application's variables of 4 bytes or more appears as *** "
+	    "since: only lines written from that RFC 3339 date-time on. Every value of the application's variables of 4 bytes or more appears as *** "
 	    "(as in build logs), and text is valid UTF-8 (an invalid byte is U+FFFD).\n\n"
 	    "Without follow (or follow=false): ContainerLogs, the lines of every container merged by "
 	    "the engine's timestamps, at most 4 MiB of lines (truncated: true past it).\n\n"

@@ -125,6 +125,11 @@ test('the lines of the running container, in order, the variable value scrubbed'
 	assert.ok([`short ${SHORT} stays`, 'to stderr'].includes(tail.lines[0].text), tail.lines[0].text);
 	const none = await linesNow('?tail=0');
 	assert.deepEqual(none.lines, []);
+	// since is exact (the engine's own is whole seconds): every line of that
+	// millisecond on, and none before it.
+	const since = res.lines.at(-1).time;
+	const from = await linesNow(`?since=${since}`);
+	assert.deepEqual(from.lines.map((l) => l.text), res.lines.filter((l) => l.time >= since).map((l) => l.text));
 	const future = await linesNow(`?since=${new Date(Date.now() + 3600000).toISOString()}`);
 	assert.deepEqual(future.lines, []);
 });
