@@ -1,8 +1,11 @@
-/* The local server's sampler: made once on a thread of its own (loading
- * the eBPF programs takes a while), and one sample of the local host with
- * an organization's containers on demand. Used by the sample route
- * (metrics.c) and the 15-second loop (metrics_loop.c): below both, so that
- * they do not call each other. */
+/* A host's sampler with its engine (struct sw_api_metrics_host: the
+ * sampler, the engine's disk usage on its slower schedule, the engine's
+ * inspect answers kept between ticks), and the local server's, made once
+ * on a thread of its own (loading the eBPF programs takes a while): one
+ * sample of the local host with an organization's containers on demand.
+ * Used by the sample route (metrics.c) and the 15-second loop
+ * (metrics_loop.c), below both so that they do not call each other, and
+ * by steward-agent for its own host (src/main/agent_metrics.c). */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
