@@ -14,6 +14,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as h from '../tests/integration/harness.mjs';
+import { benchOrganization } from './bench_world.mjs';
 
 const N = Number(process.env.BENCH_CONTAINERS || 10000);
 const MINUTES = Number(process.env.BENCH_MINUTES || 5);
@@ -21,16 +22,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 
 h.stewarddPath();
 const pg = await h.startPostgres();
-const srv = await h.startStewardd({ db: pg, env: { METRICS_SAMPLE_INTERVAL_MS: 15000 } });
-const db = srv.dbName;
-const sql = async (q) => (await pg.psql(q, db)).trim();
-await h.request(srv.port, 'POST', '/setup', { body: { email: 'o@example.com', password: 'correct horse battery', name: 'O', organizationName: 'Bench' } });
-await srv.stop();
-
-const org = await sql(`SELECT id FROM organizations LIMIT 1`);
-const server = await sql(`SELECT id FROM servers WHERE is_local LIMIT 1`);
-const project = await sql(`INSERT INTO projects (organization_id, name) VALUES ('${org}', 'bench') RETURNING id`);
-const env = await sql(`INSERT INTO environments (organization_id, project_id, name) VALUES ('${org}', '${project}', 'production') RETURNING id`);
+const { db, sql, org, server, project, env } = await benchOrganization(pg, { METRICS_SAMPLE_INTERVAL_MS: 15000 });
 // One application per 10 containers.
 await sql(`INSERT INTO applications (organization_id, project_id, environment_id, server_id, name)
 	SELECT '${org}', '${project}', '${env}', '${server}', 'app-' || i FROM generate_series(1, ${Math.ceil(N / 10)}) i`);

@@ -55,6 +55,7 @@ extern const struct sw_api_route_group sw_api_deployments_group;
 extern const struct sw_api_route_group sw_api_deployment_logs_group;
 extern const struct sw_api_route_group sw_api_webhooks_group;
 extern const struct sw_api_route_group sw_api_runtime_group;
+extern const struct sw_api_route_group sw_api_container_logs_group;
 extern const struct sw_api_route_group sw_api_metrics_group;
 /* The i-th group's schemas ("{}" when none); NULL past the last group. */
 const char *sw_api_schema_group(size_t i);
@@ -157,6 +158,12 @@ bool sw_api_query_audit_row(struct sw_http_request *req, const struct sw_db_stmt
 void sw_api_not_found(struct sw_http_request *req);
 void sw_api_internal_error(struct sw_http_request *req);
 void sw_api_busy(struct sw_http_request *req);
+/* Runs job on the worker pool (run there, done back on req's loop); when
+ * the pool is full answers 503 (sw_api_busy) and returns false: the caller
+ * still owns the job then and frees it. */
+struct sw_worker_job;
+bool sw_api_submit(struct sw_http_request *req, struct sw_worker_job *job,
+		   void (*run)(struct sw_worker_job *), void (*done)(struct sw_worker_job *));
 /* A handler's state in the request's arena, zeroed, its first member the
  * request (struct x { struct sw_http_request *req; ... }). NULL when out of
  * memory, answered (500). */
@@ -435,6 +442,13 @@ bool sw_api_resource_query_audited(struct sw_http_request *req, const struct sw_
 void sw_api_job_enqueue(struct sw_http_request *req, const struct sw_db_stmt *stmt,
 			const char *queue, const char *kind);
 
+/* runtime.c: the local server's driver, made once (NULL when it cannot
+ * be: logged). */
+struct sw_driver;
+struct sw_driver *sw_api_local_driver(void);
+/* runtime.c: the database a remote server's commands go through (a
+ * worker's blocking connection opens it: sw_api_runtime_set_conninfo). */
+const char *sw_api_runtime_conninfo(void);
 /* runtime.c: whether the server of a runtime target's row (enum
  * sw_db_runtime_target_col) is the control plane's own; else answers 409
  * SERVER_NOT_CONNECTED saying it cannot be <verb> ("sampled") because a

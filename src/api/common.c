@@ -14,6 +14,7 @@
 #include "steward/base/secret.h"
 #include "steward/base/timeparse.h"
 #include "steward/base/validate.h"
+#include "steward/io/io.h"
 #include "api/api_internal.h"
 #include "steward/db/statements.h"
 
@@ -82,6 +83,17 @@ void sw_api_internal_error(struct sw_http_request *req)
 void sw_api_busy(struct sw_http_request *req)
 {
 	sw_http_error(req, 503, "SERVICE_UNAVAILABLE", "The server is busy; try again shortly.");
+}
+
+bool sw_api_submit(struct sw_http_request *req, struct sw_worker_job *job,
+		   void (*run)(struct sw_worker_job *), void (*done)(struct sw_worker_job *))
+{
+	job->run = run;
+	job->done = done;
+	if (sw_worker_submit(req->loop, job) == 0)
+		return true;
+	sw_api_busy(req);
+	return false;
 }
 
 void *sw_api_state_new(struct sw_http_request *req, size_t size)

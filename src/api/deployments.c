@@ -432,12 +432,8 @@ static void source_read(void *arg, const PGresult *res, const struct sw_db_error
 		sw_api_internal_error(req);
 		return;
 	}
-	u->job.run = upload_run;
-	u->job.done = upload_done;
-	if (sw_worker_submit(req->loop, &u->job) < 0) {
+	if (!sw_api_submit(req, &u->job, upload_run, upload_done))
 		free(u);
-		sw_api_busy(req);
-	}
 }
 
 static void deployments_create(struct sw_http_request *req)

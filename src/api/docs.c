@@ -264,6 +264,17 @@ static void add_query_params(json_t *params, const char *query)
 					       : "Only items created before this RFC 3339 date-time.";
 			json_decref(schema);
 			schema = json_pack("{s:s, s:s}", "type", "string", "format", "date-time");
+		} else if (n == 4 && memcmp(start, "tail", 4) == 0) {
+			desc = "The last lines of each container to answer with, 0 to 5000 (default 100).";
+			json_decref(schema);
+			schema = json_pack("{s:s, s:i, s:i, s:i}", "type", "integer", "minimum", 0,
+					   "maximum", 5000, "default", 100);
+		} else if (n == 6 && memcmp(start, "follow", 6) == 0) {
+			desc = "true: a text/event-stream of the lines as they are written, instead of "
+			       "one answer.";
+			json_decref(schema);
+			schema = json_pack("{s:s, s:[s,s], s:s}", "type", "string", "enum", "false", "true",
+					   "default", "false");
 		} else if (n == 5 && memcmp(start, "order", 5) == 0) {
 			desc = "By creation time: desc (newest first, the default) or asc.";
 			json_decref(schema);

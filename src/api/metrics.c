@@ -1,9 +1,12 @@
 /* Metric samples of a server, taken on demand: GET /servers/:id/sample.
  *
  * Decisions (also in the OpenAPI document):
- * - Only the local server (the control plane's own host) is sampled: a
- *   remote server's agent does not carry metrics.sample yet, so a remote
- *   one answers 409 SERVER_NOT_CONNECTED.
+ * - The local server (the control plane's own host) is sampled here; a
+ *   remote one by its agent (metrics.sample: the same sampler library, under
+ *   the agent's HOST_* paths, steward/api/api.h), through the remote driver
+ *   on a blocking connection of the worker's own; its agent not connected:
+ *   409 SERVER_NOT_CONNECTED; one that does not answer or does not carry
+ *   the command: 502 RUNTIME_UNAVAILABLE.
  * - Host figures describe the whole host: every organization of the
  *   installation shares it and they reveal nothing of another's work
  *   beyond load. Containers are only the organization's (label
@@ -34,6 +37,7 @@
 #include "steward/auth/auth.h"
 #include "steward/driver/container_state.h"
 #include "steward/driver/driver.h"
+#include "steward/driver/remote.h"
 #include "steward/io/io.h"
 #include "steward/base/json.h"
 #include "steward/base/log.h"
@@ -45,30 +49,109 @@
 
 
 
-static const int err_sample[] = { 404, 409, 503, 0 };
+static const int err_sample[] = { 404, 409, 502, 503, 0 };
 
 struct op {
 	struct sw_worker_job job;
 	struct sw_http_request *req;
 	char server_id[37];
 	json_t *apps; /* the organization's application ids on the server */
+	bool remote;
 	int rc;
 	struct sw_metrics_sample sample;
+	char *platform; /* an operator's: the control plane's figures (JSON) */
+	/* a remote server's */
+	json_t *remote_sample;
+	bool not_connected;
+	char err[256];
 };
 
 static void op_free(struct op *o)
 {
 	json_decref(o->apps);
+	json_decref(o->remote_sample);
+	free(o->platform);
 	sw_metrics_sample_release(&o->sample);
 	free(o);
 }
 
 /* ---- on the worker ---- */
 
+static bool in_apps(json_t *apps, const char *id)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(apps, i, v)
+		if (id && strcmp(json_string_value(v), id) == 0)
+			return true;
+	return false;
+}
+
+/* The agent's sample cut to the organization's containers (the counts
+ * follow, by the sampler's rule), its serverId set. */
+static int remote_cut(struct op *o, const char *text)
+{
+	json_t *s = json_loads(text, 0, NULL);
+	json_t *c = json_object_get(s, "containers");
+	json_t *items = json_object_get(c, "items");
+	if (!json_is_object(s) || !json_is_array(items)) {
+		json_decref(s);
+		snprintf(o->err, sizeof(o->err), "the server's agent sent a sample that cannot be read");
+		return -EIO;
+	}
+	json_t *mine = json_array();
+	json_int_t running = 0, stopped = 0, unhealthy = 0;
+	size_t i;
+	json_t *v;
+	json_array_foreach(items, i, v) {
+		if (!in_apps(o->apps, json_string_value(json_object_get(v, "applicationId"))))
+			continue;
+		const char *state = json_string_value(json_object_get(v, "state"));
+		const char *health = json_string_value(json_object_get(v, "health"));
+		state = state ? state : "";
+		if (strcmp(state, "running") == 0 || strcmp(state, "restarting") == 0)
+			running++;
+		else if (strcmp(state, "paused") != 0)
+			stopped++;
+		if (health && strcmp(health, "unhealthy") == 0)
+			unhealthy++;
+		json_array_append(mine, v);
+	}
+	json_object_set_new(c, "items", mine);
+	json_object_set_new(c, "running", json_integer(running));
+	json_object_set_new(c, "stopped", json_integer(stopped));
+	json_object_set_new(c, "unhealthy", json_integer(unhealthy));
+	json_object_set_new(s, "serverId", json_string(o->server_id));
+	json_object_set_new(s, "platform", json_null()); /* the control plane's: on its own host's */
+	o->remote_sample = s;
+	return 0;
+}
+
+static void remote_run(struct op *o)
+{
+	PGconn *conn = PQconnectdb(sw_api_runtime_conninfo());
+	struct sw_driver *d = NULL;
+	char *text = NULL;
+	if (PQstatus(conn) != CONNECTION_OK) {
+		o->rc = -EIO;
+		snprintf(o->err, sizeof(o->err), "the database cannot be reached");
+	} else if ((o->rc = sw_driver_remote_new(conn, o->server_id, NULL, 0, &d, o->err, sizeof(o->err))) != 0) {
+		o->not_connected = o->rc == -EHOSTUNREACH;
+	} else if ((o->rc = sw_driver_metrics_sample(d, &text, o->err, sizeof(o->err))) == 0) {
+		o->rc = remote_cut(o, text);
+	}
+	free(text);
+	sw_driver_free(d);
+	PQfinish(conn);
+}
+
 static void op_run(struct sw_worker_job *job)
 {
 	struct op *o = SW_CONTAINER_OF(job, struct op, job);
-	o->rc = sw_api_metrics_sample_local(o->apps, &o->sample);
+	if (o->remote)
+		remote_run(o);
+	else
+		o->rc = sw_api_metrics_sample_local(o->apps, &o->sample);
 }
 
 /* ---- back on the loop ---- */
@@ -77,7 +160,23 @@ static void op_done(struct sw_worker_job *job)
 {
 	struct op *o = SW_CONTAINER_OF(job, struct op, job);
 	struct sw_http_request *req = o->req;
-	if (o->rc == -EIO) {
+	if (o->remote && o->not_connected) {
+		sw_http_error(req, 409, "SERVER_NOT_CONNECTED", SW_DRIVER_NOT_CONNECTED);
+	} else if (o->remote && o->rc == -ENOMEM) {
+		sw_api_internal_error(req);
+	} else if (o->remote && o->rc) {
+		char msg[320];
+		snprintf(msg, sizeof(msg), "The server's agent did not sample it: %s", o->err);
+		sw_http_error(req, 502, "RUNTIME_UNAVAILABLE", msg);
+	} else if (o->remote) {
+		char *text = json_dumps(o->remote_sample, JSON_COMPACT);
+		struct sw_buf buf = { 0 };
+		struct sw_json j;
+		sw_http_json_begin(req, &buf, &j);
+		sw_json_raw(&j, sw_str_cstr(text ? text : ""));
+		sw_http_json_end(req, 200, &buf, &j);
+		free(text);
+	} else if (o->rc == -EIO) {
 		sw_log_error("metrics: no sample: %s", sw_api_metrics_local_why());
 		sw_http_error(req, 503, "SERVICE_UNAVAILABLE", "The server's metrics cannot be read now.");
 	} else if (o->rc < 0) {
@@ -86,10 +185,28 @@ static void op_done(struct sw_worker_job *job)
 		struct sw_buf buf = { 0 };
 		struct sw_json j;
 		sw_http_json_begin(req, &buf, &j);
+		o->sample.platform_json = o->platform;
 		sw_metrics_sample_write(&o->sample, o->server_id, &j);
 		sw_http_json_end(req, 200, &buf, &j);
 	}
 	op_free(o);
+}
+
+static void platform_loaded(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct op *o = arg;
+	struct sw_http_request *req = o->req;
+	if (!sw_api_found(req, res, err)) {
+		op_free(o);
+		return;
+	}
+	if (!(o->platform = strdup(PQgetvalue(res, 0, 0)))) {
+		op_free(o);
+		sw_api_internal_error(req);
+		return;
+	}
+	if (!sw_api_submit(req, &o->job, op_run, op_done))
+		op_free(o);
 }
 
 static void server_loaded(void *arg, const PGresult *res, const struct sw_db_error *err)
@@ -100,10 +217,7 @@ static void server_loaded(void *arg, const PGresult *res, const struct sw_db_err
 		op_free(o);
 		return;
 	}
-	if (!sw_api_runtime_server_local(req, res, "sampled")) {
-		op_free(o);
-		return;
-	}
+	o->remote = strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_IS_LOCAL), "t") != 0;
 	snprintf(o->server_id, sizeof(o->server_id), "%s", PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_ID));
 	o->apps = json_loads(PQgetvalue(res, 0, SW_DB_RUNTIME_APPLICATION_IDS), 0, NULL);
 	if (!json_is_array(o->apps)) {
@@ -111,12 +225,15 @@ static void server_loaded(void *arg, const PGresult *res, const struct sw_db_err
 		sw_api_internal_error(req);
 		return;
 	}
-	o->job.run = op_run;
-	o->job.done = op_done;
-	if (sw_worker_submit(req->loop, &o->job) < 0) {
-		op_free(o);
-		sw_api_busy(req);
+	/* The control plane's own figures, for operators, on its own host's
+	 * sample: read on the loop before the sample's work. */
+	if (!o->remote && req->principal.is_operator) {
+		if (!sw_api_query(req, &sw_db_stmt_metrics_platform, NULL, 0, platform_loaded, o))
+			op_free(o);
+		return;
 	}
+	if (!sw_api_submit(req, &o->job, op_run, op_done))
+		op_free(o);
 }
 
 static void server_sample(struct sw_http_request *req)
@@ -266,10 +383,12 @@ static const struct sw_route routes[] = {
 	    "(ebpf, cgroup-v2, cgroup-v1, none) and why eBPF is off when it is. A figure that could "
 	    "not be read is null. runtimeDisk (the engine's images, containers' writable layers, "
 	    "volumes and build cache) is read at most every 5 minutes, slow as it is: measuredAt says "
-	    "when; null until the engine has answered once. Platform figures are not part of this "
-	    "sample yet. Only the local server (the control plane's host) can be sampled: "
-	    "a remote server's agent does not carry samples yet (409 SERVER_NOT_CONNECTED). The worker "
-	    "pool full, or no sampler: 503." SW_API_DOC_SCOPED,
+	    "when; null until the engine has answered once. platform: the control plane's own figures "
+	    "(database size, connections, per job queue depth and failed jobs), for operators on the "
+	    "local server only, null otherwise. A remote server is sampled by its agent, with the same sampler under the agent's "
+	    "HOST_* paths and its engine's containers (the organization's only): 409 "
+	    "SERVER_NOT_CONNECTED when its agent is not connected, 502 RUNTIME_UNAVAILABLE when the "
+	    "agent does not answer or cannot sample. The worker pool full, or no sampler: 503." SW_API_DOC_SCOPED,
 	    "Metrics", NULL, "MetricSample", 200, err_sample } },
 	{ SW_HTTP_GET, "/servers/:id/live", SW_ACCESS_SESSION, server_live, 0, 0,
 	  { .summary = "Live metrics of a server (Server-Sent Events)",
@@ -318,7 +437,8 @@ static const struct sw_route routes[] = {
 
 static const char schemas[] = "{"
 	"\"MetricSample\":{\"type\":\"object\",\"required\":[\"serverId\",\"takenAt\",\"intervalMs\","
-	"\"scope\",\"host\",\"cpu\",\"memory\",\"disks\",\"runtimeDisk\",\"network\",\"containers\",\"sources\"],"
+	"\"scope\",\"host\",\"cpu\",\"memory\",\"disks\",\"runtimeDisk\",\"network\",\"containers\",\"sources\","
+	"\"platform\"],"
 	"\"properties\":{"
 	"\"serverId\":{\"type\":\"string\",\"format\":\"uuid\"},"
 	"\"takenAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
@@ -389,7 +509,18 @@ static const char schemas[] = "{"
 	"\"containerMemory\":{\"type\":\"string\",\"enum\":[\"cgroup-v2\",\"cgroup-v1\",\"none\"]},"
 	"\"containerNetwork\":{\"type\":\"string\",\"enum\":[\"ebpf\",\"none\"]},"
 	"\"containerOom\":{\"type\":\"string\",\"enum\":[\"cgroup-v2\",\"cgroup-v1\",\"none\"]},"
-	"\"ebpf\":{\"type\":\"string\",\"description\":\"loaded, or why the eBPF collectors are off.\"}}}"
+	"\"ebpf\":{\"type\":\"string\",\"description\":\"loaded, or why the eBPF collectors are off.\"}}},"
+	"\"platform\":{\"type\":[\"object\",\"null\"],\"description\":\"The control plane's own figures, "
+	"for operators on GET /servers/:id/sample of the local server (null otherwise, and on the live "
+	"stream, whose frames every reader shares): its PostgreSQL database's size, the connections to "
+	"it (all, and those running a statement), and per job queue the jobs waiting (depth), "
+	"running, failed (still recorded) and failed in the last 24 hours.\","
+	"\"required\":[\"databaseBytes\",\"connections\",\"activeConnections\",\"queues\"],\"properties\":{"
+	"\"databaseBytes\":" INT ",\"connections\":" INT ",\"activeConnections\":" INT ","
+	"\"queues\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"queue\",\"depth\","
+	"\"running\",\"failed\",\"failedLast24h\"],\"properties\":{\"queue\":{\"type\":\"string\",\"enum\":["
+	"\"build\",\"deploy\",\"lifecycle\"]},\"depth\":" INT ",\"running\":" INT ",\"failed\":" INT ","
+	"\"failedLast24h\":" INT "}}}}}"
 	"}}"
 	",\"ServerMetrics\":{\"type\":\"object\",\"required\":[\"serverId\",\"resolution\",\"since\",\"until\",\"points\"],"
 	"\"properties\":{\"serverId\":{\"type\":\"string\",\"format\":\"uuid\"}," RANGE_PROPS ","

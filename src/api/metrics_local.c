@@ -1,8 +1,11 @@
-/* The local server's sampler: made once on a thread of its own (loading
- * the eBPF programs takes a while), and one sample of the local host with
- * an organization's containers on demand. Used by the sample route
- * (metrics.c) and the 15-second loop (metrics_loop.c): below both, so that
- * they do not call each other. */
+/* A host's sampler with its engine (struct sw_api_metrics_host: the
+ * sampler, the engine's disk usage on its slower schedule, the engine's
+ * inspect answers kept between ticks), and the local server's, made once
+ * on a thread of its own (loading the eBPF programs takes a while): one
+ * sample of the local host with an organization's containers on demand.
+ * Used by the sample route (metrics.c) and the 15-second loop
+ * (metrics_loop.c), below both so that they do not call each other, and
+ * by steward-agent for its own host (src/main/agent_metrics.c). */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -27,25 +30,46 @@
 /* How often the engine's disk usage is read again. */
 #define METRICS_RUNTIME_DISK_INTERVAL_MS (5 * 60 * 1000)
 
+/* A container's inspect answer is kept this long while the engine's list
+ * shows it unchanged (same state and health, up for a minute or more); a
+ * container the list has not shown for METRICS_INSPECT_FORGET_MS is
+ * forgotten. */
+#define METRICS_INSPECT_REFRESH_MS 60000
+#define METRICS_INSPECT_FORGET_MS (5 * 60 * 1000)
+
 /* Containers sampled per application, and in one sample. */
 #define METRICS_CONTAINERS_PER_APP 64
 #define METRICS_CONTAINERS_MAX 1000
 
 
-static struct {
-	pthread_once_t once;
+/* A host's sampler and the engine its containers are read from, with the
+ * engine's disk usage on its slower schedule. */
+struct sw_api_metrics_host {
 	struct sw_metrics_sampler *sampler;
 	struct sw_driver *driver;
-	char why[256]; /* when sampler is NULL */
-	/* The engine's disk usage, read on its slower schedule. */
 	pthread_mutex_t disk_mu;
 	bool have_disk;
 	struct sw_runtime_disk_usage disk;
 	int64_t disk_at_ms;     /* wall clock */
 	uint64_t disk_tried_ms; /* monotonic, of the last attempt */
-} local = { .once = PTHREAD_ONCE_INIT, .disk_mu = PTHREAD_MUTEX_INITIALIZER };
+	/* The engine's inspect answers, so a tick costs one list call, not
+	 * one call per container (what the engine is asked is most of a
+	 * tick's cost: bench/metrics_vs_stats.mjs). */
+	pthread_mutex_t inspect_mu;
+	struct inspected {
+		struct sw_container_state st;
+		uint64_t checked_ms, seen_ms; /* monotonic */
+	} *inspected;
+	size_t ninspected, inspected_cap;
+};
 
-static void local_make(void)
+static struct {
+	pthread_once_t once;
+	struct sw_api_metrics_host *host;
+	char why[256]; /* when host is NULL */
+} local = { .once = PTHREAD_ONCE_INIT };
+
+struct sw_api_metrics_host *sw_api_metrics_host_new(char *why, size_t whylen)
 {
 	struct sw_metrics_options o = { .bpf = true };
 	const char *ebpf = getenv("METRICS_EBPF");
@@ -53,25 +77,46 @@ static void local_make(void)
 		o.bpf = false;
 	const char *ip = getenv("METRICS_PUBLIC_IP");
 	o.public_ip = ip && *ip ? ip : NULL;
-	if (sw_metrics_paths_from_env(&o.paths, local.why, sizeof(local.why)) < 0) {
-		sw_log_error("metrics: %s", local.why);
-		return;
+	if (sw_metrics_paths_from_env(&o.paths, why, whylen) < 0) {
+		sw_log_error("metrics: %s", why);
+		return NULL;
 	}
 	const char *warning = sw_metrics_paths_warning(&o.paths);
 	if (warning)
 		sw_log_warn("%s", warning);
-	local.sampler = sw_metrics_sampler_new(&o);
-	if (!local.sampler) {
-		snprintf(local.why, sizeof(local.why), "the sampler could not be made (%s)", strerror(errno));
-		sw_log_error("metrics: %s", local.why);
-		return;
+	struct sw_api_metrics_host *h = calloc(1, sizeof(*h));
+	if (!h || !(h->sampler = sw_metrics_sampler_new(&o))) {
+		snprintf(why, whylen, "the sampler could not be made (%s)", strerror(errno));
+		sw_log_error("metrics: %s", why);
+		free(h);
+		return NULL;
 	}
-	const char *bpf = sw_metrics_sampler_bpf_status(local.sampler);
+	pthread_mutex_init(&h->disk_mu, NULL);
+	pthread_mutex_init(&h->inspect_mu, NULL);
+	const char *bpf = sw_metrics_sampler_bpf_status(h->sampler);
 	if (strcmp(bpf, "loaded") == 0)
 		sw_log_info("metrics: eBPF collectors loaded (container network bytes, OOM kills)");
 	else
 		sw_log_warn("metrics: %s; container network is not measured, OOM kills come from cgroup files", bpf);
-	local.driver = sw_driver_local_new(); /* NULL: containers.error says so */
+	h->driver = sw_driver_local_new(); /* NULL: containers.error says so */
+	return h;
+}
+
+void sw_api_metrics_host_free(struct sw_api_metrics_host *h)
+{
+	if (!h)
+		return;
+	sw_metrics_sampler_free(h->sampler);
+	sw_driver_free(h->driver);
+	pthread_mutex_destroy(&h->disk_mu);
+	pthread_mutex_destroy(&h->inspect_mu);
+	free(h->inspected);
+	free(h);
+}
+
+static void local_make(void)
+{
+	local.host = sw_api_metrics_host_new(local.why, sizeof(local.why));
 }
 
 static pthread_t maker;
@@ -111,10 +156,8 @@ void sw_api_metrics_stop(void)
 	if (maker_started)
 		pthread_join(maker, NULL);
 	maker_started = false;
-	sw_metrics_sampler_free(local.sampler);
-	sw_driver_free(local.driver);
-	local.sampler = NULL;
-	local.driver = NULL;
+	sw_api_metrics_host_free(local.host);
+	local.host = NULL;
 }
 
 
@@ -123,45 +166,132 @@ const char *sw_api_metrics_local_why(void)
 	return local.why;
 }
 
-/* The organization's containers on the local engine, with what the
- * sampler needs of each; *ret_n set. An engine failure leaves the
- * sentence in err and returns what was read before it. */
-static struct sw_metrics_container_ref *containers_read(json_t *apps, size_t *ret_n, char *err, size_t errlen)
+/* The health the engine's list shows in a container's status text ("Up 3
+ * minutes (healthy)"), as State.Health.Status says it. */
+static const char *listed_health(const char *status)
 {
+	if (strstr(status, "(healthy)"))
+		return "healthy";
+	if (strstr(status, "(unhealthy)"))
+		return "unhealthy";
+	if (strstr(status, "(health: starting)"))
+		return "starting";
+	return "";
+}
+
+/* Whether the list's status text ("Up 12 seconds", "Up Less than a
+ * second", the engine's human durations) says the container started less
+ * than age_ms ago: it restarted since it was inspected (a new pid, one
+ * more restart). Past a minute the text is too coarse to say; the kept
+ * answer is refreshed every METRICS_INSPECT_REFRESH_MS anyway. */
+static bool restarted_since(const char *status, uint64_t age_ms)
+{
+	if (strncmp(status, "Up ", 3) != 0)
+		return false;
+	uint64_t up_s;
+	if (strncmp(status + 3, "Less than a second", 18) == 0)
+		up_s = 1;
+	else if (strstr(status, " second"))
+		up_s = strtoull(status + 3, NULL, 10) + 1;
+	else
+		return false;
+	return up_s * 1000 < age_ms;
+}
+
+/* c's inspect answer into *ret: the kept one while the list shows c as it
+ * was (same state and health, not restarted since: restarted_since) and it
+ * is younger than METRICS_INSPECT_REFRESH_MS; else the engine's, kept. */
+static int container_state(struct sw_api_metrics_host *h, const struct sw_container_info *c,
+			   struct sw_container_state *ret, char *err, size_t errlen)
+{
+	uint64_t now = sw_now_ms();
+	pthread_mutex_lock(&h->inspect_mu);
+	for (size_t i = 0; i < h->ninspected; i++)
+		if (now - h->inspected[i].seen_ms > METRICS_INSPECT_FORGET_MS)
+			h->inspected[i--] = h->inspected[--h->ninspected];
+	struct inspected *e = NULL;
+	for (size_t i = 0; i < h->ninspected && !e; i++)
+		if (strcmp(h->inspected[i].st.id, c->id) == 0)
+			e = &h->inspected[i];
+	bool reuse = e && !restarted_since(c->status, now - e->checked_ms) &&
+		     now - e->checked_ms < METRICS_INSPECT_REFRESH_MS &&
+		     strcmp(e->st.state, c->state) == 0 && strcmp(e->st.health, listed_health(c->status)) == 0;
+	if (reuse) {
+		e->seen_ms = now;
+		*ret = e->st;
+	}
+	pthread_mutex_unlock(&h->inspect_mu);
+	if (reuse)
+		return 0;
+	int rc = sw_driver_container_state(h->driver, c->id, ret, err, errlen);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&h->inspect_mu);
+	e = NULL;
+	for (size_t i = 0; i < h->ninspected && !e; i++)
+		if (strcmp(h->inspected[i].st.id, ret->id) == 0)
+			e = &h->inspected[i];
+	if (!e && h->ninspected == h->inspected_cap && h->inspected_cap < 4 * METRICS_CONTAINERS_MAX) {
+		size_t cap = h->inspected_cap ? 2 * h->inspected_cap : 64;
+		struct inspected *a = realloc(h->inspected, cap * sizeof(*a));
+		if (a) {
+			h->inspected = a;
+			h->inspected_cap = cap;
+		}
+	}
+	if (!e && h->ninspected < h->inspected_cap)
+		e = &h->inspected[h->ninspected++];
+	if (e) /* else the engine is asked again next time */
+		*e = (struct inspected){ .st = *ret, .checked_ms = now, .seen_ms = now };
+	pthread_mutex_unlock(&h->inspect_mu);
+	return 0;
+}
+
+/* The containers of the applications in apps (every container labelled
+ * steward.application when apps is NULL) on d's engine, at most cap, with
+ * what the sampler needs of each; *ret_n set. An engine failure leaves
+ * the sentence in err and returns what was read before it. */
+static struct sw_metrics_container_ref *containers_read(struct sw_api_metrics_host *h, json_t *apps, size_t cap,
+							size_t *ret_n, char *err, size_t errlen)
+{
+	struct sw_driver *d = h->driver;
 	*ret_n = 0;
-	size_t napps = json_array_size(apps);
-	size_t cap = SW_MIN(napps * METRICS_CONTAINERS_PER_APP, (size_t)METRICS_CONTAINERS_MAX);
+	size_t napps = apps ? json_array_size(apps) : 1;
+	if (apps)
+		cap = SW_MIN(napps * METRICS_CONTAINERS_PER_APP, cap);
+	size_t per_list = apps ? METRICS_CONTAINERS_PER_APP : cap;
 	struct sw_metrics_container_ref *refs = calloc(cap ? cap : 1, sizeof(*refs));
-	struct sw_container_info *list = calloc(METRICS_CONTAINERS_PER_APP, sizeof(*list));
+	struct sw_container_info *list = calloc(per_list ? per_list : 1, sizeof(*list));
 	if (!refs || !list) {
 		snprintf(err, errlen, "out of memory");
 		free(list);
 		return refs;
 	}
-	if (!local.driver) {
-		snprintf(err, errlen, "the local server's driver is not configured");
+	if (!d) {
+		snprintf(err, errlen, "the server's driver is not configured");
 		free(list);
 		return refs;
 	}
 	size_t n = 0;
 	for (size_t i = 0; i < napps && n < cap && !err[0]; i++) {
 		size_t got = 0;
-		const char *app = json_string_value(json_array_get(apps, i));
-		if (sw_driver_containers_list(local.driver, app, list, SW_MIN(cap - n, (size_t)METRICS_CONTAINERS_PER_APP),
-					      &got, err, errlen) < 0)
+		const char *app = apps ? json_string_value(json_array_get(apps, i)) : NULL;
+		if (sw_driver_containers_list(d, app, list, SW_MIN(cap - n, per_list), &got, err, errlen) < 0)
 			break;
 		for (size_t k = 0; k < got; k++) {
 			struct sw_container_state st;
-			int rc = sw_driver_container_state(local.driver, list[k].id, &st, err, errlen);
+			int rc = container_state(h, &list[k], &st, err, errlen);
 			if (rc == -ENOENT) { /* removed since the list: not there */
 				err[0] = '\0';
 				continue;
 			}
 			if (rc < 0)
 				break;
+			if (!app && !st.application_id[0])
+				continue; /* not Steward's */
 			struct sw_metrics_container_ref *r = &refs[n++];
 			snprintf(r->id, sizeof(r->id), "%s", st.id);
-			snprintf(r->application_id, sizeof(r->application_id), "%s", app);
+			snprintf(r->application_id, sizeof(r->application_id), "%s", app ? app : st.application_id);
 			snprintf(r->name, sizeof(r->name), "%s", st.name);
 			snprintf(r->state, sizeof(r->state), "%s", st.state);
 			snprintf(r->health, sizeof(r->health), "%s", st.health);
@@ -177,49 +307,76 @@ static struct sw_metrics_container_ref *containers_read(json_t *apps, size_t *re
 /* Copies the engine's disk usage into the sample, reading it again first
  * when the last attempt is older than its interval. One reader at a time:
  * a second sample meanwhile waits and shares the answer. */
-static void runtime_disk(struct sw_metrics_sample *out)
+static void runtime_disk(struct sw_api_metrics_host *h, struct sw_metrics_sample *out)
 {
-	pthread_mutex_lock(&local.disk_mu);
+	pthread_mutex_lock(&h->disk_mu);
 	uint64_t now = sw_now_ms();
-	if (local.driver && (!local.disk_tried_ms || now - local.disk_tried_ms >= METRICS_RUNTIME_DISK_INTERVAL_MS)) {
+	if (h->driver && (!h->disk_tried_ms || now - h->disk_tried_ms >= METRICS_RUNTIME_DISK_INTERVAL_MS)) {
 		char err[256];
 		struct sw_runtime_disk_usage u;
-		local.disk_tried_ms = now;
-		if (sw_driver_disk_usage(local.driver, &u, err, sizeof(err)) == 0) {
+		h->disk_tried_ms = now;
+		if (sw_driver_disk_usage(h->driver, &u, err, sizeof(err)) == 0) {
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);
-			local.disk = u;
-			local.disk_at_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-			local.have_disk = true;
+			h->disk = u;
+			h->disk_at_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+			h->have_disk = true;
 		}
 	}
-	if (local.have_disk) {
+	if (h->have_disk) {
 		out->have_runtime_disk = true;
-		out->runtime_images = local.disk.images;
-		out->runtime_containers = local.disk.containers;
-		out->runtime_volumes = local.disk.volumes;
-		out->runtime_build_cache = local.disk.build_cache;
-		out->runtime_disk_at_ms = local.disk_at_ms;
+		out->runtime_images = h->disk.images;
+		out->runtime_containers = h->disk.containers;
+		out->runtime_volumes = h->disk.volumes;
+		out->runtime_build_cache = h->disk.build_cache;
+		out->runtime_disk_at_ms = h->disk_at_ms;
 	}
-	pthread_mutex_unlock(&local.disk_mu);
+	pthread_mutex_unlock(&h->disk_mu);
 }
 
-int sw_api_metrics_sample_local(json_t *apps, struct sw_metrics_sample *out)
+/* A sample of h's host with the containers of apps (NULL: every one of
+ * Steward's), at most cap of them. */
+static int host_sample(struct sw_api_metrics_host *h, json_t *apps, size_t cap, struct sw_metrics_sample *out)
 {
-	pthread_once(&local.once, local_make);
-	if (!local.sampler)
-		return -EIO;
 	char err[256] = "";
 	size_t n = 0;
-	struct sw_metrics_container_ref *refs = containers_read(apps, &n, err, sizeof(err));
+	struct sw_metrics_container_ref *refs = containers_read(h, apps, cap, &n, err, sizeof(err));
 	if (!refs)
 		return -ENOMEM;
-	int rc = sw_metrics_sample(local.sampler, refs, n, 0, out);
+	int rc = sw_metrics_sample(h->sampler, refs, n, 0, out);
 	if (rc == 0)
-		runtime_disk(out);
+		runtime_disk(h, out);
 	if (rc == 0 && err[0])
 		snprintf(out->containers_error, sizeof(out->containers_error),
 			 "the container engine did not answer: %s", err);
 	free(refs);
 	return rc;
+}
+
+int sw_api_metrics_sample_local(json_t *apps, struct sw_metrics_sample *out)
+{
+	pthread_once(&local.once, local_make);
+	if (!local.host)
+		return -EIO;
+	return host_sample(local.host, apps, METRICS_CONTAINERS_MAX, out);
+}
+
+int sw_api_metrics_host_sample_json(struct sw_api_metrics_host *h, size_t max_containers, char **ret_json)
+{
+	*ret_json = NULL;
+	struct sw_metrics_sample s;
+	int rc = host_sample(h, NULL, max_containers, &s);
+	if (rc < 0)
+		return rc;
+	struct sw_buf buf = { 0 };
+	struct sw_json j;
+	sw_json_init(&j, &buf);
+	sw_metrics_sample_write(&s, NULL, &j);
+	sw_metrics_sample_release(&s);
+	if (sw_json_finish(&j) < 0 || sw_buf_append(&buf, "", 1) < 0) {
+		sw_buf_release(&buf);
+		return -ENOMEM;
+	}
+	*ret_json = buf.data; /* NUL-terminated: the caller frees it */
+	return 0;
 }

@@ -105,6 +105,7 @@ static const struct sw_api_route_group *const groups[] = {
 	&sw_api_deployment_logs_group,
 	&sw_api_webhooks_group,
 	&sw_api_runtime_group,
+	&sw_api_container_logs_group,
 	&sw_api_metrics_group,
 };
 

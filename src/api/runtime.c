@@ -58,11 +58,22 @@ void sw_api_runtime_set_conninfo(const char *c)
 	snprintf(conninfo, sizeof(conninfo), "%s", c);
 }
 
+const char *sw_api_runtime_conninfo(void)
+{
+	return conninfo;
+}
+
 static void local_make(void)
 {
 	local.d = sw_driver_local_new();
 	if (!local.d)
 		sw_log_error("runtime: the local driver could not be made (%s)", strerror(errno));
+}
+
+struct sw_driver *sw_api_local_driver(void)
+{
+	pthread_once(&local.once, local_make);
+	return local.d;
 }
 
 enum op_kind { OP_CONTAINERS, OP_PROXY };
@@ -213,8 +224,7 @@ static void op_run(struct sw_worker_job *job)
 			goto out;
 		}
 	} else {
-		pthread_once(&local.once, local_make);
-		if (!(o->d = local.d)) {
+		if (!(o->d = sw_api_local_driver())) {
 			o->rc = -EIO;
 			snprintf(o->err, sizeof(o->err), "the local server's driver is not configured");
 			return;
@@ -336,12 +346,8 @@ static void target_loaded(void *arg, const PGresult *res, const struct sw_db_err
 		sw_api_internal_error(req);
 		return;
 	}
-	o->job.run = op_run;
-	o->job.done = op_done;
-	if (sw_worker_submit(req->loop, &o->job) < 0) {
+	if (!sw_api_submit(req, &o->job, op_run, op_done))
 		op_free(o);
-		sw_api_busy(req);
-	}
 }
 
 static struct op *op_new(struct sw_http_request *req, enum op_kind kind)

@@ -277,12 +277,8 @@ static void candidates_found(void *arg, const PGresult *res, const struct sw_db_
 		c->len = strlen(c->secret);
 		v->n = 1;
 	}
-	v->job.run = verify_run;
-	v->job.done = verify_done;
-	if (sw_worker_submit(req->loop, &v->job) < 0) {
+	if (!sw_api_submit(req, &v->job, verify_run, verify_done))
 		verify_free(v);
-		sw_api_busy(req);
-	}
 }
 
 /* ---- 1-3 ---- */

@@ -247,6 +247,24 @@ const struct sw_db_stmt sw_db_stmt_metrics_failed_resolve = {
 	.nparams = 0,
 };
 
+const struct sw_db_stmt sw_db_stmt_metrics_platform = {
+	.name = "metrics_platform",
+	.sql = "SELECT json_build_object("
+	       " 'databaseBytes', pg_database_size(current_database()),"
+	       " 'connections', (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()),"
+	       " 'activeConnections', (SELECT count(*) FROM pg_stat_activity"
+	       "   WHERE datname = current_database() AND state = 'active'),"
+	       " 'queues', (SELECT json_agg(json_build_object("
+	       "   'queue', q,"
+	       "   'depth', (SELECT count(*) FROM jobs WHERE queue = q AND status = 'QUEUED'),"
+	       "   'running', (SELECT count(*) FROM jobs WHERE queue = q AND status = 'RUNNING'),"
+	       "   'failed', (SELECT count(*) FROM jobs WHERE queue = q AND status = 'FAILED'),"
+	       "   'failedLast24h', (SELECT count(*) FROM jobs WHERE queue = q AND status = 'FAILED'"
+	       "     AND finished_at > now() - interval '24 hours')) ORDER BY q)"
+	       "   FROM unnest(ARRAY['build', 'deploy', 'lifecycle']) q))::text",
+	.nparams = 0,
+};
+
 static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_metrics_local_servers,   &sw_db_stmt_metrics_writer_lock,
 	&sw_db_stmt_metrics_minutes_write,   &sw_db_stmt_metrics_rollup_hour,
@@ -255,7 +273,7 @@ static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_metrics_alert_rules,     &sw_db_stmt_metrics_alert_open,
 	&sw_db_stmt_metrics_alert_resolve,   &sw_db_stmt_metrics_unreachable_open,
 	&sw_db_stmt_metrics_unreachable_resolve, &sw_db_stmt_metrics_failed_open,
-	&sw_db_stmt_metrics_failed_resolve,
+	&sw_db_stmt_metrics_failed_resolve, &sw_db_stmt_metrics_platform,
 };
 
 const struct sw_db_stmt_group sw_db_metrics_statements = { list, SW_ARRAY_SIZE(list) };

@@ -272,6 +272,16 @@ const struct sw_db_stmt sw_db_stmt_runtime_application = {
 	.nparams = 2,
 };
 
+const struct sw_db_stmt sw_db_stmt_runtime_logs = {
+	.name = "runtime_logs",
+	.sql = "SELECT s.id, s.is_local,"
+	       " (SELECT coalesce(json_agg(json_build_array(v.key, v.value_sealed) ORDER BY v.key),"
+	       "  '[]'::json) FROM variables v WHERE v.application_id = a.id)::text"
+	       " FROM applications a JOIN servers s ON s.id = a.server_id"
+	       " WHERE a.organization_id = $1::uuid AND a.id = $2::uuid",
+	.nparams = 2,
+};
+
 /* ($1 organization, $2 server, or NULL: the organization's local server)
  * -> zero or one row, enum sw_db_runtime_target_col: the server, the
  * organization's applications on it and their verified hostnames. Only
@@ -304,6 +314,7 @@ static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_rt_application_status, &sw_db_stmt_rt_service,
 	&sw_db_stmt_rt_server,          &sw_db_stmt_rt_service_status,  &sw_db_stmt_rt_backup_fail,
 	&sw_db_stmt_runtime_application, &sw_db_stmt_runtime_server,
+	&sw_db_stmt_runtime_logs,
 };
 
 const struct sw_db_stmt_group sw_db_runtime_statements = { list, SW_ARRAY_SIZE(list) };

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <openssl/crypto.h>
+#include "steward/base/scrub.h"
 #include "steward/base/validate.h"
 #include "steward/deploy/deploy.h"
 #include "steward/base/limits.h"
@@ -36,11 +37,6 @@ static const char cut_line[] = "[log cut: DEPLOY_LOG_MAX_BYTES reached]\n";
 #define CUT_LEN (sizeof(cut_line) - 1)
 #define RING (SW_DEPLOY_LOG_TAIL + 1)
 
-struct secret {
-	char *p;
-	size_t n;
-};
-
 struct sw_deploy_log {
 	pthread_mutex_t lock;
 	int fd;
@@ -48,8 +44,7 @@ struct sw_deploy_log {
 	uint64_t max;
 	uint64_t bytes;
 	bool cut;
-	struct secret *secrets; /* longest first */
-	size_t nsecrets;
+	struct sw_scrubber *scrubber;
 	struct sw_hub_topic *topic;
 	char ring[RING];  /* the last bytes of the file */
 	size_t ring_pos;  /* where the next byte goes */
@@ -62,147 +57,6 @@ int sw_deploy_log_path(const char *dir, const char *deployment_id, char *out, si
 {
 	int n = snprintf(out, cap, "%s/logs/%s.log", dir, deployment_id);
 	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
-}
-
-/* ---- secrets ---- */
-
-static int secret_add(struct sw_deploy_log *l, size_t *cap, const char *p, size_t n)
-{
-	if (n < SW_VARIABLE_SCRUB_MIN_LEN)
-		return 0; /* too short to mask without hiding the log itself */
-	if (l->nsecrets == *cap) {
-		size_t c = *cap ? *cap * 2 : 8;
-		struct secret *s = realloc(l->secrets, c * sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		l->secrets = s;
-		*cap = c;
-	}
-	char *copy = malloc(n);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, p, n);
-	l->secrets[l->nsecrets++] = (struct secret){ copy, n };
-	return 0;
-}
-
-static int by_length_desc(const void *a, const void *b)
-{
-	const struct secret *x = a, *y = b;
-	return x->n < y->n ? 1 : x->n > y->n ? -1 : 0;
-}
-
-static void secrets_wipe(struct sw_deploy_log *l)
-{
-	for (size_t i = 0; i < l->nsecrets; i++) {
-		OPENSSL_cleanse(l->secrets[i].p, l->secrets[i].n);
-		free(l->secrets[i].p);
-	}
-	free(l->secrets);
-	l->secrets = NULL;
-	l->nsecrets = 0;
-}
-
-/* The scrubbed text of in[0..n) into a new buffer (*ret_len). NULL when out
- * of memory. */
-static char *scrub(const struct sw_deploy_log *l, const char *in, size_t n, size_t *ret_len)
-{
-	unsigned char stack_mark[1024];
-	unsigned char *mark = n <= sizeof(stack_mark) ? stack_mark : calloc(n ? n : 1, 1);
-	if (!mark)
-		return NULL;
-	if (mark == stack_mark)
-		memset(mark, 0, n);
-	bool any = false;
-	for (size_t s = 0; s < l->nsecrets; s++) {
-		const struct secret *sec = &l->secrets[s];
-		size_t from = 0;
-		while (from + sec->n <= n) {
-			const char *hit = memmem(in + from, n - from, sec->p, sec->n);
-			if (!hit)
-				break;
-			size_t at = (size_t)(hit - in);
-			memset(mark + at, 1, sec->n);
-			any = true;
-			from = at + 1; /* occurrences may overlap themselves */
-		}
-	}
-	/* Each marked run of k >= 1 bytes becomes 3: at most 3 times n. */
-	char *out = malloc(any ? 3 * n + 1 : n + 1);
-	if (out) {
-		size_t o = 0;
-		for (size_t i = 0; i < n;) {
-			if (!mark[i]) {
-				out[o++] = in[i++];
-				continue;
-			}
-			memcpy(out + o, "***", 3);
-			o += 3;
-			while (i < n && mark[i])
-				i++;
-		}
-		*ret_len = o;
-	}
-	if (mark != stack_mark)
-		free(mark);
-	return out;
-}
-
-/* ---- UTF-8 ---- */
-
-/* The length of the valid UTF-8 sequence at p (n bytes left), or 0 when it
- * is not one (or is NUL). */
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-	unsigned char b = p[0];
-	if (b == 0)
-		return 0;
-	if (b < 0x80)
-		return 1;
-	size_t len;
-	unsigned char lo = 0x80, hi = 0xBF;
-	if (b >= 0xC2 && b <= 0xDF) {
-		len = 2;
-	} else if (b >= 0xE0 && b <= 0xEF) {
-		len = 3;
-		if (b == 0xE0)
-			lo = 0xA0; /* overlong */
-		else if (b == 0xED)
-			hi = 0x9F; /* surrogates */
-	} else if (b >= 0xF0 && b <= 0xF4) {
-		len = 4;
-		if (b == 0xF0)
-			lo = 0x90;
-		else if (b == 0xF4)
-			hi = 0x8F; /* past U+10FFFF */
-	} else {
-		return 0;
-	}
-	if (n < len || p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (p[i] < 0x80 || p[i] > 0xBF)
-			return 0;
-	return len;
-}
-
-/* in[0..n) as valid UTF-8 without NUL into out (room for 3 * n). */
-static size_t utf8_clean(const char *in, size_t n, char *out)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < n;) {
-		size_t k = utf8_seq((const unsigned char *)in + i, n - i);
-		if (k) {
-			memcpy(out + o, in + i, k);
-			o += k;
-			i += k;
-		} else {
-			memcpy(out + o, "\xEF\xBF\xBD", 3); /* U+FFFD */
-			o += 3;
-			i++;
-		}
-	}
-	return o;
 }
 
 /* ---- writing (lock held) ---- */
@@ -294,7 +148,7 @@ static int write_line(struct sw_deploy_log *l, const char *p, size_t n)
 	char *clean = 3 * n <= sizeof(stack) ? stack : malloc(3 * n);
 	if (!clean)
 		return -ENOMEM;
-	size_t cn = utf8_clean(p, n, clean);
+	size_t cn = sw_utf8_clean(p, n, clean);
 	int r = 0;
 	size_t i = 0;
 	do {
@@ -315,7 +169,7 @@ static int write_line(struct sw_deploy_log *l, const char *p, size_t n)
 static int log_text(struct sw_deploy_log *l, const char *text, size_t len)
 {
 	size_t sn;
-	char *s = scrub(l, text, len, &sn);
+	char *s = sw_scrubber_apply(l->scrubber, text, len, &sn);
 	if (!s)
 		return -ENOMEM;
 	int r = 0;
@@ -365,27 +219,11 @@ struct sw_deploy_log *sw_deploy_log_open(const char *dir, const char *deployment
 	snprintf(l->id, sizeof(l->id), "%s", deployment_id);
 	l->max = max_bytes ? max_bytes : SW_DEPLOY_LOG_DEFAULT_MAX;
 	l->fd = -1;
-	size_t cap = 0;
-	for (size_t i = 0; i < nsecrets && !err; i++) {
-		const char *v = secrets[i];
-		if (!v || !*v)
-			continue;
-		size_t vn = strlen(v);
-		err = secret_add(l, &cap, v, vn);
-		/* Each line of a value with line breaks, on its own too. */
-		if (!err && strpbrk(v, "\r\n")) {
-			for (size_t a = 0; a < vn && !err;) {
-				size_t b = a + strcspn(v + a, "\r\n");
-				if (b - a < vn)
-					err = secret_add(l, &cap, v + a, b - a);
-				a = b + 1;
-			}
-		}
-	}
-	if (err)
+	l->scrubber = sw_scrubber_new(secrets, nsecrets);
+	if (!l->scrubber) {
+		err = -ENOMEM;
 		goto fail;
-	if (l->nsecrets > 1)
-		qsort(l->secrets, l->nsecrets, sizeof(*l->secrets), by_length_desc);
+	}
 
 	char logs[4096];
 	snprintf(logs, sizeof(logs), "%s/logs", dir);
@@ -425,7 +263,7 @@ struct sw_deploy_log *sw_deploy_log_open(const char *dir, const char *deployment
 fail:
 	if (l->fd >= 0)
 		close(l->fd);
-	secrets_wipe(l);
+	sw_scrubber_free(l->scrubber);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
 	errno = -err;
@@ -505,10 +343,10 @@ void sw_deploy_log_end(struct sw_deploy_log *l, const char *status, const char *
 		char *msg = NULL;
 		if (error_message) {
 			size_t mn = strlen(error_message), sn;
-			char *s = scrub(l, error_message, mn, &sn);
+			char *s = sw_scrubber_apply(l->scrubber, error_message, mn, &sn);
 			msg = s ? malloc(3 * sn + 1) : NULL;
 			if (msg)
-				msg[utf8_clean(s, sn, msg)] = '\0';
+				msg[sw_utf8_clean(s, sn, msg)] = '\0';
 			if (s) {
 				OPENSSL_cleanse(s, sn);
 				free(s);
@@ -519,7 +357,7 @@ void sw_deploy_log_end(struct sw_deploy_log *l, const char *status, const char *
 	}
 	sw_hub_writer_close(l->topic, final);
 	close(l->fd);
-	secrets_wipe(l);
+	sw_scrubber_free(l->scrubber);
 	free(l->buf);
 	pthread_mutex_unlock(&l->lock);
 	pthread_mutex_destroy(&l->lock);

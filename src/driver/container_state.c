@@ -107,3 +107,12 @@ int sw_driver_disk_usage(struct sw_driver *d, struct sw_runtime_disk_usage *ret,
 	json_decref(doc);
 	return 0;
 }
+
+int sw_driver_metrics_sample(struct sw_driver *d, char **ret_json, char *err, size_t errlen)
+{
+	*ret_json = NULL;
+	if (d->remote)
+		return d->rops->metrics_sample(d, ret_json, err, errlen);
+	snprintf(err, errlen, "the local server is sampled by stewardd itself");
+	return -EOPNOTSUPP;
+}

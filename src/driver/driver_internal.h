@@ -78,6 +78,8 @@ struct sw_rd_ops {
 			 size_t errlen);
 	int (*route_remove)(struct sw_driver *d, const char *application_id, char *err, size_t errlen);
 	int (*proxy_state)(struct sw_driver *d, char **ret_json, char *err, size_t errlen);
+	/* The agent's metrics.sample: the sample's JSON text. */
+	int (*metrics_sample)(struct sw_driver *d, char **ret_json, char *err, size_t errlen);
 	int (*container_put_file)(struct sw_driver *d, const char *container, const char *dir,
 				  const char *name, const void *data, size_t len, unsigned mode,
 				  char *err, size_t errlen);
@@ -234,11 +236,15 @@ int sw_driver_expand_port(const char *arg, unsigned port, char *out, size_t cap)
  * 0, 0, length (4 bytes, big-endian)], then length bytes. The reader takes
  * the answer in pieces of any size: stdout's bytes reach out as they come;
  * the last SW_DRIVER_EXEC_TAIL_MAX - 1 bytes of stderr are kept, for a
- * failure's sentence; any other stream is dropped. Zero it to start. */
+ * failure's sentence, or reach err_out when it is set (a container's
+ * logs, container_logs.c, use the same framing); any other stream is
+ * dropped. Zero it to start. */
 #define SW_DRIVER_EXEC_TAIL_MAX 600
 struct sw_driver_exec_stream {
 	int (*out)(void *arg, const char *p, size_t n); /* 0, or -errno: the read stops */
 	void *out_arg;
+	int (*err_out)(void *arg, const char *p, size_t n); /* stderr instead of the tail */
+	void *err_out_arg;
 	unsigned char head[8];
 	size_t head_len;
 	uint32_t left;   /* bytes of the current frame still to come */
@@ -251,6 +257,18 @@ int sw_driver_exec_stream_feed(struct sw_driver_exec_stream *s, const char *p, s
 /* The last line of the stderr kept (line ends dropped; NUL-terminated, in
  * s->tail). */
 const char *sw_driver_exec_stream_error(struct sw_driver_exec_stream *s);
+
+/* ---- a container's logs as lines (container_logs.c) ----
+ * The engine's answer to GET /containers/{id}/logs?timestamps=1 (frames as
+ * the exec stream's) in pieces of any size; each stream's lines reach fn
+ * whole (driver.h, "a container's logs"). end gives each stream's open
+ * line, if any. NULL when out of memory. */
+struct sw_driver_log_lines;
+struct sw_driver_log_lines *sw_driver_log_lines_new(sw_driver_container_log_fn fn, void *arg);
+/* 0, or fn's error (the read stops). */
+int sw_driver_log_lines_feed(struct sw_driver_log_lines *r, const char *p, size_t n);
+int sw_driver_log_lines_end(struct sw_driver_log_lines *r);
+void sw_driver_log_lines_free(struct sw_driver_log_lines *r);
 
 /* ---- .dockerignore (dockerignore.c) ----
  * The patterns of a build context's .dockerignore and the decision for

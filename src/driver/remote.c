@@ -678,6 +678,22 @@ static int rd_proxy_state(struct sw_driver *d, char **ret_json, char *err, size_
 	return 0;
 }
 
+static int rd_metrics_sample(struct sw_driver *d, char **ret_json, char *err, size_t errlen)
+{
+	json_t *res;
+	*ret_json = NULL;
+	int rc = call(d, "metrics.sample", json_object(), 0, &res, err, errlen);
+	if (rc)
+		return rc;
+	*ret_json = json_object_get(res, "takenAt") ? json_dumps(res, JSON_COMPACT) : NULL;
+	json_decref(res);
+	if (!*ret_json) {
+		snprintf(err, errlen, "The server's agent sent no sample.");
+		return -EIO;
+	}
+	return 0;
+}
+
 /* ---- files ---- */
 
 #define FILE_MAX (48u * 1024)
@@ -758,6 +774,7 @@ static const struct sw_rd_ops ops = {
 	.route_set = rd_route_set,
 	.route_remove = rd_route_remove,
 	.proxy_state = rd_proxy_state,
+	.metrics_sample = rd_metrics_sample,
 	.container_put_file = rd_container_put_file,
 	.container_state = rd_container_state,
 	.memory_available = rd_memory_available,

@@ -135,6 +135,10 @@ int sw_driver_exec_stream_feed(struct sw_driver_exec_stream *s, const char *p, s
 			int rc = s->out(s->out_arg, p, k);
 			if (rc < 0)
 				return rc;
+		} else if (s->stream == 2 && s->err_out) {
+			int rc = s->err_out(s->err_out_arg, p, k);
+			if (rc < 0)
+				return rc;
 		} else if (s->stream == 2) {
 			tail_add(s, p, k);
 		}

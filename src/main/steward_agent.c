@@ -10,6 +10,7 @@
 #include "steward/base/limits.h"
 #include "steward/base/log.h"
 #include "steward/driver/remote.h"
+#include "main/agent_metrics.h"
 
 extern char **environ;
 
@@ -34,6 +35,10 @@ static void run_command(void *arg, const struct sw_agent_msg *cmd, struct sw_age
 	const struct executor *x = arg;
 	const struct sw_agent_config *c = x->config;
 	sw_log_info("agent: running command %s (%s)", cmd->id, cmd->kind_name);
+	if (cmd->kind == SW_AGENT_CMD_METRICS_SAMPLE) {
+		sw_agent_metrics_sample(cmd, out);
+		return;
+	}
 	if (cmd->kind != SW_AGENT_CMD_HOST_FACTS) {
 		sw_driver_agent_exec(x->driver, cmd, out);
 		if (!out->ok)
@@ -59,9 +64,9 @@ static void run_command(void *arg, const struct sw_agent_msg *cmd, struct sw_age
 	}
 }
 
-/* What this agent runs: host.facts and the driver's kinds of
- * sw_driver_agent_kinds(). Image builds, logs, service tools and metrics
- * are not carried yet: the control plane is told NOT_AVAILABLE for them
+/* What this agent runs: host.facts, metrics.sample (agent_metrics.c) and
+ * the driver's kinds of sw_driver_agent_kinds(). Image builds, logs and
+ * service tools are not carried yet: the control plane is told NOT_AVAILABLE for them
  * rather than left waiting. */
 
 int main(int argc, char **argv)
@@ -91,11 +96,12 @@ int main(int argc, char **argv)
 				"and CADDY_ADMIN_URL: %s\n", strerror(errno));
 		return 2;
 	}
-	const struct sw_agent_executor executor = {
-		.run = run_command, .arg = &x,
-		.kinds = SW_AGENT_KIND_BIT(SW_AGENT_CMD_HOST_FACTS) | sw_driver_agent_kinds(),
-	};
+	uint32_t kinds = SW_AGENT_KIND_BIT(SW_AGENT_CMD_HOST_FACTS) | sw_driver_agent_kinds();
+	if (sw_agent_metrics_start())
+		kinds |= SW_AGENT_KIND_BIT(SW_AGENT_CMD_METRICS_SAMPLE);
+	const struct sw_agent_executor executor = { .run = run_command, .arg = &x, .kinds = kinds };
 	int rc = sw_agent_run(&c, &executor, &stop);
+	sw_agent_metrics_stop();
 	sw_driver_free(x.driver);
 	if (rc < 0) {
 		fprintf(stderr, "steward-agent: cannot open the journal in STEWARD_AGENT_DATA_DIR (%s): %s\n",

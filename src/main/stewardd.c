@@ -340,6 +340,7 @@ int main(void)
 	 * start's reaper. */
 	sw_jobs_stop(config.shutdown_timeout_ms);
 	sw_workers_stop();
+	sw_api_container_logs_stop(config.shutdown_timeout_ms);
 	if (code == 0)
 		sw_log_info("stopped");
 out_docs:

@@ -206,5 +206,11 @@ void sw_metrics_sample_write(const struct sw_metrics_sample *s, const char *serv
 	str(j, "containerOom", sw_metrics_source_name(s->container_oom_src));
 	str(j, "ebpf", s->bpf_status);
 	sw_json_object_end(j);
+
+	sw_json_key(j, "platform");
+	if (s->platform_json)
+		sw_json_raw(j, sw_str_cstr(s->platform_json));
+	else
+		sw_json_null(j);
 	sw_json_object_end(j);
 }

@@ -90,6 +90,7 @@ function startAgent(port, token, extra = {}) {
 			STEWARD_URL: `http://127.0.0.1:${port}/base/`,
 			STEWARD_AGENT_TOKEN: token,
 			STEWARD_AGENT_DATA_DIR: data,
+			METRICS_EBPF: '0',
 			...extra,
 		},
 		stdio: ['ignore', 'pipe', 'pipe'],
@@ -158,11 +159,11 @@ test('the agent dials with its token and says hello with the host facts', async 
 	assert.ok(hello.host.cores >= 1);
 	assert.ok(hello.host.memoryBytes > 1 << 20);
 	// Capabilities are the command kinds this build runs, in the set's
-	// order: the driver's (no logs, service tools or metrics yet) and
-	// host.facts.
+	// order: the driver's (no logs or service tools yet),
+	// metrics.sample and host.facts.
 	assert.deepEqual(hello.capabilities, ['image.build', 'image.exists', 'image.list', 'image.remove', 'container.create',
 		'container.start', 'container.stop', 'container.remove', 'container.list', 'container.inspect', 'volume.create',
-		'volume.remove', 'caddy.route.set', 'caddy.route.remove', 'caddy.state', 'host.facts', 'volume.list',
+		'volume.remove', 'caddy.route.set', 'caddy.route.remove', 'caddy.state', 'metrics.sample', 'host.facts', 'volume.list',
 		'container.file']);
 });
 
@@ -188,7 +189,7 @@ test('a message in fragments with a ping between them is read whole', async () =
 });
 
 test('commands: answered and journaled; a resend is answered without running again', async () => {
-	const cmd = { type: 'command', id: 'cmd-1', kind: 'metrics.sample', expiresAt: Date.now() + 60000, payload: {} };
+	const cmd = { type: 'command', id: 'cmd-1', kind: 'service.dump', expiresAt: Date.now() + 60000, payload: { name: 'db', engine: 'postgres' } };
 	conn.ws.send(JSON.stringify(cmd));
 	// A kind this build does not run: answered at once, no ack (nothing started).
 	const first = (await nextMessage(conn)).json;
@@ -200,7 +201,7 @@ test('commands: answered and journaled; a resend is answered without running aga
 	conn.ws.send(JSON.stringify(cmd));
 	assert.deepEqual((await nextMessage(conn)).json, first);
 	// The same id for another command: refused.
-	conn.ws.send(JSON.stringify({ ...cmd, kind: 'container.list' }));
+	conn.ws.send(JSON.stringify({ ...cmd, kind: 'container.list', payload: {} }));
 	const reused = (await nextMessage(conn)).json;
 	assert.equal(reused.error.code, 'ID_REUSED');
 	// Outside the closed set: refused by name, never run.
@@ -269,7 +270,7 @@ test('the agent reconnects after the control plane drops it, and keeps its journ
 	assert.equal(again.type, 'hello');
 	assert.equal(again.bootId, hello.bootId);
 	conn.ws.send(JSON.stringify({ type: 'welcome', connectionId: 'conn-2', protocol: 1, heartbeatMs: 1000 }));
-	conn.ws.send(JSON.stringify({ type: 'command', id: 'cmd-1', kind: 'metrics.sample', expiresAt: Date.now() + 60000, payload: {} }));
+	conn.ws.send(JSON.stringify({ type: 'command', id: 'cmd-1', kind: 'service.dump', expiresAt: Date.now() + 60000, payload: { name: 'db', engine: 'postgres' } }));
 	const r = (await nextMessage(conn)).json;
 	assert.equal(r.type, 'result');
 	assert.equal(r.error.code, 'NOT_AVAILABLE');

@@ -190,6 +190,7 @@ const TABLE = {
 	// Read live through the server's driver: the fixtures' application and
 	// server are remote ones, whose agents are not connected (409).
 	'GET /applications/{id}/containers':                   T(401, 404, 409, 409, 409, 409),
+	'GET /applications/{id}/logs':                         T(401, 404, 409, 409, 409, 409),
 	'GET /servers/{id}/containers':                        T(401, 404, 409, 409, 409, 409),
 	'GET /servers/{id}/sample':                            T(401, 404, 409, 409, 409, 409),
 	// History is read from PostgreSQL, whatever the server's agent does.
@@ -339,10 +340,11 @@ test('an_object_of_the_other_organization_is_not_found_by_any_role', async () =>
 			h.assertError(res, 404, 'NOT_FOUND');
 		}
 		const own = await call(srv, 'GET', path, P.other);
-		// Live container lists, samples and live metrics of a remote server with
+		// Live container lists and logs, samples and live metrics of a remote server with
 		// no connected agent answer 409 to its own organization; never 404.
 		// The fixtures' backup has no file yet (409 BACKUP_NOT_READY).
 		const live = r.path.endsWith('/containers') || r.path.endsWith('/sample') || r.path === '/servers/{id}/live' ||
+			r.path === '/applications/{id}/logs' ||
 			r.path.endsWith('/download');
 		if (r.access === 'Session') assert.equal(own.status, live ? 409 : 200, `${r.key} of B's own object as B's OWNER: ${own.text.slice(0, 300)}`);
 	}

@@ -30,6 +30,28 @@ void sw_api_runtime_set_conninfo(const char *conninfo);
  * the caller then hands what start-up freed back to the kernel). */
 bool sw_api_metrics_wait_made(unsigned timeout_ms);
 void sw_api_metrics_stop(void);
+/* Waits (at most timeout_ms) for the threads following containers' logs
+ * (GET /applications/:id/logs?follow=true) to end: call it after the io
+ * loops stopped, which cancels them. */
+void sw_api_container_logs_stop(unsigned timeout_ms);
+
+/* A host's sampler and its engine (src/api/metrics_local.c): the local
+ * server's in stewardd, the agent's own host in steward-agent (its
+ * metrics.sample command): the same library and the same reading.
+ * Made from the environment: HOST_PROC_PATH, HOST_SYS_PATH,
+ * HOST_ROOT_PATH, METRICS_EBPF (0/false/off: cgroup files only),
+ * METRICS_PUBLIC_IP, DOCKER_HOST; the HOST_* warning and the eBPF status
+ * are logged here, once. NULL with the reason in why. Blocking: its calls
+ * run on a worker or a thread of the caller's, never an io loop; one host
+ * is safe from several threads. */
+struct sw_api_metrics_host;
+struct sw_api_metrics_host *sw_api_metrics_host_new(char *why, size_t whylen);
+/* One sample of the host with every container of its engine labelled
+ * steward.application (at most max_containers), as the JSON of the API's
+ * MetricSample without serverId: *ret_json (NUL-terminated, malloc'd, the
+ * caller frees). 0; -EIO when /proc cannot be read; -ENOMEM. */
+int sw_api_metrics_host_sample_json(struct sw_api_metrics_host *h, size_t max_containers, char **ret_json);
+void sw_api_metrics_host_free(struct sw_api_metrics_host *h);
 
 /* The metrics loop (src/api/metrics_loop.c): samples the local host every
  * config->metrics_interval_ms on a thread of its own, keeps the samples

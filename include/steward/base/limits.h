@@ -153,6 +153,13 @@
  * and the deployment's status this often. */
 #define SW_DEPLOY_LOG_POLL_MS 1000
 
+/* An application's container logs (GET /applications/:id/logs). */
+#define SW_CONTAINER_LOGS_TAIL_DEFAULT 100   /* lines per container when tail is absent */
+#define SW_CONTAINER_LOGS_TAIL_MAX 5000      /* ?tail= above it: 422 */
+#define SW_CONTAINER_LOGS_CONTAINERS_MAX 4   /* running containers read at once (blue-green: 2) */
+#define SW_CONTAINER_LOGS_ANSWER_MAX (4 * 1024 * 1024) /* bytes of lines in one answer */
+#define SW_CONTAINER_LOGS_FOLLOWERS_MAX 256  /* following containers per process; past it 503 */
+
 /* Inbound repository webhooks (POST /webhooks/:provider). */
 #define SW_WEBHOOK_MAX_BODY (1024 * 1024)  /* bytes of a payload; over it: 413 */
 #define SW_WEBHOOK_MAX_CANDIDATES 20       /* git sources tried for one payload */

@@ -12,6 +12,11 @@
 /* () -> id, application ids as a JSON array: every local server (one per
  * organization) with its applications. */
 extern const struct sw_db_stmt sw_db_stmt_metrics_local_servers;
+/* () -> the control plane's figures as JSON text: databaseBytes,
+ * connections, activeConnections (of this database), queues [{queue,
+ * depth (QUEUED), running, failed, failedLast24h}] for build, deploy and
+ * lifecycle. */
+extern const struct sw_db_stmt sw_db_stmt_metrics_platform;
 /* () -> "t" when this connection now holds the writer's advisory lock. */
 extern const struct sw_db_stmt sw_db_stmt_metrics_writer_lock;
 /* ($1 JSON array of minute rows) -> the number inserted. Each row:

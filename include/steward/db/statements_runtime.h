@@ -123,5 +123,15 @@ enum sw_db_runtime_target_col {
 };
 extern const struct sw_db_stmt sw_db_stmt_runtime_application;
 extern const struct sw_db_stmt sw_db_stmt_runtime_server;
+/* ($1 organization, $2 application) -> zero or one row, enum
+ * sw_db_runtime_logs_col: what GET /applications/:id/logs needs (its
+ * server, and its variables' sealed values to scrub the lines with). The
+ * first two columns are those of enum sw_db_runtime_target_col. */
+enum sw_db_runtime_logs_col {
+	SW_DB_RUNTIME_LOGS_SERVER_ID = SW_DB_RUNTIME_SERVER_ID,
+	SW_DB_RUNTIME_LOGS_SERVER_IS_LOCAL = SW_DB_RUNTIME_SERVER_IS_LOCAL,
+	SW_DB_RUNTIME_LOGS_VARIABLES, /* a JSON array of [key, value_sealed] */
+};
+extern const struct sw_db_stmt sw_db_stmt_runtime_logs;
 
 #endif

@@ -34,4 +34,12 @@ struct sw_runtime_disk_usage {
 };
 int sw_driver_disk_usage(struct sw_driver *d, struct sw_runtime_disk_usage *ret, char *err, size_t errlen);
 
+/* A remote server's metric sample, taken by its agent (metrics.sample:
+ * the same sampler, under the agent's HOST_* paths, with every container
+ * of Steward's on its engine): the API's MetricSample JSON without
+ * serverId, into *ret_json (malloc'd, the caller frees). The local
+ * driver: -EOPNOTSUPP (stewardd samples its own host itself). An agent
+ * that does not carry it: -EOPNOTSUPP with its sentence. */
+int sw_driver_metrics_sample(struct sw_driver *d, char **ret_json, char *err, size_t errlen);
+
 #endif

@@ -135,6 +135,37 @@ int sw_driver_containers_list(struct sw_driver *d, const char *application_id,
 			      struct sw_container_info *out, size_t cap, size_t *ret_n,
 			      char *err, size_t errlen);
 
+/* ---- a container's logs (container_logs.c) ----
+ * GET /containers/{id}/logs of the engine (stdout and stderr, with
+ * timestamps), its multiplexed frames taken apart, each stream cut into
+ * lines (at "\n"; a "\r\n" ends a line as "\n" does; a line longer than
+ * SW_DRIVER_CONTAINER_LOG_LINE_MAX is cut into pieces). Lines reach fn in
+ * the engine's order, raw bytes (the caller scrubs and cleans them); a
+ * line still open when the log ends is given too. Containers made with a
+ * TTY (never Steward's) are not read. */
+#define SW_DRIVER_CONTAINER_LOG_LINE_MAX (16u * 1024)
+struct sw_container_logs_query {
+	const char *container;  /* the engine's id or a name */
+	unsigned tail;          /* the last tail lines of the log, then what follows */
+	int64_t since_us;       /* only lines from then on (the engine reads whole seconds); 0: all */
+	bool follow;            /* wait for new lines until the container stops or *cancel */
+	const volatile bool *cancel; /* polled about every second: -ECANCELED */
+};
+struct sw_container_log_line {
+	int stream;             /* 1 stdout, 2 stderr */
+	int64_t time_us;        /* the engine's timestamp of the line */
+	const char *text;       /* len bytes, no line end, any bytes */
+	size_t len;
+};
+/* 0, or -errno to stop the read (that error is returned). */
+typedef int (*sw_driver_container_log_fn)(void *arg, const struct sw_container_log_line *l);
+/* 0 once the log ended (follow: the container stopped); no such container
+ * -ENOENT; -ECANCELED; fn's error; a remote server's agent does not carry
+ * this yet: -EOPNOTSUPP. Without follow the call is bounded by the
+ * engine's timeout. */
+int sw_driver_container_logs(struct sw_driver *d, const struct sw_container_logs_query *q,
+			     sw_driver_container_log_fn fn, void *arg, char *err, size_t errlen);
+
 /* ---- named volumes ----
  * Only Steward's own: "sw-<application id>-<volume name>" (an
  * application's volume; the name as sw_valid_resource_name() accepts it)

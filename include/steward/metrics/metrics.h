@@ -138,6 +138,10 @@ struct sw_metrics_sample {
 	int64_t runtime_disk_at_ms;
 	enum sw_metrics_source container_cpu_src, container_memory_src, container_net_src, container_oom_src;
 	char bpf_status[160];      /* "loaded", or why the eBPF programs are not in use */
+	/* The control plane's figures (database, connections, queues) as JSON
+	 * from PostgreSQL, set by the caller for an operator; NULL: written as
+	 * null. Not owned. */
+	const char *platform_json;
 };
 void sw_metrics_sample_release(struct sw_metrics_sample *s);
 /* Counts running, stopped and unhealthy among s->container again (after a
