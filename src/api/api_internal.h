@@ -47,6 +47,7 @@ extern const struct sw_api_route_group sw_api_git_credentials_group;
 extern const struct sw_api_route_group sw_api_servers_group;
 extern const struct sw_api_route_group sw_api_agent_connect_group;
 extern const struct sw_api_route_group sw_api_server_commands_group;
+extern const struct sw_api_route_group sw_api_jobs_group;
 extern const struct sw_api_route_group sw_api_services_group;
 extern const struct sw_api_route_group sw_api_alerts_group;
 extern const struct sw_api_route_group sw_api_channels_group;
@@ -435,10 +436,15 @@ void sw_api_resource_error(struct sw_http_request *req, const struct sw_api_reso
 bool sw_api_resource_query_audited(struct sw_http_request *req, const struct sw_api_resource *r,
 				   const char *verb, const struct sw_db_stmt *stmt,
 				   const char *const *params, int n, sw_db_cb cb, void *arg);
+/* Answers a statement's job row (SW_SQL_JOB_COLUMNS, arg: the request):
+ * the Job object {id, queue, kind, status, targetType, targetId,
+ * createdAt, attempts, startedAt, finishedAt, errorMessage}; 200 to a GET,
+ * else 202 with "Location: /jobs/<id>". No row: 404. */
+void sw_api_job_answered(void *arg, const PGresult *res, const struct sw_db_error *err);
 /* Queues a job (steward_job_enqueue) for the target in path parameter :id
  * of type target_type (whose existence in the organization the statement
- * checks) and answers 202 with the job: {id, queue, kind, status,
- * targetType, targetId, createdAt}. kind is "<target_type>.<verb>". */
+ * checks) and answers 202 with the job (sw_api_job_answered). kind is
+ * "<target_type>.<verb>". */
 void sw_api_job_enqueue(struct sw_http_request *req, const struct sw_db_stmt *stmt,
 			const char *queue, const char *kind);
 

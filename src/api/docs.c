@@ -43,7 +43,8 @@ static const char description[] =
 	"* **Collections and items.** A collection answers GET with a page and POST with the new "
 	"object (201); an item answers GET, PATCH (a partial body: only the members given change) "
 	"and DELETE (204; a repeat answers 404, nothing else changes). Work on a server (start, stop, "
-	"restart, backups) answers 202 with the queued Job. Names of resources are DNS labels "
+	"restart, a backup's restore) answers 202 with the queued Job and `Location: /jobs/{id}`, "
+	"read with GET until its status is SUCCEEDED, FAILED or CANCELLED. Names of resources are DNS labels "
 	"(lower-case letters, digits and single hyphens, 1 to 63), so no stored name can later be "
 	"read as a command, a path or markup.\n"
 	"* **Lists.** `?limit=` (1 to 200, default 50), `?cursor=` (the `pagination.nextCursor` of "
@@ -79,14 +80,20 @@ static const char components[] = "{"
 	"\"nextCursor\":{\"type\":[\"string\",\"null\"],\"description\":\"Pass as ?cursor= for the next "
 	"page; null on the last page.\"}}},"
 	"\"Job\":{\"type\":\"object\",\"required\":[\"id\",\"queue\",\"kind\",\"status\",\"targetType\","
-	"\"targetId\",\"createdAt\"],\"properties\":{\"id\":{\"type\":\"string\",\"format\":\"uuid\"},"
+	"\"targetId\",\"createdAt\",\"attempts\",\"startedAt\",\"finishedAt\",\"errorMessage\"],\"properties\":{\"id\":{\"type\":\"string\",\"format\":\"uuid\"},"
 	"\"queue\":{\"type\":\"string\",\"enum\":[\"build\",\"deploy\",\"lifecycle\"]},"
 	"\"kind\":{\"type\":\"string\",\"examples\":[\"application.restart\"]},"
 	"\"status\":{\"type\":\"string\",\"enum\":[\"QUEUED\",\"RUNNING\",\"SUCCEEDED\",\"FAILED\",\"CANCELLED\"]},"
 	"\"targetType\":{\"type\":\"string\"},\"targetId\":{\"type\":\"string\",\"format\":\"uuid\"},"
-	"\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"}},"
+	"\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+	"\"attempts\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Runs started.\"},"
+	"\"startedAt\":{\"type\":[\"string\",\"null\"],\"format\":\"date-time\"},"
+	"\"finishedAt\":{\"type\":[\"string\",\"null\"],\"format\":\"date-time\"},"
+	"\"errorMessage\":{\"type\":[\"string\",\"null\"],\"description\":\"FAILED: the "
+	"runner's sentence.\"}},"
 	"\"description\":\"Work recorded for a runner. Asking for the same work while it is still "
-	"queued answers the queued job again instead of a second one.\"},"
+	"queued answers the queued job again instead of a second one. A 202 with a Job has a "
+	"Location header, /jobs/{id}, to poll until status is SUCCEEDED, FAILED or CANCELLED.\"},"
 	"\"Error\":{\"type\":\"object\",\"required\":[\"error\"],\"properties\":{\"error\":{"
 	"\"type\":\"object\",\"required\":[\"code\",\"message\",\"requestId\"],\"properties\":{"
 	"\"code\":{\"type\":\"string\",\"pattern\":\"^[A-Z][A-Z0-9_]*$\",\"examples\":[\"VALIDATION_FAILED\"]},"
@@ -393,6 +400,11 @@ static int add_operation(json_t *paths, const struct sw_route *r)
 			json_object_set_new(schema, "pagination",
 					    json_pack("{s:s}", "$ref", "#/components/schemas/Pagination"));
 		}
+		if (r->doc.success_status == 202 && strcmp(r->doc.response_schema, "Job") == 0)
+			json_object_set_new(resp, "headers",
+				json_pack("{s:{s:s, s:b, s:{s:s}}}", "Location", "description",
+					  "/jobs/{id} of the job: GET it until it ends.", "required", 1,
+					  "schema", "type", "string"));
 		add_success(responses, r, code, resp);
 	} else if (r->doc.success_status == 204 || r->doc.success_status == 101) {
 		json_object_set_new(responses, code,

@@ -489,19 +489,33 @@ static const struct sw_api_column job_columns[] = {
 	{ "targetType", 4, SW_API_COL_TEXT },
 	{ "targetId", 5, SW_API_COL_TEXT },
 	{ "createdAt", 6, SW_API_COL_TEXT },
+	{ "attempts", 7, SW_API_COL_JSON },
+	{ "startedAt", 8, SW_API_COL_NULLABLE },
+	{ "finishedAt", 9, SW_API_COL_NULLABLE },
+	{ "errorMessage", 10, SW_API_COL_NULLABLE },
 };
 static const struct sw_api_object job_object = { job_columns, SW_ARRAY_SIZE(job_columns), 0 };
 
-static void job_queued(void *arg, const PGresult *res, const struct sw_db_error *err)
+void sw_api_job_answered(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
-	struct op *o = arg;
+	struct sw_http_request *req = arg;
 	if (err->code) {
-		sw_api_resource_error(o->req, NULL, err);
+		sw_api_resource_error(req, NULL, err);
 		return;
 	}
-	if (!sw_api_found(o->req, res, err))
+	if (!sw_api_found(req, res, err))
 		return;
-	sw_api_answer_row(o->req, 202, res, 0, sw_api_write_object, &job_object);
+	int status = req->method == SW_HTTP_GET ? 200 : 202;
+	if (status == 202) {
+		/* Where the client polls the job (GET /jobs/:id). */
+		char location[sizeof("/jobs/") + 36];
+		snprintf(location, sizeof(location), "/jobs/%s", PQgetvalue(res, 0, 0));
+		if (sw_http_add_header(req, "Location", sw_str_cstr(location)) < 0) {
+			sw_api_internal_error(req);
+			return;
+		}
+	}
+	sw_api_answer_row(req, status, res, 0, sw_api_write_object, &job_object);
 }
 
 void sw_api_job_enqueue(struct sw_http_request *req, const struct sw_db_stmt *stmt,
@@ -514,5 +528,5 @@ void sw_api_job_enqueue(struct sw_http_request *req, const struct sw_db_stmt *st
 				  req->principal.user_id };
 	/* Recorded as the job's kind about its target (the statement's audit
 	 * shape: SW_SQL_JOB_AUDITED). */
-	sw_api_query_audited(req, stmt, params, 5, NULL, NULL, NULL, NULL, job_queued, o);
+	sw_api_query_audited(req, stmt, params, 5, NULL, NULL, NULL, NULL, sw_api_job_answered, req);
 }

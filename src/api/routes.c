@@ -98,6 +98,7 @@ static const struct sw_api_route_group *const groups[] = {
 	&sw_api_agent_connect_group,
 	&sw_api_server_commands_group,
 	&sw_api_services_group,
+	&sw_api_jobs_group,
 	&sw_api_alerts_group,
 	&sw_api_channels_group,
 	&sw_api_plans_group,

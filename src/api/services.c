@@ -527,26 +527,15 @@ static void backup_download(struct sw_http_request *req)
 			     "service.backup.downloaded", "service", b->service, meta, backup_file_found, b);
 }
 
-/* The job's columns (sw_db_stmt_service_restore_request). */
-static const struct sw_api_column restore_job_columns[] = {
-	{ "id", 0, SW_API_COL_TEXT },         { "queue", 1, SW_API_COL_TEXT },
-	{ "kind", 2, SW_API_COL_TEXT },       { "status", 3, SW_API_COL_TEXT },
-	{ "targetType", 4, SW_API_COL_TEXT }, { "targetId", 5, SW_API_COL_TEXT },
-	{ "createdAt", 6, SW_API_COL_TEXT },
-};
-static const struct sw_api_object restore_job_object = { restore_job_columns,
-							 SW_ARRAY_SIZE(restore_job_columns), 0 };
-
 /* The audit record is written by the statement, with the job. */
 static void backup_restore(struct sw_http_request *req)
 {
-	struct row_op *op = row_op_new(req, NULL, 202, &restore_job_object);
-	struct backup_req *b = op ? backup_req_new(req) : NULL;
+	struct backup_req *b = backup_req_new(req);
 	if (!b)
 		return;
 	const char *params[5] = { req->principal.organization_id, b->service, b->backup,
 				  req->principal.user_id, sw_http_peer_address(req) };
-	sw_api_query(req, &sw_db_stmt_service_restore_request, params, 5, row_answered, op);
+	sw_api_query(req, &sw_db_stmt_service_restore_request, params, 5, sw_api_job_answered, req);
 }
 
 /* ---- backup schedule ---- */

@@ -31,8 +31,17 @@
 #define SW_SQL_TS(col) "steward_rfc3339(" col ")"
 #define SW_SQL_US(col) "steward_us(" col ")"
 
+/* A job row (alias j) as the API answers it, in this order: id, queue,
+ * kind, status, target_type, target_id, created_at, attempts, started_at,
+ * finished_at (NULL while unknown), error_message (the runner's sentence
+ * of a FAILED job). src/api/resource.c sw_api_job_object writes it. */
+#define SW_SQL_JOB_COLUMNS                                                                     \
+	"j.id, j.queue, j.kind, j.status, j.target_type, j.target_id, " SW_SQL_TS("j.created_at") \
+	", j.attempts, " SW_SQL_TS("j.started_at") ", " SW_SQL_TS("j.finished_at")               \
+	", j.error_message"
+
 /* The audit shape of a statement that queues a job and answers its row
- * (id, queue, kind, status, target_type, target_id, created_at): the record
+ * (SW_SQL_JOB_COLUMNS): the record
  * is "<kind>" about the job's target, with {"jobId": ...}. */
 #define SW_SQL_JOB_AUDITED                                                                     \
 	(&(struct sw_db_audited){ .id_col = 5, .name_col = -1, .ncols = 6, .action_sql = "c2",  \

@@ -115,6 +115,7 @@ static const struct sw_db_stmt_group *const groups[] = {
 	&sw_db_git_statements,
 	&sw_db_servers_statements,
 	&sw_db_services_statements,
+	&sw_db_jobs_statements,
 	&sw_db_alerts_statements,
 	&sw_db_channels_statements,
 	&sw_db_plans_statements,

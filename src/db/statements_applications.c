@@ -111,8 +111,8 @@ const struct sw_db_stmt sw_db_stmt_applications_list = {
  * when the application is not the organization's. */
 const struct sw_db_stmt sw_db_stmt_application_job = {
 	.name = "application_job",
-	.sql = "SELECT j.id, j.queue, j.kind, j.status, j.target_type, j.target_id,"
-	       " " SW_SQL_TS("j.created_at") " FROM applications a,"
+	.sql = "SELECT " SW_SQL_JOB_COLUMNS
+	       " FROM applications a,"
 	       " steward_job_enqueue(a.organization_id, $3::text, $4::text, 'application', a.id, NULL,"
 	       " $5::uuid) j WHERE a.organization_id = $1::uuid AND a.id = $2::uuid",
 	.nparams = 5,

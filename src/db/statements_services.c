@@ -87,8 +87,7 @@ const struct sw_db_stmt sw_db_stmt_service_exists = {
 
 const struct sw_db_stmt sw_db_stmt_service_job = {
 	.name = "service_job",
-	.sql = "SELECT j.id, j.queue, j.kind, j.status, j.target_type, j.target_id,"
-	       " " SW_SQL_TS("j.created_at")
+	.sql = "SELECT " SW_SQL_JOB_COLUMNS
 	       " FROM services s, steward_job_enqueue(s.organization_id, $3, $4, 'service', s.id,"
 	       " NULL, $5::uuid) j WHERE s.organization_id = $1::uuid AND s.id = $2::uuid",
 	.nparams = 5,
@@ -166,8 +165,7 @@ const struct sw_db_stmt sw_db_stmt_service_backup_file = {
 
 const struct sw_db_stmt sw_db_stmt_service_restore_request = {
 	.name = "service_restore_request",
-	.sql = "SELECT j.id, j.queue, j.kind, j.status, j.target_type, j.target_id,"
-	       " " SW_SQL_TS("j.created_at")
+	.sql = "SELECT " SW_SQL_JOB_COLUMNS
 	       " FROM steward_service_restore_request($1::uuid, $2::uuid, $3::uuid, $4::uuid, $5) j",
 	.nparams = 5,
 };

@@ -8,9 +8,10 @@
 // - a PostgreSQL service started for real; its backup requested with the
 //   page's button, taken by the runner (pg_dump), downloaded through the
 //   page's link (the bytes' SHA-256 is the one the API records), restored
-//   from the page after its confirmation dialog (the queued job's state
-//   said), and the destroyed rows are back in the running database; then
-//   stopped and started again from its page; a restore the API refuses
+//   from the page after its confirmation dialog (the page reads the job,
+//   GET /jobs/:id, until it says the restore succeeded), and the destroyed
+//   rows are back in the running database; then stopped and started again
+//   from its page (each said to have succeeded); a restore the API refuses
 //   (the service deleted meanwhile) says why in the dialog;
 // - an application deployed from the page (an archive chosen in the file
 //   input, the upload's progress bar), its container on the containers
@@ -207,7 +208,8 @@ test('a_postgresql_service_is_started_and_backed_up_from_the_page', async () => 
 	await page.goto(`${origin}/app/services/${svc.id}`);
 	await page.getByRole('heading', { name: 'orders', exact: true }).waitFor();
 	await button('Start').click();
-	await page.getByRole('status').filter({ hasText: /^Start queued/ }).waitFor();
+	// The page reads the job until it ends and says so.
+	await page.getByRole('status').filter({ hasText: /^Start succeeded\.$/ }).waitFor({ timeout: 120000 * h.SLACK });
 	conn = await data('GET', `/services/${svc.id}/connection`);
 	password = conn.password;
 	await until('the service answering', async () => psql(conn, 'SELECT 1').ok, 60000);
@@ -258,9 +260,11 @@ test('the_backup_is_restored_from_the_page_after_its_confirmation_and_the_rows_c
 	await page.keyboard.press('Enter');
 	await button('Restore now', dialog).focus();
 	await page.keyboard.press('Enter');
-	await page.getByRole('status').filter({ hasText: /^Restore queued: job queued\./ }).waitFor();
+	await page.getByRole('status').filter({ hasText: /^Restore (queued|running|succeeded)\./ }).waitFor();
 	assert.equal(await restores(), 1);
-	// The runner restores it into the running service: the rows are back.
+	// The page reads the job (GET /jobs/:id) until it ends and says so; the
+	// runner restored it into the running service: the rows are back.
+	await page.getByRole('status').filter({ hasText: /^Restore succeeded\.$/ }).waitFor({ timeout: 120000 * h.SLACK });
 	const job = (await w.sql(`SELECT id FROM jobs WHERE kind = 'service.restore'`)).trim();
 	assert.deepEqual(await waitJob(w, job), { status: 'SUCCEEDED', error: '' });
 	assert.equal(psql(conn, 'SELECT count(*) FROM orders').out, '300');
@@ -273,12 +277,13 @@ test('the_service_is_stopped_and_started_again_from_its_page', async () => {
 	await page.goto(`${origin}/app/services/${svc.id}`);
 	await page.locator('.title-row .badge-running').waitFor();
 	await button('Stop').click();
-	await page.getByRole('status').filter({ hasText: /^Stop queued/ }).waitFor();
+	await page.getByRole('status').filter({ hasText: /^Stop succeeded\.$/ }).waitFor({ timeout: 60000 * h.SLACK });
 	await until('the service stopped', async () => (await status()) === 'STOPPED', 60000);
 	assert.equal(psql(conn, 'SELECT 1').ok, false, 'a stopped service answers nothing');
 	await page.reload();
 	await page.locator('.title-row .badge-stopped').waitFor();
 	await button('Start').click();
+	await page.getByRole('status').filter({ hasText: /^Start succeeded\.$/ }).waitFor({ timeout: 60000 * h.SLACK });
 	await until('the service running', async () => (await status()) === 'RUNNING', 60000);
 	await until('the service answering again', async () => psql(conn, 'SELECT count(*) FROM orders').out === '300', 60000);
 	await page.reload();

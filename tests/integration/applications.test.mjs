@@ -305,9 +305,10 @@ test('start_stop_restart_queue_lifecycle_jobs_and_a_repeat_answers_the_queued_on
 		assert.match(j.id, UUID);
 		assert.deepEqual({ ...j, id: undefined, createdAt: undefined }, {
 			id: undefined, createdAt: undefined, queue: 'lifecycle', kind: `application.${verb}`, status: 'QUEUED',
-			targetType: 'application', targetId: a.id,
+			targetType: 'application', targetId: a.id, attempts: 0, startedAt: null, finishedAt: null, errorMessage: null,
 		});
 		assert.match(j.createdAt, TS);
+		assert.equal(res.headers.location, `/jobs/${j.id}`);
 		jobs[verb] = j.id;
 		const again = await ok(call(srv, 'POST', `/applications/${a.id}/${verb}`, owner), 202);
 		assert.equal(again.id, j.id, `${verb} again answers the queued job`);

@@ -207,7 +207,9 @@ export async function populate(srv, owner, opts = {}) {
 	});
 
 	await step('backup', ['POST /services/{id}/backups'], async () => {
-		ids.backups = data(await send('POST', '/services/{id}/backups', undefined, { want: 202 })).id;
+		const b = data(await send('POST', '/services/{id}/backups', undefined, { want: 202 }));
+		ids.backups = b.id;
+		ids.jobs = b.jobId; // the backup's job (GET /jobs/{id})
 	});
 
 	await step('git source', ['PUT /applications/{id}/git-source'], async () => {

@@ -266,7 +266,8 @@ test('start_stop_and_restart_queue_lifecycle_jobs', async () => {
 	const s = await ok(create(owner, { name: 'life-db', kind: 'POSTGRESQL', environmentId: env }), 201);
 	for (const verb of ['start', 'stop', 'restart']) {
 		const job = await ok(call(srv, 'POST', `/services/${s.id}/${verb}`, owner), 202);
-		assert.deepEqual(Object.keys(job).sort(), ['createdAt', 'id', 'kind', 'queue', 'status', 'targetId', 'targetType']);
+		assert.deepEqual(Object.keys(job).sort(), ['attempts', 'createdAt', 'errorMessage', 'finishedAt', 'id', 'kind', 'queue',
+			'startedAt', 'status', 'targetId', 'targetType']);
 		assert.equal(job.kind, `service.${verb}`);
 		assert.equal(job.queue, 'lifecycle');
 		assert.equal(job.status, 'QUEUED');
@@ -342,9 +343,12 @@ test('a_restore_is_queued_with_its_audit_record_and_one_waits_at_a_time', async 
 		SELECT organization_id, id, 'SUCCEEDED', 1, '/nowhere/' || g || '.pgdump', repeat('b', 64), now(), now()
 		FROM services, generate_series(1, 2) g WHERE id = '${s.id}' RETURNING id`)).trim().split('\n');
 	const [b1, b2] = made;
-	const j1 = await ok(call(srv, 'POST', `/services/${s.id}/backups/${b1}/restore`, owner), 202);
+	const r1 = await call(srv, 'POST', `/services/${s.id}/backups/${b1}/restore`, owner);
+	const j1 = await ok(r1, 202);
+	assert.equal(r1.headers.location, `/jobs/${j1.id}`, 'the 202 names where its job is read');
 	assert.deepEqual({ ...j1, id: 'x', createdAt: 'x' }, { id: 'x', queue: 'lifecycle', kind: 'service.restore', status: 'QUEUED',
-		targetType: 'service', targetId: s.id, createdAt: 'x' });
+		targetType: 'service', targetId: s.id, createdAt: 'x', attempts: 0, startedAt: null, finishedAt: null, errorMessage: null });
+	assert.deepEqual(await ok(call(srv, 'GET', `/jobs/${j1.id}`, owner)), j1, 'GET /jobs/:id answers the same job');
 	assert.equal((await sql(`SELECT payload->>'backupId' FROM jobs WHERE id = '${j1.id}'`)).trim(), b1);
 	const again = await ok(call(srv, 'POST', `/services/${s.id}/backups/${b1}/restore`, owner), 202);
 	assert.equal(again.id, j1.id, 'the same backup asked again answers its job');

@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, get, post } from './api.js';
 import { Link } from './router.jsx';
 import { MountsBanner } from './metrics.jsx';
-import { Badge, EditPanel, ErrorBox, Field, Form, Lifecycle, ListOf, Loading, RecordPage, ShownOnce, RowAction, Table, useAction, useData, useDefault, useForm, useRefresh, useTitle, when } from './ui.jsx';
+import { Badge, EditPanel, ErrorBox, Field, Form, jobSentence, Lifecycle, ListOf, Loading, RecordPage, ShownOnce, RowAction, Table, useAction, useData, useDefault, useForm, useJob, useRefresh, useTitle, when } from './ui.jsx';
 
 const envOptions = (projects) =>
 	(projects || []).flatMap((p) =>
@@ -158,8 +158,8 @@ function ScheduleForm({ id, current, saved }) {
 }
 
 // A backup's restore, asked for in a modal dialog: it replaces the
-// service's data with the dump's. The answer is the queued job, whose
-// state is said.
+// service's data with the dump's. The answer is the queued job, read until
+// it ends (Backups: useJob); its state is said.
 function Restore({ id, backup, done }) {
 	const dialog = useRef(null);
 	const [error, setError] = useState(null);
@@ -210,14 +210,20 @@ function Backups({ id }) {
 	const backups = useData(() => get(`/services/${id}/backups?limit=50`), [id]);
 	const [msg, setMsg] = useState(null);
 	const { error, act } = useAction();
+	const [restore, watchRestore, restoreError] = useJob();
 	useRefresh(!!backups.data?.some((b) => BACKUP_IN_FLIGHT.includes(b.status)), backups.reload);
 	const backup = act(async () => {
 		setMsg(null);
+		watchRestore(null);
 		const b = await post(`/services/${id}/backups`);
 		setMsg(`Backup ${b.status.toLowerCase()}.`);
 		backups.reload();
 	});
-	const restored = (job) => setMsg(`Restore queued: job ${job.status.toLowerCase()}. The service's status shows when it is running again.`);
+	const restored = (job) => {
+		setMsg(null);
+		watchRestore(job);
+	};
+	const said = msg || (restore && jobSentence('Restore', restore));
 	return (
 		<>
 			<div class="actions">
@@ -227,13 +233,13 @@ function Backups({ id }) {
 				<button type="button" class="secondary" onClick={backups.reload}>
 					Refresh backups
 				</button>
-				{msg && (
-					<span class="ok" role="status">
-						{msg}
+				{said && (
+					<span class={!msg && restore?.status === 'FAILED' ? 'error' : 'ok'} role="status">
+						{said}
 					</span>
 				)}
 			</div>
-			<ErrorBox error={error} />
+			<ErrorBox error={error || restoreError} />
 			<ListOf list={backups} what="backups" empty="No backups yet.">
 				{(rows) => (
 					<Table head={['Requested', 'Status', 'Size', 'Finished', <span class="sr-only">Actions</span>]}>

@@ -1,7 +1,7 @@
 // Small pieces every page uses: loading data, forms with the API's field
 // errors, status badges.
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, post } from './api.js';
+import { ApiError, get, post } from './api.js';
 import { Link } from './router.jsx';
 
 // Runs load() now and whenever deps change; reload() runs it again.
@@ -135,6 +135,58 @@ export function useRefresh(active, reload, ms = 5000) {
 	}, [active, reload, ms]);
 }
 
+const JOB_ENDED = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
+
+// A job a 202 answered with, read again with GET /jobs/:id every `ms`
+// until it ends; ended(job) is called once with its end. Returns [job,
+// watch, error]: watch(job) starts with the 202's job; error is the API's
+// when a read fails (the reading stops there).
+export function useJob(ended, ms = 1000) {
+	const [job, setJob] = useState(null);
+	const [error, setError] = useState(null);
+	const endedRef = useRef(ended);
+	endedRef.current = ended;
+	useEffect(() => {
+		if (!job || JOB_ENDED.includes(job.status)) return undefined;
+		let live = true;
+		const t = setTimeout(async () => {
+			try {
+				const next = await get(`/jobs/${job.id}`);
+				if (!live) return;
+				setJob(next);
+				if (JOB_ENDED.includes(next.status)) endedRef.current?.(next);
+			} catch (e) {
+				if (live) setError(e);
+			}
+		}, ms);
+		return () => {
+			live = false;
+			clearTimeout(t);
+		};
+	}, [job, ms]);
+	const watch = useCallback((j) => {
+		setError(null);
+		setJob(j && j.id ? j : null);
+	}, []);
+	return [job, watch, error];
+}
+
+// What a job of `name` ("Restore") has come to, in a sentence.
+export function jobSentence(name, job) {
+	switch (job.status) {
+		case 'RUNNING':
+			return `${name} running.`;
+		case 'SUCCEEDED':
+			return `${name} succeeded.`;
+		case 'FAILED':
+			return `${name} failed: ${job.errorMessage || 'no reason was recorded.'}`;
+		case 'CANCELLED':
+			return `${name} cancelled.`;
+		default:
+			return `${name} queued.`;
+	}
+}
+
 // A form of useForm(): the API's error above its fields, one submit button.
 export function Form({ form, submit, secondary = false, class: cls, children }) {
 	return (
@@ -237,18 +289,22 @@ export function RowAction({ onClick, label, children }) {
 }
 
 // Start, stop and restart of an application or a service (`path`): each
-// queues a job; its state is said, and changed() reloads the record.
+// queues a job, read until it ends (useJob); its state is said, and
+// changed() reloads the record when it is queued and when it ends.
 export function Lifecycle({ path, changed }) {
-	const [msg, setMsg] = useState(null);
+	const [name, setName] = useState(null);
+	const [job, watch, jobError] = useJob(() => changed());
 	const { error, act: run } = useAction();
 	const act = (verb) =>
 		run(async () => {
-			setMsg(null);
-			const job = await post(`${path}/${verb}`);
-			const name = `${verb[0].toUpperCase()}${verb.slice(1)}`;
-			setMsg(job && job.status ? `${name} queued (job ${job.status.toLowerCase()}).` : `${name} queued.`);
+			setName(null);
+			watch(null);
+			const queued = await post(`${path}/${verb}`);
+			setName(`${verb[0].toUpperCase()}${verb.slice(1)}`);
+			watch(queued);
 			changed();
 		});
+	const msg = name && (job ? jobSentence(name, job) : `${name} queued.`);
 	return (
 		<div class="actions">
 			{['start', 'stop', 'restart'].map((verb) => (
@@ -257,11 +313,11 @@ export function Lifecycle({ path, changed }) {
 				</button>
 			))}
 			{msg && (
-				<span class="ok" role="status">
+				<span class={job?.status === 'FAILED' ? 'error' : 'ok'} role="status">
 					{msg}
 				</span>
 			)}
-			<ErrorBox error={error} />
+			<ErrorBox error={error || jobError} />
 		</div>
 	);
 }

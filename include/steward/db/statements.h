@@ -69,6 +69,7 @@ extern const struct sw_db_stmt_group sw_db_variables_statements;
 extern const struct sw_db_stmt_group sw_db_git_statements;
 extern const struct sw_db_stmt_group sw_db_servers_statements;
 extern const struct sw_db_stmt_group sw_db_services_statements;
+extern const struct sw_db_stmt_group sw_db_jobs_statements;
 extern const struct sw_db_stmt_group sw_db_alerts_statements;
 extern const struct sw_db_stmt_group sw_db_channels_statements;
 extern const struct sw_db_stmt_group sw_db_plans_statements;
