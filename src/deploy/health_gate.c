@@ -83,6 +83,8 @@ int sw_pl_health_gate(struct sw_pl *p, unsigned port, const char *path, int expe
 		}
 		if (r == 0)
 			snprintf(last, sizeof(last), "answered %d", status);
+		else if (why[0] >= 'A' && why[0] <= 'Z') /* a sentence of the remote driver's own */
+			snprintf(last, sizeof(last), "failed: %s", why);
 		else
 			snprintf(last, sizeof(last), "%s", why[0] ? why : strerror(-r));
 		size_t n = strlen(last);
