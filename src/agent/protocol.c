@@ -11,6 +11,7 @@
 #include "steward/base/json.h"
 #include "steward/base/limits.h"
 #include "steward/base/secret.h"
+#include "steward/base/validate.h"
 
 enum ftype {
 	F_ID,      /* [A-Za-z0-9._:-]{1,max} */
@@ -27,6 +28,7 @@ enum ftype {
 	F_STRINGS, /* an array of at most max F_ID strings */
 	F_NESTED,  /* an object read with the table nested */
 	F_KIND,    /* a command kind of the closed set */
+	F_PATH,    /* an HTTP path as healthCheckPath takes it (sw_valid_http_path) */
 };
 
 struct field {
@@ -135,6 +137,7 @@ static const char *const type_names[SW_AGENT_MSG_COUNT] = {
 /* The application whose objects a list is about (its steward.application label). */
 #define APPLICATION { "applicationId", F_ID, false, 64, M(args.application_id) }
 static const char *const engines[] = { "postgres", "mysql", "redis", "mongo", NULL };
+static const char *const probe_hosts[] = { "127.0.0.1", "::1", NULL };
 
 static const struct cmd {
 	const char *name;
@@ -184,6 +187,12 @@ static const struct cmd {
 		{ "file", F_NAME, true, 255, M(args.file) },
 		{ "data", F_TEXT, true, 65536, M(args.data) },
 		{ "mode", F_UINT, true, 07777, M(args.mode) }, END } },
+	/* The health gate's GET on the server's loopback (sw_agent_probe_valid()). */
+	[SW_AGENT_CMD_CONTAINER_PROBE] = { "container.probe", {
+		{ "host", F_ENUM, false, 0, M(args.host), NULL, probe_hosts },
+		{ "port", F_UINT, true, 65535, M(args.port) },
+		{ "path", F_PATH, true, SW_HTTP_PATH_MAX_LEN, M(args.path) },
+		{ "timeoutS", F_UINT, true, SW_AGENT_PROBE_TIMEOUT_MAX_S, M(args.timeout_s) }, END } },
 };
 
 const char *sw_agent_msg_type_name(enum sw_agent_msg_type t)
@@ -228,6 +237,10 @@ static bool string_fits(const struct field *f, const char *s, size_t len)
 	if (f->type == F_KIND) {
 		enum sw_agent_cmd k;
 		return sw_agent_cmd_from_name(s, &k);
+	}
+	if (f->type == F_PATH) {
+		const char *msg;
+		return len <= f->max && strlen(s) == len && sw_valid_http_path(sw_str_from(s, len), &msg);
 	}
 	if (len > f->max || (len == 0 && f->type != F_DATA && f->type != F_BASE64))
 		return false;
@@ -400,6 +413,11 @@ int sw_agent_msg_decode(const char *text, size_t len, struct sw_agent_msg *ret, 
 				 errlen);
 		if (rc < 0)
 			goto fail;
+		rc = -EINVAL;
+		if (ret->kind == SW_AGENT_CMD_CONTAINER_PROBE &&
+		    !sw_agent_probe_valid(ret->args.host, ret->args.port, ret->args.path, ret->args.timeout_s,
+					  err, errlen))
+			goto fail;
 	} else if (t == SW_AGENT_MSG_HELLO) {
 		if (ret->protocol_min == 0 || ret->protocol_min > ret->protocol_max) {
 			snprintf(err, errlen, "hello: protocolMin..protocolMax is not a range of versions");
@@ -565,6 +583,24 @@ int sw_agent_cmd_digest(const struct sw_agent_msg *m, uint8_t out[32])
 	free(payload);
 	sw_buf_release(&b);
 	return rc;
+}
+
+bool sw_agent_probe_valid(const char *host, uint64_t port, const char *path, uint64_t timeout_s,
+			  char *err, size_t errlen)
+{
+	const char *msg = NULL;
+	if (host && !enum_has(probe_hosts, host))
+		snprintf(err, errlen, "container.probe: host is not the server's loopback");
+	else if (port < SW_AGENT_PROBE_PORT_MIN || port > 65535)
+		snprintf(err, errlen, "container.probe: port is not a port the platform gives");
+	else if (!path || !sw_valid_http_path(sw_str_cstr(path), &msg))
+		snprintf(err, errlen, "container.probe: path %s", msg ? msg : "is required");
+	else if (timeout_s < 1 || timeout_s > SW_AGENT_PROBE_TIMEOUT_MAX_S)
+		snprintf(err, errlen, "container.probe: timeoutS is not 1 to %d seconds",
+			 SW_AGENT_PROBE_TIMEOUT_MAX_S);
+	else
+		return true;
+	return false;
 }
 
 enum sw_agent_seq_verdict sw_agent_seq_check(struct sw_agent_seq *s, uint64_t seq)

@@ -25,6 +25,7 @@ static const struct {
 	{ EFBIG, "TOO_LARGE" },       { ECANCELED, "CANCELLED" },	{ EOPNOTSUPP, "NOT_AVAILABLE" },
 	{ EAGAIN, "NOT_RUNNING" },    { EBADMSG, "BAD_DATA" },		{ ENODATA, "NO_DATA" },
 	{ EACCES, "REFUSED" },        { ENAMETOOLONG, "TOO_LONG" },
+	{ ECONNRESET, "CONNECTION_RESET" }, { EPROTO, "NOT_HTTP" }, /* container.probe */
 	/* The agent's own (docs/agent-protocol.md). */
 	{ ETIMEDOUT, "EXPIRED" },     { EINVAL, "INVALID_COMMAND" },	{ EINVAL, "ID_REUSED" },
 };
@@ -53,7 +54,7 @@ static const enum sw_agent_cmd kinds[] = {
 	SW_AGENT_CMD_CONTAINER_REMOVE, SW_AGENT_CMD_CONTAINER_LIST,   SW_AGENT_CMD_VOLUME_CREATE,
 	SW_AGENT_CMD_VOLUME_REMOVE,    SW_AGENT_CMD_VOLUME_LIST,	    SW_AGENT_CMD_ROUTE_SET,
 	SW_AGENT_CMD_ROUTE_REMOVE,     SW_AGENT_CMD_PROXY_STATE,	    SW_AGENT_CMD_CONTAINER_FILE,
-	SW_AGENT_CMD_IMAGE_BUILD,      SW_AGENT_CMD_CONTAINER_INSPECT,
+	SW_AGENT_CMD_IMAGE_BUILD,      SW_AGENT_CMD_CONTAINER_INSPECT,  SW_AGENT_CMD_CONTAINER_PROBE,
 };
 
 uint32_t sw_driver_agent_kinds(void)
@@ -266,6 +267,27 @@ static int container_inspect(struct sw_driver *d, const struct sw_agent_msg *cmd
 	return rc;
 }
 
+/* container.probe: the health gate's GET on this server's loopback, its
+ * payload bounded by the decoder (sw_agent_probe_valid()). A status is an
+ * answer, whatever it is; no answer is an error (UNREACHABLE, TIMED_OUT,
+ * CONNECTION_RESET, NOT_HTTP) the health gate names. */
+static int container_probe(struct sw_driver *d, const struct sw_agent_msg *cmd, json_t **res, char *err,
+			   size_t errlen)
+{
+	struct sw_http_probe q = {
+		.host = cmd->args.host,
+		.port = (unsigned)cmd->args.port,
+		.path = cmd->args.path,
+		.timeout_s = (unsigned)cmd->args.timeout_s,
+	};
+	int status = 0;
+	uint64_t ms = 0;
+	int rc = sw_driver_http_probe(d, &q, &status, &ms, err, errlen);
+	if (rc == 0)
+		*res = json_pack("{s:i,s:I}", "status", status, "elapsedMs", (json_int_t)ms);
+	return rc;
+}
+
 static int run(struct sw_driver *d, const struct sw_agent_msg *cmd, json_t **res, char *err, size_t errlen)
 {
 	const char *name = cmd->args.name;
@@ -301,6 +323,8 @@ static int run(struct sw_driver *d, const struct sw_agent_msg *cmd, json_t **res
 		return container_file(d, cmd, err, errlen);
 	case SW_AGENT_CMD_CONTAINER_INSPECT:
 		return container_inspect(d, cmd, res, err, errlen);
+	case SW_AGENT_CMD_CONTAINER_PROBE:
+		return container_probe(d, cmd, res, err, errlen);
 	default:
 		snprintf(err, errlen, "not run by this agent");
 		return -EOPNOTSUPP;

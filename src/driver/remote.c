@@ -759,6 +759,30 @@ static int rd_memory_available(struct sw_driver *d, uint64_t *ret_bytes)
 	return rc;
 }
 
+/* ---- the health gate's probe, made by the agent on its own loopback ---- */
+
+static int rd_http_probe(struct sw_driver *d, const struct sw_http_probe *q, int *ret_status, uint64_t *ret_ms,
+			 char *err, size_t errlen)
+{
+	json_t *res;
+	json_t *p = json_pack("{s:s,s:i,s:s,s:i}", "host", q->host ? q->host : "127.0.0.1", "port",
+			      (int)q->port, "path", q->path, "timeoutS", (int)q->timeout_s);
+	int rc = call(d, "container.probe", p, q->timeout_s * 1000, &res, err, errlen);
+	if (rc)
+		return rc;
+	json_t *st = json_object_get(res, "status"), *ms = json_object_get(res, "elapsedMs");
+	if (!json_is_integer(st) || json_integer_value(st) < 100 || json_integer_value(st) > 599) {
+		json_decref(res);
+		snprintf(err, errlen, "The server's agent sent no status for the probe.");
+		return -EPROTO;
+	}
+	*ret_status = (int)json_integer_value(st);
+	if (ret_ms && json_is_integer(ms) && json_integer_value(ms) >= 0)
+		*ret_ms = (uint64_t)json_integer_value(ms);
+	json_decref(res);
+	return 0;
+}
+
 static const struct sw_rd_ops ops = {
 	.free = remote_free,
 	.image_build = rd_image_build,
@@ -778,4 +802,5 @@ static const struct sw_rd_ops ops = {
 	.container_put_file = rd_container_put_file,
 	.container_state = rd_container_state,
 	.memory_available = rd_memory_available,
+	.http_probe = rd_http_probe,
 };

@@ -164,7 +164,7 @@ test('the agent dials with its token and says hello with the host facts', async 
 	assert.deepEqual(hello.capabilities, ['image.build', 'image.exists', 'image.list', 'image.remove', 'container.create',
 		'container.start', 'container.stop', 'container.remove', 'container.list', 'container.inspect', 'volume.create',
 		'volume.remove', 'caddy.route.set', 'caddy.route.remove', 'caddy.state', 'metrics.sample', 'host.facts', 'volume.list',
-		'container.file']);
+		'container.file', 'container.probe']);
 });
 
 test('heartbeats are answered with their sequence number', async () => {

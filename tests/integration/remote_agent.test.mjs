@@ -168,13 +168,22 @@ const containersOn = async (request, app) => (await request('GET', `/containers/
 // GET through the second Caddy with the Host header.
 const viaCaddy2 = (host, opts) => W.viaCaddy({ caddy: caddy2 }, host, '/', opts);
 
+// The health gate's probes of deployment d, made by the agent on its own
+// loopback: the container.probe commands issued for the server while d ran,
+// each as "<command status>:<HTTP status or error code>", in order.
+async function probesOf(d) {
+	return (await w.sql(`SELECT coalesce(string_agg(status || ':' || coalesce(result->>'status', error_code, '?'), ',' ORDER BY created_at), '') FROM agent_commands WHERE server_id = '${server.id}' AND kind = 'container.probe' AND created_at BETWEEN '${d.startedAt}' AND '${d.finishedAt}'`)).trim();
+}
+
 test('a git deployment to the remote server is built, run and served there (RECREATE, then BLUE_GREEN), and a rollback too', async () => {
 	const app = await gitApp('far-deploy', 'far v1\n');
 	const host = 'far-deploy.example.com';
 	await W.verifiedDomain(w, app, host);
 	const d1 = await W.deployed(w, app);
 	assert.equal(d1.strategy, 'RECREATE');
+	assert.match(await probesOf(d1), /^(SUCCEEDED:\d{3},|FAILED:[A-Z_]+,)*SUCCEEDED:200$/, 'the health gate ran on the agent');
 	const log = await W.logText(w, d1.id);
+	assert.match(log, /Health gate: GET \/ on port \d+ of the server, made there/);
 	assert.match(log, /Step 1\/\d+ : FROM steward-test\/base:latest/, 'the engine\'s build output came back into the log');
 	assert.match(log, /Successfully built [0-9a-f]+/);
 	assert.deepEqual(await imagesOn(second.request, app), [`steward/${app.id}:1`], 'built on the second engine');
@@ -195,6 +204,7 @@ test('a git deployment to the remote server is built, run and served there (RECR
 	await app.repo.git(['commit', '-q', '-am', 'Second version']);
 	const d2 = await W.deployed(w, app);
 	assert.equal(d2.strategy, 'BLUE_GREEN', await W.logText(w, d2.id));
+	assert.match(await probesOf(d2), /^(SUCCEEDED:\d{3},|FAILED:[A-Z_]+,)*SUCCEEDED:200$/, 'the new colour\'s gate ran on the agent');
 	assert.equal((await viaCaddy2(host)).text, 'far v2\n');
 	assert.deepEqual(await imagesOn(second.request, app), [`steward/${app.id}:1`, `steward/${app.id}:2`]);
 	const running = (await containersOn(second.request, app)).filter(([, state]) => state === 'running');
@@ -209,6 +219,24 @@ test('a git deployment to the remote server is built, run and served there (RECR
 	assert.equal((await viaCaddy2(host)).text, 'far v1\n');
 	assert.deepEqual(await imagesOn(dockerRequest, app), []);
 	assert.deepEqual(await containersOn(dockerRequest, app), []);
+});
+
+test('a remote version whose health path fails: FAILED with the health gate\'s sentence from the agent\'s probes, and the version before keeps serving', async () => {
+	const app = await gitApp('far-unhealthy', 'healthy v1\n');
+	const host = 'far-unhealthy.example.com';
+	await W.verifiedDomain(w, app, host);
+	await W.deployed(w, app);
+	assert.equal((await viaCaddy2(host)).text, 'healthy v1\n');
+	fs.writeFileSync(`${app.repo.path}/www/index.html`, 'never served\n');
+	await app.repo.git(['commit', '-q', '-am', 'An unhealthy version']);
+	await ok(w.call('PATCH', `/applications/${app.id}`, { body: { healthCheckPath: '/missing', healthCheckRetries: 2, healthCheckTimeoutSeconds: 2 } }));
+	const d2 = await W.deployed(w, app, {}, 'FAILED');
+	const port = (await ok(w.call('GET', `/applications/${app.id}`))).port;
+	assert.equal(d2.errorMessage, `The new version did not pass the health check: GET /missing on port ${port} answered 404 (expected 200) after 2 tries.`);
+	assert.match(await probesOf(d2), /^(SUCCEEDED:404|FAILED:UNREACHABLE),SUCCEEDED:404$/, 'both tries were the agent\'s');
+	assert.equal((await viaCaddy2(host)).text, 'healthy v1\n', 'the version before serves on');
+	assert.deepEqual((await containersOn(second.request, app)).filter(([, state]) => state === 'running').map(([n]) => n),
+		[`${containerName(app).slice(0, -2)}-1`], 'the first version runs again on the second engine');
 });
 
 test('an upload deployment to the remote server is built there from the streamed archive, its variable values scrubbed from the build log', async () => {

@@ -121,6 +121,94 @@ TEST(commands_of_the_closed_set)
 	}
 }
 
+#define PROBE(members) CMD("container.probe", "{" members "}")
+
+TEST(a_probe_reaches_only_the_loopback_with_a_checked_path)
+{
+	struct sw_agent_msg m;
+	char err[256];
+	REQUIRE(decode(PROBE("\"host\":\"127.0.0.1\",\"port\":3000,\"path\":\"/health?deep=1\",\"timeoutS\":5"),
+		       &m, err) == 0);
+	CHECK_INT_EQ(m.kind, SW_AGENT_CMD_CONTAINER_PROBE);
+	CHECK_STR_EQ(m.args.host, "127.0.0.1");
+	CHECK_INT_EQ(m.args.port, 3000);
+	CHECK_STR_EQ(m.args.path, "/health?deep=1");
+	CHECK_INT_EQ(m.args.timeout_s, 5);
+	sw_agent_msg_release(&m);
+	CHECK(!refused(PROBE("\"host\":\"::1\",\"port\":65535,\"path\":\"/\",\"timeoutS\":300")));
+	CHECK(!refused(PROBE("\"port\":1,\"path\":\"/\",\"timeoutS\":1"))); /* host: 127.0.0.1 */
+	/* Any other host, however it is spelled. */
+	static const char *const hosts[] = { "10.0.0.1", "localhost", "127.0.0.2", "0.0.0.0", "127.1",
+					     "[::1]", "::ffff:127.0.0.1", "example.com", "" };
+	for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++) {
+		char s[256];
+		snprintf(s, sizeof(s), PROBE("\"host\":\"%s\",\"port\":3000,\"path\":\"/\",\"timeoutS\":5"),
+			 hosts[i]);
+		CHECK(refused(s));
+	}
+	/* A port outside 1..65535. */
+	CHECK(refused(PROBE("\"port\":0,\"path\":\"/\",\"timeoutS\":5")));
+	CHECK(refused(PROBE("\"port\":65536,\"path\":\"/\",\"timeoutS\":5")));
+	CHECK(refused(PROBE("\"port\":-1,\"path\":\"/\",\"timeoutS\":5")));
+	CHECK(refused(PROBE("\"port\":\"3000\",\"path\":\"/\",\"timeoutS\":5")));
+	/* A path healthCheckPath would not take: no request line can be
+	 * smuggled, no other host named. */
+	static const char *const paths[] = { "health", "//evil.example/x", "/a/../b", "/a\\r\\nHost: x",
+					     "/a b", "http://127.0.0.1:2019/config/", "", "/a\\u0000b" };
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		char s[256];
+		snprintf(s, sizeof(s), PROBE("\"port\":3000,\"path\":\"%s\",\"timeoutS\":5"), paths[i]);
+		CHECK(refused(s));
+	}
+	char longp[SW_HTTP_PATH_MAX_LEN + 2], s[512];
+	memset(longp, 'a', sizeof(longp) - 1);
+	longp[0] = '/';
+	longp[sizeof(longp) - 1] = '\0';
+	snprintf(s, sizeof(s), PROBE("\"port\":3000,\"path\":\"%s\",\"timeoutS\":5"), longp);
+	CHECK(refused(s));
+	/* A timeout outside 1..300 s, a member of no probe, a missing one. */
+	CHECK(refused(PROBE("\"port\":3000,\"path\":\"/\",\"timeoutS\":0")));
+	CHECK(refused(PROBE("\"port\":3000,\"path\":\"/\",\"timeoutS\":301")));
+	CHECK(refused(PROBE("\"port\":3000,\"path\":\"/\",\"timeoutS\":5,\"url\":\"http://x/\"")));
+	CHECK(refused(PROBE("\"port\":3000,\"timeoutS\":5")));
+	/* The sentence names the member, never the value. */
+	CHECK_INT_EQ(decode(PROBE("\"port\":0,\"path\":\"/secret-token\",\"timeoutS\":5"), &m, err), -EINVAL);
+	CHECK(strstr(err, "port") != NULL);
+	CHECK(strstr(err, "secret-token") == NULL);
+	/* The same bounds for the driver's callers. */
+	CHECK(sw_agent_probe_valid(NULL, 8080, "/", 5, err, sizeof(err)));
+	CHECK(!sw_agent_probe_valid("192.168.1.1", 8080, "/", 5, err, sizeof(err)));
+	CHECK(strstr(err, "host") != NULL);
+	CHECK(!sw_agent_probe_valid(NULL, 0, "/", 5, err, sizeof(err)));
+	CHECK(!sw_agent_probe_valid(NULL, 8080, NULL, 5, err, sizeof(err)));
+	CHECK(!sw_agent_probe_valid(NULL, 8080, "/x\r\n", 5, err, sizeof(err)));
+	CHECK(!sw_agent_probe_valid(NULL, 8080, "/", 0, err, sizeof(err)));
+}
+
+TEST(a_probe_encoded_from_args_decodes_the_same)
+{
+	struct sw_agent_msg m = { .type = SW_AGENT_MSG_COMMAND, .id = "p-1",
+				  .kind = SW_AGENT_CMD_CONTAINER_PROBE, .expires_at_ms = 5000 };
+	m.args.host = "::1";
+	m.args.port = 41234;
+	m.args.path = "/healthz";
+	m.args.timeout_s = 3;
+	struct sw_buf b = { 0 };
+	REQUIRE(sw_agent_msg_encode(&b, &m) == 0);
+	struct sw_agent_msg d;
+	char err[256];
+	REQUIRE(sw_agent_msg_decode(b.data, b.len, &d, err, sizeof(err)) == 0);
+	CHECK_STR_EQ(d.args.host, "::1");
+	CHECK_INT_EQ(d.args.port, 41234);
+	CHECK_STR_EQ(d.args.path, "/healthz");
+	CHECK_INT_EQ(d.args.timeout_s, 3);
+	sw_agent_msg_release(&d);
+	b.len = 0;
+	m.args.path = "no-slash"; /* refused by the encoder too */
+	CHECK_INT_EQ(sw_agent_msg_encode(&b, &m), -EINVAL);
+	sw_buf_release(&b);
+}
+
 TEST(lists_name_their_application)
 {
 	struct sw_agent_msg m;

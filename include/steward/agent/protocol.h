@@ -57,6 +57,7 @@ enum sw_agent_cmd {
 	SW_AGENT_CMD_HOST_FACTS, /* the hello's host facts read again: a command that changes nothing */
 	SW_AGENT_CMD_VOLUME_LIST,
 	SW_AGENT_CMD_CONTAINER_FILE,
+	SW_AGENT_CMD_CONTAINER_PROBE, /* the health gate's GET, made on the server's own loopback */
 	SW_AGENT_CMD_COUNT,
 };
 
@@ -107,6 +108,8 @@ struct sw_agent_msg {
 		uint64_t mode;
 		const char *context_sha256; /* image.build: hex SHA-256 of the input (the tar) */
 		uint64_t timeout_s, tail, context_bytes;
+		const char *host, *path; /* container.probe: "127.0.0.1" or "::1"; the health path */
+		uint64_t port;           /* container.probe */
 		bool follow;
 		json_t *spec, *route, *labels;
 	} args;                     /* the payload's members, by the kind's table */
@@ -134,6 +137,18 @@ void sw_agent_msg_release(struct sw_agent_msg *m);
  * checks. -EINVAL when m lacks a required member or breaks a cap (so a
  * bug here is found before the peer refuses it); -ENOMEM. */
 int sw_agent_msg_encode(struct sw_buf *out, const struct sw_agent_msg *m);
+
+/* What a container.probe may ask for, on both sides of the channel: host
+ * "127.0.0.1" or "::1" (NULL: 127.0.0.1), a port in
+ * SW_AGENT_PROBE_PORT_MIN..65535 (an application's port, or a BLUE_GREEN
+ * colour's from the kernel's ephemeral range), a path as an application's
+ * healthCheckPath is checked (sw_valid_http_path) and a timeout of 1 to
+ * SW_AGENT_PROBE_TIMEOUT_MAX_S seconds. false with a sentence naming the
+ * member at fault. */
+#define SW_AGENT_PROBE_PORT_MIN 1
+#define SW_AGENT_PROBE_TIMEOUT_MAX_S 300
+bool sw_agent_probe_valid(const char *host, uint64_t port, const char *path, uint64_t timeout_s,
+			  char *err, size_t errlen);
 
 /* The version a welcome answers a hello with: the highest one in both the
  * hello's range and ours. false when the ranges do not meet (the control

@@ -277,6 +277,28 @@ int sw_driver_container_put_file(struct sw_driver *d, const char *container, con
 				 const char *name, const void *data, size_t len, unsigned mode, char *err,
 				 size_t errlen);
 
+/* ---- an HTTP probe (probe.c): the health gate's request ----
+ * One GET of path on host:port of the server the driver drives, made on
+ * that server: directly on the local host, by the agent (container.probe)
+ * on a remote one, so the answer is the server's own loopback's. Bounded
+ * by timeout_s for connecting, sending and reading the status line. */
+struct sw_http_probe {
+	const char *host;   /* "127.0.0.1" or "::1"; NULL: 127.0.0.1 */
+	unsigned port;      /* SW_AGENT_PROBE_PORT_MIN..65535 */
+	const char *path;   /* as healthCheckPath is checked (sw_valid_http_path) */
+	unsigned timeout_s; /* 1..SW_AGENT_PROBE_TIMEOUT_MAX_S */
+};
+/* 0 with the answer's status in *ret_status (and the time it took, ms, in
+ * *ret_ms when not NULL); -ECONNREFUSED (nothing listens), -ETIMEDOUT (no
+ * status line within the timeout), -ECONNRESET (closed without one),
+ * -EPROTO (the answer was not HTTP), -EINVAL (a request outside
+ * sw_agent_probe_valid()'s bounds), other -errno; on a remote server also
+ * what a command can fail with (-EHOSTUNREACH: the agent is gone,
+ * -EOPNOTSUPP: its version does not carry container.probe). A sentence in
+ * err on failure. */
+int sw_driver_http_probe(struct sw_driver *d, const struct sw_http_probe *q, int *ret_status,
+			 uint64_t *ret_ms, char *err, size_t errlen);
+
 /* ---- host ---- */
 /* MemAvailable of the server, bytes, from <HOST_PROC_PATH or /proc>/meminfo.
  * -ENODATA when the kernel does not report it. */
