@@ -16,7 +16,10 @@
  *   a reader too far behind is cut by the stream (it resumes with
  *   Last-Event-ID). The stream lasts until the client leaves or the
  *   server stops.
- * - A remote server is 409 until agents push their samples here. */
+ * - A remote server's frames are its agent's samples, taken by the loop
+ *   of the replica that writes the metric history; a remote server whose
+ *   agent is not ONLINE as the stream starts is 409 SERVER_NOT_CONNECTED
+ *   (metrics.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
