@@ -484,6 +484,10 @@ void sw_api_metrics_alerts_forget(void);
  * containers of the applications in apps (a JSON array of ids), its counts
  * made again, serverId set and platform null; NULL when it cannot be read. */
 json_t *sw_api_metrics_remote_cut(const char *text, json_t *apps, const char *server_id);
+/* metrics_loop.c: a live reader of the remote server server_id starts
+ * (on) or leaves: a replica that does not write the metric history samples
+ * a remote server for its own readers only while it has some. */
+void sw_api_metrics_live_watch(const char *server_id, bool on);
 /* Why the local sampler could not be made (metrics_local.c), for a log line. */
 const char *sw_api_metrics_local_why(void);
 /* The cached SSE frames of server_id's samples (the last
@@ -491,7 +495,7 @@ const char *sw_api_metrics_local_why(void);
  * at most max, each with a reference for the caller; how many. Their
  * offset is their event id. */
 /* Streams server_id's samples to req as SSE (metrics_live.c); answers req. */
-void sw_api_metrics_live_start(struct sw_http_request *req, const char *server_id);
+void sw_api_metrics_live_start(struct sw_http_request *req, const char *server_id, bool remote);
 struct sw_hub_chunk;
 size_t sw_api_metrics_cache_frames(const char *server_id, uint64_t after_seq, struct sw_hub_chunk **out,
 				   size_t max);

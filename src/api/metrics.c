@@ -367,7 +367,8 @@ static void live_server_loaded(void *arg, const PGresult *res, const struct sw_d
 		sw_http_error(req, 409, "SERVER_NOT_CONNECTED", SW_DRIVER_NOT_CONNECTED);
 		return;
 	}
-	sw_api_metrics_live_start(req, PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_ID));
+	sw_api_metrics_live_start(req, PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_ID),
+				  strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_IS_LOCAL), "t") != 0);
 }
 
 static void server_live(struct sw_http_request *req)

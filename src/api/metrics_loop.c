@@ -29,9 +29,9 @@
  *   local host's. Its minute is this process's tick time, not the agent's
  *   clock. Servers are asked one after the other: an agent that does not
  *   answer holds the tick up to REMOTE_SAMPLE_MS (the interval, at least
- *   1 s; its command expires). Only the
- *   writer's live readers get remote frames (another replica's readers of
- *   a remote server get heartbeats only). An agent's sample carries no
+ *   1 s; its command expires). Another
+ *   replica samples only the remote servers its own live readers watch
+ *   (sw_api_metrics_live_watch), for their frames: nothing folded. An agent's sample carries no
  *   cumulative container CPU time, so a remote container's cpu_usec is 0.
  * - Alerts: METRIC_THRESHOLD rules are evaluated by the writer, each on
  *   its target server's sample of the tick (local or remote).
@@ -135,6 +135,12 @@ struct cached {
 	struct sw_hub_chunk *frame;
 };
 
+/* A remote server's live readers in this process. */
+struct watched {
+	char server_id[37];
+	unsigned readers;
+};
+
 /* A local server's live topic in the hub (its id names it). */
 struct topic {
 	char server_id[37];
@@ -162,6 +168,9 @@ static struct {
 	struct topic *topics;
 	size_t ntopics;
 	int64_t last_hourly_ms;
+	/* Remote servers with live readers in this process (L.mu). */
+	struct watched *watched;
+	size_t nwatched;
 } L = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static int64_t wall_ms(void)
@@ -633,12 +642,65 @@ struct remote {
 	struct sw_metrics_sample s;
 };
 
-/* Samples the remote servers whose agents are ONLINE (the writer only: one
- * writer per server across replicas), publishes each one's frame and
- * folds its host and its organization's containers. The agents answer
- * metrics.sample through the remote driver on the loop's connection,
+/* Folds a remote server's sample: its host, and its containers (all the
+ * organization's: the sample was cut to them). */
+static void remote_fold(const char *id, const struct sw_metrics_sample *s, int64_t bucket, int64_t now)
+{
+	struct point p;
+	host_point(s, &p);
+	struct acc *a = acc_find(id, "", "");
+	if (a)
+		fold(a, bucket, now, &p);
+	for (size_t k = 0; k < s->ncontainer; k++) {
+		const struct sw_metrics_container *ct = &s->container[k];
+		if (!ct->ref.id[0] || !(a = acc_find(id, ct->ref.application_id, ct->ref.id)))
+			continue;
+		container_point(ct, &p);
+		fold(a, bucket, now, &p);
+	}
+}
+
+static bool watched(const char *server_id)
+{
+	bool yes = false;
+	pthread_mutex_lock(&L.mu);
+	for (size_t i = 0; i < L.nwatched && !yes; i++)
+		yes = strcmp(L.watched[i].server_id, server_id) == 0;
+	pthread_mutex_unlock(&L.mu);
+	return yes;
+}
+
+void sw_api_metrics_live_watch(const char *server_id, bool on)
+{
+	pthread_mutex_lock(&L.mu);
+	size_t i = 0;
+	while (i < L.nwatched && strcmp(L.watched[i].server_id, server_id) != 0)
+		i++;
+	if (on && i == L.nwatched) {
+		struct watched *p = realloc(L.watched, (L.nwatched + 1) * sizeof(*p));
+		if (p) {
+			L.watched = p;
+			snprintf(p[i].server_id, sizeof(p[i].server_id), "%s", server_id);
+			p[i].readers = 0;
+			L.nwatched++;
+		}
+	}
+	if (i < L.nwatched) {
+		L.watched[i].readers += on ? 1 : 0;
+		L.watched[i].readers -= !on && L.watched[i].readers ? 1 : 0;
+		if (!L.watched[i].readers)
+			L.watched[i] = L.watched[--L.nwatched];
+	}
+	pthread_mutex_unlock(&L.mu);
+}
+
+/* Samples the remote servers whose agents are ONLINE and publishes each
+ * one's frame; the writer (one writer per server across replicas) samples
+ * them all and folds each one's host and organization's containers,
+ * another replica only those its own live readers watch, for them. The
+ * agents answer metrics.sample through the remote driver on the loop's connection,
  * wherever their sessions are held. Returns the samples (*n of them). */
-static struct remote *remotes_sample(int64_t now, int64_t bucket, uint64_t seq, size_t *n)
+static struct remote *remotes_sample(bool writing, int64_t now, int64_t bucket, uint64_t seq, size_t *n)
 {
 	*n = 0;
 	PGresult *servers = exec(&sw_db_stmt_metrics_remote_servers, NULL, PGRES_TUPLES_OK);
@@ -646,6 +708,8 @@ static struct remote *remotes_sample(int64_t now, int64_t bucket, uint64_t seq, 
 	struct remote *out = calloc(rows ? (size_t)rows : 1, sizeof(*out));
 	for (int i = 0; out && i < rows && L.conn; i++) {
 		const char *id = PQgetvalue(servers, i, 0);
+		if (!writing && !watched(id))
+			continue;
 		json_t *apps = json_loads(PQgetvalue(servers, i, 1), 0, NULL);
 		struct sw_driver *d = NULL;
 		char *text = NULL, err[256] = "";
@@ -666,19 +730,9 @@ static struct remote *remotes_sample(int64_t now, int64_t bucket, uint64_t seq, 
 			if (c)
 				frame_put(id, c, now, seq);
 			free(frame);
-			struct point p;
-			host_point(&r->s, &p);
-			struct acc *a = acc_find(id, "", "");
-			if (a)
-				fold(a, bucket, now, &p);
-			for (size_t k = 0; k < r->s.ncontainer; k++) {
-				const struct sw_metrics_container *ct = &r->s.container[k];
-				if (!ct->ref.id[0] || !(a = acc_find(id, ct->ref.application_id, ct->ref.id)))
-					continue;
-				container_point(ct, &p);
-				fold(a, bucket, now, &p);
-			}
 			(*n)++;
+			if (writing)
+				remote_fold(id, &r->s, bucket, now);
 		} else {
 			sw_metrics_sample_release(&r->s);
 			sw_log_debug("metrics: remote server %s not sampled this tick: %s", id,
@@ -742,7 +796,7 @@ static void tick(void)
 		}
 	}
 	size_t nremote = 0;
-	struct remote *remotes = writer() ? remotes_sample(now, bucket, seq, &nremote) : NULL;
+	struct remote *remotes = remotes_sample(writer(), now, bucket, seq, &nremote);
 	if (L.writer) {
 		int nlocal = rc == 0 && servers ? PQntuples(servers) : 0;
 		struct sw_api_metrics_target *targets =
@@ -842,6 +896,11 @@ void sw_api_metrics_loop_stop(void)
 	L.ntopics = 0;
 	free(L.accs);
 	L.accs = NULL;
+	pthread_mutex_lock(&L.mu);
+	free(L.watched);
+	L.watched = NULL;
+	L.nwatched = 0;
+	pthread_mutex_unlock(&L.mu);
 	sw_api_metrics_alerts_forget();
 	L.naccs = L.cap = 0;
 	free(L.conninfo);

@@ -106,13 +106,13 @@ test('a remote server is sampled by its agent, from the agent\'s host paths and 
 
 // Reads GET path as a stream until enough(events) holds (or the deadline
 // passes), then leaves: {status, evs}.
-function readStream(p, enough, timeoutMs) {
+function readStream(p, enough, timeoutMs, port = w.srv.port) {
 	return new Promise((resolve, reject) => {
 		let text = '';
 		let status = 0;
 		const finish = () => { clearTimeout(timer); req.destroy(); resolve({ status, evs: h.sseEvents(text), text }); };
 		const timer = setTimeout(finish, timeoutMs * h.SLACK);
-		const req = http.get({ host: '127.0.0.1', port: w.srv.port, path: p, agent: false,
+		const req = http.get({ host: '127.0.0.1', port, path: p, agent: false,
 			headers: { Cookie: `steward_session=${w.owner.cookie}` } }, (res) => {
 			status = res.statusCode;
 			res.setEncoding('utf8');
@@ -126,8 +126,8 @@ function readStream(p, enough, timeoutMs) {
 	});
 }
 
-test('the metrics loop streams the remote server\'s samples, taken by its agent (GET /servers/:id/live)', async () => {
-	const r = await readStream(`/servers/${server.id}/live`, (evs) => evs.length >= 3, 20000);
+// The frames of a live stream of the remote server: its agent's samples.
+function assertFrames(r) {
 	assert.equal(r.status, 200, r.text.slice(0, 300));
 	assert.ok(r.evs.length >= 3, `${r.evs.length} events within the deadline:\n${r.text.slice(0, 300)}\nagent:\n${log.join('')}`);
 	const ids = r.evs.map((e) => Number(e.id));
@@ -144,6 +144,19 @@ test('the metrics loop streams the remote server\'s samples, taken by its agent 
 		assert.ok(!e.data.includes(theirs), 'another application\'s container is not streamed');
 		assert.equal(d.platform, null);
 	}
+}
+
+test('the metrics loop streams the remote server\'s samples, taken by its agent (GET /servers/:id/live)', async () => {
+	assertFrames(await readStream(`/servers/${server.id}/live`, (evs) => evs.length >= 3, 20000));
+});
+
+test('a replica that does not write the metric history streams the remote server to its own readers', async () => {
+	const b = await h.startStewardd({ env: { ...w.env, DATABASE_URL: w.srv.env.DATABASE_URL } });
+	// The first replica holds the writer's lock: b samples only for its reader.
+	assert.ok(!b.logs.text().includes('metrics: this process writes the metric history'));
+	assertFrames(await readStream(`/servers/${server.id}/live`, (evs) => evs.length >= 3, 20000, b.port));
+	assert.ok(!b.logs.text().includes('metrics: this process writes the metric history'), 'b never wrote');
+	await b.stop();
 });
 
 test('minute rows are written for the remote server\'s host and its application\'s container, from the agent\'s figures', async () => {
