@@ -412,9 +412,11 @@ static const struct sw_route routes[] = {
 	    "seconds. One frame per sample is made and shared by every reader; a reader too far "
 	    "behind is cut and resumes with Last-Event-ID. At most 2000 readers per server in one "
 	    "process (503 past it). A remote server's samples are taken through its agent "
-	    "(metrics.sample) by the replica that writes the metric history, each tick while the agent is "
-	    "connected (409 SERVER_NOT_CONNECTED when it is not as the stream starts; a stream already open "
-	    "only carries heartbeats while it is away)." SW_API_DOC_SCOPED,
+	    "(metrics.sample) each tick while the agent is connected, by the replica that writes the metric "
+	    "history and by any other replica that has readers of it; its takenAt is the agent's clock, "
+	    "its event id the control plane's tick. 409 SERVER_NOT_CONNECTED when its agent is not "
+	    "connected as the stream starts; a stream already open only carries heartbeats while the "
+	    "agent is away." SW_API_DOC_SCOPED,
 	    .tag = "Metrics", .success_status = 200, .error_statuses = err_live,
 	    .media_type = "text/event-stream" } },
 	{ SW_HTTP_GET, "/servers/:id/metrics", SW_ACCESS_SESSION, server_metrics, 0, 0,
