@@ -464,7 +464,7 @@ bool sw_api_runtime_server_local(struct sw_http_request *req, const PGresult *re
 /* Metrics (metrics.c, metrics_loop.c). */
 #define SW_METRICS_INTERVAL_MS 15000 /* the spec's sampling interval */
 #define SW_METRICS_CACHE_MS 60000    /* the in-memory samples' time to live */
-#define SW_METRICS_CACHE_SLOTS 64    /* at most this many samples kept */
+#define SW_METRICS_CACHE_SLOTS 256   /* at most this many samples kept (all servers') */
 struct sw_metrics_sample;
 /* One sample of the local host, with the containers of the applications
  * in apps (a JSON array of ids); blocking: a worker or the metrics loop.
@@ -476,10 +476,24 @@ int sw_api_metrics_sample_local(json_t *apps, struct sw_metrics_sample *out);
  * test setting), the unit of rules' durationSeconds: 60 of them last one. */
 typedef PGresult *(*sw_api_metrics_exec)(const struct sw_db_stmt *stmt, const char *const *params,
 					 ExecStatusType want);
-void sw_api_metrics_alerts_evaluate(sw_api_metrics_exec exec, const struct sw_metrics_sample *s,
-				    int64_t now_ms, unsigned minute_ms);
+/* A server's sample of this tick: a rule is evaluated on its target
+ * server's (none: the rule waits, its pending period restarted). */
+struct sw_api_metrics_target {
+	const char *server_id;
+	const struct sw_metrics_sample *sample;
+};
+void sw_api_metrics_alerts_evaluate(sw_api_metrics_exec exec, const struct sw_api_metrics_target *targets,
+				    size_t ntargets, int64_t now_ms, unsigned minute_ms);
 /* Forgets the rules' pending periods (the loop has stopped). */
 void sw_api_metrics_alerts_forget(void);
+/* metrics.c: an agent's sample (text: metrics.sample's answer) cut to the
+ * containers of the applications in apps (a JSON array of ids), its counts
+ * made again, serverId set and platform null; NULL when it cannot be read. */
+json_t *sw_api_metrics_remote_cut(const char *text, json_t *apps, const char *server_id);
+/* metrics_loop.c: a live reader of the remote server server_id starts
+ * (on) or leaves: a replica that does not write the metric history samples
+ * a remote server for its own readers only while it has some. */
+void sw_api_metrics_live_watch(const char *server_id, bool on);
 /* Why the local sampler could not be made (metrics_local.c), for a log line. */
 const char *sw_api_metrics_local_why(void);
 /* The cached SSE frames of server_id's samples (the last
@@ -487,7 +501,7 @@ const char *sw_api_metrics_local_why(void);
  * at most max, each with a reference for the caller; how many. Their
  * offset is their event id. */
 /* Streams server_id's samples to req as SSE (metrics_live.c); answers req. */
-void sw_api_metrics_live_start(struct sw_http_request *req, const char *server_id);
+void sw_api_metrics_live_start(struct sw_http_request *req, const char *server_id, bool remote);
 struct sw_hub_chunk;
 size_t sw_api_metrics_cache_frames(const char *server_id, uint64_t after_seq, struct sw_hub_chunk **out,
 				   size_t max);

@@ -87,24 +87,21 @@ static bool in_apps(json_t *apps, const char *id)
 	return false;
 }
 
-/* The agent's sample cut to the organization's containers (the counts
- * follow, by the sampler's rule), its serverId set. */
-static int remote_cut(struct op *o, const char *text)
+json_t *sw_api_metrics_remote_cut(const char *text, json_t *apps, const char *server_id)
 {
 	json_t *s = json_loads(text, 0, NULL);
 	json_t *c = json_object_get(s, "containers");
 	json_t *items = json_object_get(c, "items");
 	if (!json_is_object(s) || !json_is_array(items)) {
 		json_decref(s);
-		snprintf(o->err, sizeof(o->err), "the server's agent sent a sample that cannot be read");
-		return -EIO;
+		return NULL;
 	}
 	json_t *mine = json_array();
 	json_int_t running = 0, stopped = 0, unhealthy = 0;
 	size_t i;
 	json_t *v;
 	json_array_foreach(items, i, v) {
-		if (!in_apps(o->apps, json_string_value(json_object_get(v, "applicationId"))))
+		if (!in_apps(apps, json_string_value(json_object_get(v, "applicationId"))))
 			continue;
 		const char *state = json_string_value(json_object_get(v, "state"));
 		const char *health = json_string_value(json_object_get(v, "health"));
@@ -121,9 +118,20 @@ static int remote_cut(struct op *o, const char *text)
 	json_object_set_new(c, "running", json_integer(running));
 	json_object_set_new(c, "stopped", json_integer(stopped));
 	json_object_set_new(c, "unhealthy", json_integer(unhealthy));
-	json_object_set_new(s, "serverId", json_string(o->server_id));
+	json_object_set_new(s, "serverId", json_string(server_id));
 	json_object_set_new(s, "platform", json_null()); /* the control plane's: on its own host's */
-	o->remote_sample = s;
+	return s;
+}
+
+/* The agent's sample cut to the organization's containers (the counts
+ * follow, by the sampler's rule), its serverId set. */
+static int remote_cut(struct op *o, const char *text)
+{
+	o->remote_sample = sw_api_metrics_remote_cut(text, o->apps, o->server_id);
+	if (!o->remote_sample) {
+		snprintf(o->err, sizeof(o->err), "the server's agent sent a sample that cannot be read");
+		return -EIO;
+	}
 	return 0;
 }
 
@@ -354,9 +362,13 @@ static void live_server_loaded(void *arg, const PGresult *res, const struct sw_d
 	struct sw_http_request *req = arg;
 	if (!sw_api_found(req, res, err))
 		return;
-	if (!sw_api_runtime_server_local(req, res, "streamed"))
+	if (strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_IS_LOCAL), "t") != 0 &&
+	    strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_STATUS), "ONLINE") != 0) {
+		sw_http_error(req, 409, "SERVER_NOT_CONNECTED", SW_DRIVER_NOT_CONNECTED);
 		return;
-	sw_api_metrics_live_start(req, PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_ID));
+	}
+	sw_api_metrics_live_start(req, PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_ID),
+				  strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_IS_LOCAL), "t") != 0);
 }
 
 static void server_live(struct sw_http_request *req)
@@ -399,8 +411,12 @@ static const struct sw_route routes[] = {
 	    "60-second cache instead. A comment \": ping\" is sent when nothing else was for 15 "
 	    "seconds. One frame per sample is made and shared by every reader; a reader too far "
 	    "behind is cut and resumes with Last-Event-ID. At most 2000 readers per server in one "
-	    "process (503 past it). Only the local server until agents push their samples: 409 "
-	    "SERVER_NOT_CONNECTED otherwise." SW_API_DOC_SCOPED,
+	    "process (503 past it). A remote server's samples are taken through its agent "
+	    "(metrics.sample) each tick while the agent is connected, by the replica that writes the metric "
+	    "history and by any other replica that has readers of it; its takenAt is the agent's clock, "
+	    "its event id the control plane's tick. 409 SERVER_NOT_CONNECTED when its agent is not "
+	    "connected as the stream starts; a stream already open only carries heartbeats while the "
+	    "agent is away." SW_API_DOC_SCOPED,
 	    .tag = "Metrics", .success_status = 200, .error_statuses = err_live,
 	    .media_type = "text/event-stream" } },
 	{ SW_HTTP_GET, "/servers/:id/metrics", SW_ACCESS_SESSION, server_metrics, 0, 0,

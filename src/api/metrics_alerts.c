@@ -1,6 +1,7 @@
 /* Alerts raised from metrics, evaluated by the process that writes the
- * metric history (metrics_loop.c) on every sample: METRIC_THRESHOLD rules
- * with their pending period and hysteresis, SERVER_UNREACHABLE and
+ * metric history (metrics_loop.c) on every tick: METRIC_THRESHOLD rules,
+ * each on its target server's sample (the local host's, or a remote
+ * server's taken through its agent), with their pending period and hysteresis, SERVER_UNREACHABLE and
  * DEPLOYMENT_FAILED from the database's state, and the notifications of
  * each alert opened or resolved. The loop hands in its statement runner,
  * so this file does not call back into it. */
@@ -293,8 +294,8 @@ static void state_alerts(const struct sw_db_stmt *stmt, bool opened)
 	PQclear(res);
 }
 
-void sw_api_metrics_alerts_evaluate(sw_api_metrics_exec run, const struct sw_metrics_sample *s, int64_t now,
-				    unsigned minute_ms)
+void sw_api_metrics_alerts_evaluate(sw_api_metrics_exec run, const struct sw_api_metrics_target *targets,
+				    size_t ntargets, int64_t now, unsigned minute_ms)
 {
 	exec = run;
 	state_alerts(&sw_db_stmt_metrics_unreachable_open, true);
@@ -312,8 +313,13 @@ void sw_api_metrics_alerts_evaluate(sw_api_metrics_exec run, const struct sw_met
 			continue;
 		st->seen = true;
 		const char *app = sw_api_nullable(res, row, SW_DB_MRULE_APPLICATION_ID);
+		const char *target = PQgetvalue(res, row, SW_DB_MRULE_TARGET_SERVER_ID);
+		const struct sw_metrics_sample *s = NULL;
+		for (size_t t = 0; t < ntargets && !s; t++)
+			if (strcmp(targets[t].server_id, target) == 0)
+				s = targets[t].sample;
 		double v;
-		if (!metric_value(s, PQgetvalue(res, row, SW_DB_MRULE_METRIC), app, &v)) {
+		if (!s || !metric_value(s, PQgetvalue(res, row, SW_DB_MRULE_METRIC), app, &v)) {
 			st->breach_since_ms = st->clear_since_ms = 0;
 			continue;
 		}

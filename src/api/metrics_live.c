@@ -16,8 +16,14 @@
  *   a reader too far behind is cut by the stream (it resumes with
  *   Last-Event-ID). The stream lasts until the client leaves or the
  *   server stops.
- * - A remote server is 409 until agents push their samples here. */
+ * - A remote server's frames are its agent's samples, taken by the loop
+ *   of the replica that writes the metric history, and by another
+ *   replica's loop while that replica has readers of it (each reader is
+ *   counted in sw_api_metrics_live_watch, uncounted when it leaves); a remote server whose
+ *   agent is not ONLINE as the stream starts is 409 SERVER_NOT_CONNECTED
+ *   (metrics.c). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "steward/deploy/deploy.h"
@@ -30,11 +36,14 @@ struct reader {
 	struct sw_loop *loop;
 	struct sw_hub_reader *hub;
 	uint64_t sent; /* the last event id sent */
+	char remote_id[37]; /* a remote server's id (watched while read), else "" */
 };
 
 static void reader_free(struct reader *r)
 {
 	sw_hub_detach(r->hub);
+	if (r->remote_id[0])
+		sw_api_metrics_live_watch(r->remote_id, false);
 	free(r);
 }
 
@@ -79,7 +88,7 @@ static uint64_t last_event_id(const struct sw_http_request *req)
 	return v;
 }
 
-void sw_api_metrics_live_start(struct sw_http_request *req, const char *server_id)
+void sw_api_metrics_live_start(struct sw_http_request *req, const char *server_id, bool remote)
 {
 	struct reader *r = calloc(1, sizeof(*r));
 	if (!r) {
@@ -97,6 +106,10 @@ void sw_api_metrics_live_start(struct sw_http_request *req, const char *server_i
 		else
 			sw_api_internal_error(req);
 		return;
+	}
+	if (remote) {
+		snprintf(r->remote_id, sizeof(r->remote_id), "%s", server_id);
+		sw_api_metrics_live_watch(server_id, true);
 	}
 	uint64_t after = last_event_id(req);
 	struct sw_hub_chunk *frames[SW_METRICS_CACHE_SLOTS];

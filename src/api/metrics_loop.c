@@ -1,5 +1,6 @@
 /* The 15-second metrics loop: samples the control plane's own host (and
- * the containers of every organization's applications on it) every
+ * the containers of every organization's applications on it), and the
+ * remote servers whose agents are ONLINE through those agents, every
  * interval, keeps the samples in memory for SW_METRICS_CACHE_MS, folds
  * them into minute rows and writes those to PostgreSQL once a minute is
  * over; hour rows are rolled up from minute rows when an hour is over.
@@ -16,6 +17,24 @@
  *   mid-minute, never counts a minute twice: the first row stays.
  * - Every local server row (one per organization) gets the host's
  *   series; a container goes to the series of its application's server.
+ * - Remote servers: the writer (the lock's holder, so one writer per
+ *   server across replicas, as for the local host) asks each ONLINE
+ *   remote server's agent for metrics.sample every tick, through the
+ *   remote driver on the loop's own connection (the agent's session may be
+ *   held by another replica: the command crosses through PostgreSQL). The
+ *   answer is cut to the organization's containers
+ *   (sw_api_metrics_remote_cut, as GET /servers/:id/sample does), becomes
+ *   the server's live frame as it is, and is read back into a sample
+ *   (sw_metrics_sample_read) to be folded and alerted on exactly as the
+ *   local host's. Its minute is this process's tick time, not the agent's
+ *   clock. Servers are asked one after the other: an agent that does not
+ *   answer holds the tick up to REMOTE_SAMPLE_MS (the interval, at least
+ *   1 s; its command expires). Another
+ *   replica samples only the remote servers its own live readers watch
+ *   (sw_api_metrics_live_watch), for their frames: nothing folded. An agent's sample carries no
+ *   cumulative container CPU time, so a remote container's cpu_usec is 0.
+ * - Alerts: METRIC_THRESHOLD rules are evaluated by the writer, each on
+ *   its target server's sample of the tick (local or remote).
  * - Gauges are folded into sum, count, min and max; counters (network
  *   bytes, container CPU time, OOM kills, restarts) into the delta from
  *   the previous sample of the same series, attributed to the minute of
@@ -52,6 +71,9 @@
 #include "steward/base/log.h"
 #include "steward/db/statements_metrics.h"
 #include "steward/deploy/deploy.h"
+#include "steward/driver/container_state.h"
+#include "steward/driver/driver.h"
+#include "steward/driver/remote.h"
 #include "steward/db/statements_channels.h"
 #include "steward/base/seal.h"
 #include "steward/net/mail.h"
@@ -60,6 +82,10 @@
 #include "api/api_internal.h"
 
 #define HOUR_MS 3600000
+/* How long the loop waits for a remote server's sample: the interval, at
+ * least 1 s (a test's short interval), so that an agent that does not
+ * answer delays a tick by at most that. */
+#define REMOTE_SAMPLE_MS(interval) ((interval) > 1000 ? (interval) : 1000)
 /* Series not seen for this long are forgotten (their last minute was
  * written when it ended). */
 #define SERIES_IDLE_MS (3 * 60000)
@@ -109,6 +135,12 @@ struct cached {
 	struct sw_hub_chunk *frame;
 };
 
+/* A remote server's live readers in this process. */
+struct watched {
+	char server_id[37];
+	unsigned readers;
+};
+
 /* A local server's live topic in the hub (its id names it). */
 struct topic {
 	char server_id[37];
@@ -136,6 +168,9 @@ static struct {
 	struct topic *topics;
 	size_t ntopics;
 	int64_t last_hourly_ms;
+	/* Remote servers with live readers in this process (L.mu). */
+	struct watched *watched;
+	size_t nwatched;
 } L = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static int64_t wall_ms(void)
@@ -487,6 +522,21 @@ static void sample_log(const struct sw_metrics_sample *s, const struct point *p)
 	fclose(f);
 }
 
+/* The SSE frame of a sample's JSON text. */
+static struct sw_hub_chunk *frame_of_text(const char *text, size_t len, uint64_t seq)
+{
+	struct sw_buf buf = { 0 };
+	struct sw_hub_chunk *c = NULL;
+	if (sw_buf_appendf(&buf, "id: %" PRIu64 "\nevent: sample\ndata: ", seq) == 0 &&
+	    sw_buf_append(&buf, text, len) == 0 && sw_buf_append_lit(&buf, "\n\n") == 0) {
+		c = sw_hub_chunk_new(SW_HUB_LOG, seq, buf.len);
+		if (c)
+			memcpy(c->data, buf.data, buf.len);
+	}
+	sw_buf_release(&buf);
+	return c;
+}
+
 /* The SSE frame of s as server_id's sample: its containers only. */
 static struct sw_hub_chunk *frame_new(const struct sw_metrics_sample *s, const char *server_id, json_t *app_server,
 				      uint64_t seq)
@@ -504,16 +554,12 @@ static struct sw_hub_chunk *frame_new(const struct sw_metrics_sample *s, const c
 	sw_metrics_sample_count(&mine);
 	struct sw_buf buf = { 0 };
 	struct sw_json j;
-	sw_buf_appendf(&buf, "id: %" PRIu64 "\nevent: sample\ndata: ", seq);
 	sw_json_init(&j, &buf);
 	sw_metrics_sample_write(&mine, server_id, &j);
 	free(mine.container);
 	struct sw_hub_chunk *c = NULL;
-	if (sw_json_finish(&j) == 0 && sw_buf_append_lit(&buf, "\n\n") == 0) {
-		c = sw_hub_chunk_new(SW_HUB_LOG, seq, buf.len);
-		if (c)
-			memcpy(c->data, buf.data, buf.len);
-	}
+	if (sw_json_finish(&j) == 0)
+		c = frame_of_text((const char *)buf.data, buf.len, seq);
 	sw_buf_release(&buf);
 	return c;
 }
@@ -551,40 +597,157 @@ static void cache_trim(int64_t now, size_t n)
 	L.ncache = k;
 }
 
-/* Caches and publishes the sample of every local server. */
-static void frames_publish(const struct sw_metrics_sample *s, const PGresult *servers, json_t *app_server)
+/* Caches frame c (takes it) as server's sample of the tick seq and
+ * publishes it to the server's live readers. */
+static void frame_put(const char *server, struct sw_hub_chunk *c, int64_t taken_at_ms, uint64_t seq)
 {
-	int n = servers ? PQntuples(servers) : 0;
-	if (n > SW_METRICS_CACHE_SLOTS)
-		n = SW_METRICS_CACHE_SLOTS;
-	/* Event ids are the sample's time in ms (unique per tick, and still
-	 * meaningful to a reader resuming on another process). */
-	uint64_t seq = L.seq + 1 > (uint64_t)s->taken_at_ms ? L.seq + 1 : (uint64_t)s->taken_at_ms;
-	L.seq = seq;
 	pthread_mutex_lock(&L.mu);
-	cache_trim(s->taken_at_ms, (size_t)n);
+	cache_trim(taken_at_ms, 1);
+	sw_hub_chunk_ref(c); /* the cache's */
+	L.cache[L.ncache].taken_at_ms = taken_at_ms;
+	L.cache[L.ncache].seq = seq;
+	snprintf(L.cache[L.ncache].server_id, sizeof(L.cache[L.ncache].server_id), "%s", server);
+	L.cache[L.ncache++].frame = c;
 	pthread_mutex_unlock(&L.mu);
-	for (int i = 0; i < n; i++) {
+	struct sw_hub_topic *t = topic_of(server);
+	if (t)
+		sw_hub_publish(t, c); /* takes ours */
+	else
+		sw_hub_chunk_unref(c);
+}
+
+/* The tick's event id: the sample's time in ms (unique per tick, and
+ * still meaningful to a reader resuming on another process). */
+static uint64_t tick_seq(int64_t taken_at_ms)
+{
+	L.seq = L.seq + 1 > (uint64_t)taken_at_ms ? L.seq + 1 : (uint64_t)taken_at_ms;
+	return L.seq;
+}
+
+/* Caches and publishes the sample of every local server. */
+static void frames_publish(const struct sw_metrics_sample *s, const PGresult *servers, json_t *app_server,
+			   uint64_t seq)
+{
+	for (int i = 0; servers && i < PQntuples(servers); i++) {
 		const char *server = PQgetvalue(servers, i, 0);
 		struct sw_hub_chunk *c = frame_new(s, server, app_server, seq);
-		if (!c)
-			continue;
-		pthread_mutex_lock(&L.mu);
-		sw_hub_chunk_ref(c); /* the cache's */
-		L.cache[L.ncache].taken_at_ms = s->taken_at_ms;
-		L.cache[L.ncache].seq = seq;
-		snprintf(L.cache[L.ncache].server_id, sizeof(L.cache[L.ncache].server_id), "%s", server);
-		L.cache[L.ncache++].frame = c;
-		pthread_mutex_unlock(&L.mu);
-		struct sw_hub_topic *t = topic_of(server);
-		if (t)
-			sw_hub_publish(t, c); /* takes ours */
-		else
-			sw_hub_chunk_unref(c);
+		if (c)
+			frame_put(server, c, s->taken_at_ms, seq);
 	}
 }
 
-/* One tick: the local servers, one sample, folded. */
+/* A remote server's sample of this tick, taken through its agent. */
+struct remote {
+	char server_id[37];
+	struct sw_metrics_sample s;
+};
+
+/* Folds a remote server's sample: its host, and its containers (all the
+ * organization's: the sample was cut to them). */
+static void remote_fold(const char *id, const struct sw_metrics_sample *s, int64_t bucket, int64_t now)
+{
+	struct point p;
+	host_point(s, &p);
+	struct acc *a = acc_find(id, "", "");
+	if (a)
+		fold(a, bucket, now, &p);
+	for (size_t k = 0; k < s->ncontainer; k++) {
+		const struct sw_metrics_container *ct = &s->container[k];
+		if (!ct->ref.id[0] || !(a = acc_find(id, ct->ref.application_id, ct->ref.id)))
+			continue;
+		container_point(ct, &p);
+		fold(a, bucket, now, &p);
+	}
+}
+
+static bool watched(const char *server_id)
+{
+	bool yes = false;
+	pthread_mutex_lock(&L.mu);
+	for (size_t i = 0; i < L.nwatched && !yes; i++)
+		yes = strcmp(L.watched[i].server_id, server_id) == 0;
+	pthread_mutex_unlock(&L.mu);
+	return yes;
+}
+
+void sw_api_metrics_live_watch(const char *server_id, bool on)
+{
+	pthread_mutex_lock(&L.mu);
+	size_t i = 0;
+	while (i < L.nwatched && strcmp(L.watched[i].server_id, server_id) != 0)
+		i++;
+	if (on && i == L.nwatched) {
+		struct watched *p = realloc(L.watched, (L.nwatched + 1) * sizeof(*p));
+		if (p) {
+			L.watched = p;
+			snprintf(p[i].server_id, sizeof(p[i].server_id), "%s", server_id);
+			p[i].readers = 0;
+			L.nwatched++;
+		}
+	}
+	if (i < L.nwatched) {
+		L.watched[i].readers += on ? 1 : 0;
+		L.watched[i].readers -= !on && L.watched[i].readers ? 1 : 0;
+		if (!L.watched[i].readers)
+			L.watched[i] = L.watched[--L.nwatched];
+	}
+	pthread_mutex_unlock(&L.mu);
+}
+
+/* Samples the remote servers whose agents are ONLINE and publishes each
+ * one's frame; the writer (one writer per server across replicas) samples
+ * them all and folds each one's host and organization's containers,
+ * another replica only those its own live readers watch, for them. The
+ * agents answer metrics.sample through the remote driver on the loop's connection,
+ * wherever their sessions are held. Returns the samples (*n of them). */
+static struct remote *remotes_sample(bool writing, int64_t now, int64_t bucket, uint64_t seq, size_t *n)
+{
+	*n = 0;
+	PGresult *servers = exec(&sw_db_stmt_metrics_remote_servers, NULL, PGRES_TUPLES_OK);
+	int rows = servers ? PQntuples(servers) : 0;
+	struct remote *out = calloc(rows ? (size_t)rows : 1, sizeof(*out));
+	for (int i = 0; out && i < rows && L.conn; i++) {
+		const char *id = PQgetvalue(servers, i, 0);
+		if (!writing && !watched(id))
+			continue;
+		json_t *apps = json_loads(PQgetvalue(servers, i, 1), 0, NULL);
+		struct sw_driver *d = NULL;
+		char *text = NULL, err[256] = "";
+		json_t *cut = NULL;
+		int rc = sw_driver_remote_new(L.conn, id, NULL, 0, &d, err, sizeof(err));
+		sw_driver_remote_set_command_ms(d, REMOTE_SAMPLE_MS(L.interval_ms));
+		if (rc == 0)
+			rc = sw_driver_metrics_sample(d, &text, err, sizeof(err));
+		sw_driver_free(d);
+		if (rc == 0 && !(cut = sw_api_metrics_remote_cut(text, apps, id)))
+			snprintf(err, sizeof(err), "the agent's sample cannot be read");
+		struct remote *r = &out[*n];
+		if (cut && sw_metrics_sample_read(cut, &r->s) == 0) {
+			snprintf(r->server_id, sizeof(r->server_id), "%s", id);
+			r->s.taken_at_ms = now; /* this tick's, whatever the agent's clock says */
+			char *frame = json_dumps(cut, JSON_COMPACT);
+			struct sw_hub_chunk *c = frame ? frame_of_text(frame, strlen(frame), seq) : NULL;
+			if (c)
+				frame_put(id, c, now, seq);
+			free(frame);
+			(*n)++;
+			if (writing)
+				remote_fold(id, &r->s, bucket, now);
+		} else {
+			sw_metrics_sample_release(&r->s);
+			sw_log_debug("metrics: remote server %s not sampled this tick: %s", id,
+				     err[0] ? err : "no sample");
+		}
+		json_decref(cut);
+		json_decref(apps);
+		free(text);
+	}
+	PQclear(servers);
+	return out;
+}
+
+/* One tick: the local servers, one sample, folded; then (the writer) the
+ * remote servers through their agents; then the alerts on all of them. */
 static void tick(void)
 {
 	PGresult *servers = exec(&sw_db_stmt_metrics_local_servers, NULL, PGRES_TUPLES_OK);
@@ -603,37 +766,54 @@ static void tick(void)
 	struct sw_metrics_sample s;
 	memset(&s, 0, sizeof(s));
 	int rc = apps ? sw_api_metrics_sample_local(apps, &s) : -ENOMEM;
-	if (rc < 0) {
-		sw_log_debug("metrics: no sample this tick (%s)", strerror(-rc));
-		goto out;
-	}
-	int64_t now = s.taken_at_ms ? s.taken_at_ms : wall_ms();
+	if (rc < 0)
+		sw_log_debug("metrics: no sample of the local host this tick (%s)", strerror(-rc));
+	int64_t now = rc == 0 && s.taken_at_ms ? s.taken_at_ms : wall_ms();
 	int64_t bucket = now - now % L.minute_ms;
-	frames_publish(&s, servers, app_server);
+	uint64_t seq = tick_seq(now);
+	if (rc == 0)
+		frames_publish(&s, servers, app_server, seq);
 	flush_before(bucket, now);
-	if (L.writer)
-		sw_api_metrics_alerts_evaluate(exec, &s, now, L.minute_ms);
-	struct point p;
-	host_point(&s, &p);
-	sample_log(&s, &p);
-	for (int i = 0; servers && i < PQntuples(servers); i++) {
-		struct acc *a = acc_find(PQgetvalue(servers, i, 0), "", "");
-		if (a)
+	if (rc == 0) {
+		struct point p;
+		host_point(&s, &p);
+		sample_log(&s, &p);
+		for (int i = 0; servers && i < PQntuples(servers); i++) {
+			struct acc *a = acc_find(PQgetvalue(servers, i, 0), "", "");
+			if (a)
+				fold(a, bucket, now, &p);
+		}
+		for (size_t i = 0; i < s.ncontainer; i++) {
+			const struct sw_metrics_container *c = &s.container[i];
+			const char *server = json_string_value(json_object_get(app_server, c->ref.application_id));
+			if (!server || !c->ref.id[0])
+				continue;
+			struct acc *a = acc_find(server, c->ref.application_id, c->ref.id);
+			if (!a)
+				continue;
+			container_point(c, &p);
 			fold(a, bucket, now, &p);
+		}
 	}
-	for (size_t i = 0; i < s.ncontainer; i++) {
-		const struct sw_metrics_container *c = &s.container[i];
-		const char *server = json_string_value(json_object_get(app_server, c->ref.application_id));
-		if (!server || !c->ref.id[0])
-			continue;
-		struct acc *a = acc_find(server, c->ref.application_id, c->ref.id);
-		if (!a)
-			continue;
-		container_point(c, &p);
-		fold(a, bucket, now, &p);
+	size_t nremote = 0;
+	struct remote *remotes = remotes_sample(writer(), now, bucket, seq, &nremote);
+	if (L.writer) {
+		int nlocal = rc == 0 && servers ? PQntuples(servers) : 0;
+		struct sw_api_metrics_target *targets =
+			calloc((size_t)nlocal + nremote + 1, sizeof(*targets));
+		size_t nt = 0;
+		for (int i = 0; targets && i < nlocal; i++)
+			targets[nt++] = (struct sw_api_metrics_target){ PQgetvalue(servers, i, 0), &s };
+		for (size_t i = 0; targets && i < nremote; i++)
+			targets[nt++] = (struct sw_api_metrics_target){ remotes[i].server_id, &remotes[i].s };
+		if (targets)
+			sw_api_metrics_alerts_evaluate(exec, targets, nt, now, L.minute_ms);
+		free(targets);
 	}
+	for (size_t i = 0; i < nremote; i++)
+		sw_metrics_sample_release(&remotes[i].s);
+	free(remotes);
 	sw_metrics_sample_release(&s);
-out:
 	PQclear(servers);
 	json_decref(apps);
 	json_decref(app_server);
@@ -716,6 +896,11 @@ void sw_api_metrics_loop_stop(void)
 	L.ntopics = 0;
 	free(L.accs);
 	L.accs = NULL;
+	pthread_mutex_lock(&L.mu);
+	free(L.watched);
+	L.watched = NULL;
+	L.nwatched = 0;
+	pthread_mutex_unlock(&L.mu);
 	sw_api_metrics_alerts_forget();
 	L.naccs = L.cap = 0;
 	free(L.conninfo);

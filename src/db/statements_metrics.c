@@ -13,6 +13,14 @@ const struct sw_db_stmt sw_db_stmt_metrics_local_servers = {
 
 /* Session-level: held for the life of the writer's connection, so one
  * replica writes at a time and another takes over when it goes. */
+const struct sw_db_stmt sw_db_stmt_metrics_remote_servers = {
+	.name = "metrics_remote_servers",
+	.sql = "SELECT s.id, (SELECT coalesce(json_agg(a.id ORDER BY a.id), '[]'::json) FROM applications a"
+	       " WHERE a.server_id = s.id AND a.organization_id = s.organization_id)::text"
+	       " FROM servers s WHERE NOT s.is_local AND " SW_DB_SERVER_STATUS_SQL " = 'ONLINE' ORDER BY s.id",
+	.nparams = 0,
+};
+
 const struct sw_db_stmt sw_db_stmt_metrics_writer_lock = {
 	.name = "metrics_writer_lock",
 	.sql = "SELECT pg_try_advisory_lock(hashtextextended('steward.metrics.writer', 0))",
@@ -149,10 +157,10 @@ const struct sw_db_stmt sw_db_stmt_metrics_alert_rules = {
 	.name = "metrics_alert_rules",
 	.sql = "SELECT r.id, r.organization_id, r.name, r.severity, r.metric, r.operator, r.threshold,"
 	       " r.duration_seconds, r.server_id, r.application_id, array_to_json(r.channel_ids)::text,"
-	       " (SELECT a.id FROM alerts a WHERE a.rule_id = r.id AND a.status = 'OPEN' LIMIT 1)"
+	       " (SELECT a.id FROM alerts a WHERE a.rule_id = r.id AND a.status = 'OPEN' LIMIT 1), s.id"
 	       " FROM alert_rules r"
 	       " LEFT JOIN applications ap ON ap.id = r.application_id"
-	       " JOIN servers s ON s.id = coalesce(r.server_id, ap.server_id) AND s.is_local"
+	       " JOIN servers s ON s.id = coalesce(r.server_id, ap.server_id)"
 	       " WHERE r.enabled AND r.kind = 'METRIC_THRESHOLD' ORDER BY r.id",
 	.nparams = 0,
 };
@@ -266,7 +274,8 @@ const struct sw_db_stmt sw_db_stmt_metrics_platform = {
 };
 
 static const struct sw_db_stmt *const list[] = {
-	&sw_db_stmt_metrics_local_servers,   &sw_db_stmt_metrics_writer_lock,
+	&sw_db_stmt_metrics_local_servers,   &sw_db_stmt_metrics_remote_servers,
+	&sw_db_stmt_metrics_writer_lock,
 	&sw_db_stmt_metrics_minutes_write,   &sw_db_stmt_metrics_rollup_hour,
 	&sw_db_stmt_metrics_partitions,      &sw_db_stmt_metrics_retention,
 	&sw_db_stmt_metrics_server_history,  &sw_db_stmt_metrics_application_history,

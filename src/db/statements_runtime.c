@@ -5,6 +5,7 @@
  * FAILED or CANCELLED (whoever ended it: the runner, or the reaper after a
  * crash). */
 #include "steward/db/statements_runtime.h"
+#include "steward/db/statements_servers.h"
 
 /* An application as the runners need it: alias a, its server s, its git
  * source g (LEFT JOIN: NULL columns without one). Order: enum
@@ -294,7 +295,8 @@ const struct sw_db_stmt sw_db_stmt_runtime_server = {
 	       "  FROM applications a WHERE a.server_id = s.id AND a.organization_id = s.organization_id)::text,"
 	       " (SELECT coalesce(json_agg(d.hostname ORDER BY d.hostname), '[]'::json) FROM domains d"
 	       "  JOIN applications a ON a.id = d.application_id WHERE a.server_id = s.id"
-	       "  AND a.organization_id = s.organization_id AND d.verified_at IS NOT NULL)::text"
+	       "  AND a.organization_id = s.organization_id AND d.verified_at IS NOT NULL)::text,"
+	       " " SW_DB_SERVER_STATUS_SQL
 	       " FROM servers s WHERE s.organization_id = $1::uuid"
 	       " AND (s.id = $2::uuid OR ($2::uuid IS NULL AND s.is_local))",
 	.nparams = 2,

@@ -23,6 +23,7 @@ struct sw_driver_remote {
 	PGconn *conn;
 	char server_id[37];
 	const volatile bool *stop;
+	unsigned command_ms; /* a command's time to live; 0: SW_DRIVER_REMOTE_COMMAND_MS */
 };
 
 /* The string member key of obj (or "") into the array dst. */
@@ -250,7 +251,7 @@ static int call(struct sw_driver *d, const char *kind, json_t *payload, unsigned
 {
 	if (ret)
 		*ret = NULL;
-	uint64_t ttl = (uint64_t)wait_ms + SW_DRIVER_REMOTE_COMMAND_MS;
+	uint64_t ttl = (uint64_t)wait_ms + (d->remote->command_ms ? d->remote->command_ms : SW_DRIVER_REMOTE_COMMAND_MS);
 	char id[37];
 	int rc = issue(d->remote, kind, payload, ttl, id, err, errlen);
 	return rc ? rc : await(d->remote, id, kind, ttl, NULL, NULL, ret, err, errlen);
@@ -804,3 +805,9 @@ static const struct sw_rd_ops ops = {
 	.memory_available = rd_memory_available,
 	.http_probe = rd_http_probe,
 };
+
+void sw_driver_remote_set_command_ms(struct sw_driver *d, unsigned ms)
+{
+	if (d && d->remote)
+		d->remote->command_ms = ms;
+}

@@ -2,10 +2,14 @@
  * src/api/metrics.c describes the same members; change both together).
  * Byte counts are integers; percentages and rates are numbers with two
  * decimals; a figure that could not be read is null, never 0. */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <jansson.h>
 #include "steward/metrics/metrics.h"
 
 static void num(struct sw_json *j, const char *key, double v)
@@ -213,4 +217,111 @@ void sw_metrics_sample_write(const struct sw_metrics_sample *s, const char *serv
 	else
 		sw_json_null(j);
 	sw_json_object_end(j);
+}
+
+/* ---- reading a sample back (an agent's) ---- */
+
+static double rnum(const json_t *o, const char *key)
+{
+	return json_number_value(json_object_get(o, key));
+}
+
+static uint64_t ru64(const json_t *o, const char *key)
+{
+	json_int_t v = json_integer_value(json_object_get(o, key));
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+static void rstr(const json_t *o, const char *key, char *dst, size_t size)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+	snprintf(dst, size, "%s", v ? v : "");
+}
+
+static void container_read(const json_t *o, struct sw_metrics_container *c)
+{
+	memset(c, 0, sizeof(*c));
+	rstr(o, "containerId", c->ref.id, sizeof(c->ref.id));
+	rstr(o, "applicationId", c->ref.application_id, sizeof(c->ref.application_id));
+	rstr(o, "name", c->ref.name, sizeof(c->ref.name));
+	rstr(o, "state", c->ref.state, sizeof(c->ref.state));
+	rstr(o, "health", c->ref.health, sizeof(c->ref.health));
+	c->ref.restart_count = (int64_t)ru64(o, "restartCount");
+	const json_t *cpu = json_object_get(o, "cpuPercent");
+	c->have_cpu = json_is_number(cpu);
+	c->cpu_pct = json_number_value(cpu);
+	const json_t *mem = json_object_get(o, "memoryBytes");
+	c->have_memory = json_is_integer(mem);
+	c->memory_bytes = ru64(o, "memoryBytes");
+	c->memory_limit = json_is_integer(json_object_get(o, "memoryLimitBytes")) ? ru64(o, "memoryLimitBytes")
+										 : UINT64_MAX;
+	const json_t *net = json_object_get(o, "network");
+	c->have_net = json_is_object(net);
+	c->net_rx_bytes = ru64(net, "rxBytes");
+	c->net_tx_bytes = ru64(net, "txBytes");
+	c->net_rx_packets = ru64(net, "rxPackets");
+	c->net_tx_packets = ru64(net, "txPackets");
+	c->have_oom = json_is_integer(json_object_get(o, "oomKills"));
+	c->oom_kills = ru64(o, "oomKills");
+	c->oom_events = ru64(o, "oomEvents");
+}
+
+int sw_metrics_sample_read(const json_t *o, struct sw_metrics_sample *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	const json_t *cpu = json_object_get(o, "cpu");
+	const json_t *mem = json_object_get(o, "memory");
+	const json_t *disks = json_object_get(o, "disks");
+	const json_t *net = json_object_get(o, "network");
+	const json_t *containers = json_object_get(o, "containers");
+	const json_t *items = json_object_get(containers, "items");
+	if (!json_is_object(cpu) || !json_is_object(mem) || !json_is_array(disks) || !json_is_array(net) ||
+	    !json_is_array(items))
+		return -EINVAL;
+	ret->interval_ms = (uint32_t)ru64(o, "intervalMs");
+	const char *scope = json_string_value(json_object_get(o, "scope"));
+	ret->describes_container = scope && strcmp(scope, "CONTAINER") == 0;
+	rstr(json_object_get(o, "host"), "hostname", ret->hostname, sizeof(ret->hostname));
+	ret->cpu_pct = rnum(cpu, "totalPercent");
+	ret->steal_pct = rnum(cpu, "stealPercent");
+	ret->load[0] = rnum(cpu, "load1");
+	ret->load[1] = rnum(cpu, "load5");
+	ret->load[2] = rnum(cpu, "load15");
+	ret->memory.total = ru64(mem, "totalBytes");
+	ret->memory.used = ru64(mem, "usedBytes");
+	ret->memory.free = ru64(mem, "freeBytes");
+	ret->memory.available = ru64(mem, "availableBytes");
+	ret->memory.swap_used = ru64(mem, "swapUsedBytes");
+	ret->memory.swap_total = ru64(mem, "swapTotalBytes");
+	size_t nfs = json_array_size(disks), niface = json_array_size(net), nc = json_array_size(items);
+	ret->fs = calloc(nfs ? nfs : 1, sizeof(*ret->fs));
+	ret->iface = calloc(niface ? niface : 1, sizeof(*ret->iface));
+	ret->container = calloc(nc ? nc : 1, sizeof(*ret->container));
+	if (!ret->fs || !ret->iface || !ret->container)
+		return -ENOMEM;
+	for (size_t i = 0; i < nfs; i++) {
+		const json_t *d = json_array_get(disks, i);
+		struct sw_metrics_fs *f = &ret->fs[ret->nfs++];
+		rstr(d, "mountPoint", f->mount_point, sizeof(f->mount_point));
+		rstr(d, "device", f->device, sizeof(f->device));
+		rstr(d, "fsType", f->fstype, sizeof(f->fstype));
+		f->total = ru64(d, "totalBytes");
+		f->used = ru64(d, "usedBytes");
+		f->free = ru64(d, "freeBytes");
+		f->available = ru64(d, "availableBytes");
+	}
+	for (size_t i = 0; i < niface; i++) {
+		const json_t *n = json_array_get(net, i);
+		struct sw_metrics_iface *f = &ret->iface[ret->niface++];
+		rstr(n, "interface", f->name, sizeof(f->name));
+		f->rx_bytes = ru64(n, "rxBytes");
+		f->tx_bytes = ru64(n, "txBytes");
+		f->rx_bytes_per_s = rnum(n, "rxBytesPerSecond");
+		f->tx_bytes_per_s = rnum(n, "txBytesPerSecond");
+	}
+	for (size_t i = 0; i < nc; i++)
+		container_read(json_array_get(items, i), &ret->container[ret->ncontainer++]);
+	sw_metrics_sample_count(ret);
+	rstr(containers, "error", ret->containers_error, sizeof(ret->containers_error));
+	return 0;
 }

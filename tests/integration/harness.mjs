@@ -862,6 +862,25 @@ export function assertError(res, status, code) {
 	return j.error;
 }
 
+// The Server-Sent Events of text: [{event, id, data}], comments (": ping") left out.
+export function sseEvents(text) {
+	const out = [];
+	for (const block of text.split('\n\n')) {
+		const lines = block.split('\n').filter((l) => l && !l.startsWith(':'));
+		if (!lines.length) continue;
+		const e = { event: 'message', id: null, data: '' };
+		for (const line of lines) {
+			const i = line.indexOf(':');
+			const v = line.slice(i + 1).replace(/^ /, '');
+			if (line.startsWith('event:')) e.event = v;
+			else if (line.startsWith('id:')) e.id = v;
+			else if (line.startsWith('data:')) e.data += v;
+		}
+		out.push(e);
+	}
+	return out;
+}
+
 // Asserts the headers every response carries.
 export function assertCommonHeaders(res) {
 	assert.ok(res.headers['x-request-id'], 'X-Request-Id present');

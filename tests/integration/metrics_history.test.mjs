@@ -83,25 +83,6 @@ function assertAgrees(row, e, what) {
 	for (const k of ['memMin', 'memMax', 'memTotal', 'swapMax', 'diskMax', 'rx', 'tx']) assert.equal(row[k], e[k], `${what} ${k}`);
 }
 
-// The SSE events of text: [{event, id, data}], comments counted apart.
-function events(text) {
-	const out = [];
-	for (const block of text.split('\n\n')) {
-		const lines = block.split('\n').filter((l) => l && !l.startsWith(':'));
-		if (!lines.length) continue;
-		const e = { event: 'message', id: null, data: '' };
-		for (const line of lines) {
-			const i = line.indexOf(':');
-			const v = line.slice(i + 1).replace(/^ /, '');
-			if (line.startsWith('event:')) e.event = v;
-			else if (line.startsWith('id:')) e.id = v;
-			else if (line.startsWith('data:')) e.data += v;
-		}
-		out.push(e);
-	}
-	return out;
-}
-
 // Reads GET path as a stream for ms, then leaves: {status, headers, text}.
 function readStream(path, who, ms, headers = {}) {
 	return new Promise((resolve, reject) => {
@@ -120,7 +101,7 @@ test('GET /servers/:id/live: samples as they are taken, one frame per sample, La
 	const a = await readStream(`/servers/${serverA}/live`, owner, 3500);
 	assert.equal(a.status, 200);
 	assert.match(a.headers['content-type'], /^text\/event-stream/);
-	const evs = events(a.text);
+	const evs = h.sseEvents(a.text);
 	// The latest cached sample at once, then about one a second.
 	assert.ok(evs.length >= 3 && evs.length <= 6, `${evs.length} events:\n${a.text.slice(0, 300)}`);
 	const ids = evs.map((e) => Number(e.id));
@@ -135,22 +116,22 @@ test('GET /servers/:id/live: samples as they are taken, one frame per sample, La
 	// Resuming: every cached sample after the id given, none twice.
 	const from = ids[0];
 	const b = await readStream(`/servers/${serverA}/live`, owner, 300, { 'Last-Event-ID': String(from) });
-	const again = events(b.text).map((e) => Number(e.id));
+	const again = h.sseEvents(b.text).map((e) => Number(e.id));
 	assert.ok(again.length >= ids.length - 1, `${again} after ${from}`);
 	assert.ok(again.every((id) => id > from));
 	assert.deepEqual(again.slice(0, ids.length - 1), ids.slice(1));
 	// Another organization sees its own server's frames, never A's.
 	const o = await readStream(`/servers/${serverB}/live`, other, 1500);
-	assert.ok(events(o.text).length >= 1);
-	for (const e of events(o.text)) assert.equal(JSON.parse(e.data).serverId, serverB);
+	assert.ok(h.sseEvents(o.text).length >= 1);
+	for (const e of h.sseEvents(o.text)) assert.equal(JSON.parse(e.data).serverId, serverB);
 	h.assertError(await call(srv, 'GET', `/servers/${serverB}/live`, owner), 404, 'NOT_FOUND');
 	h.assertError(await h.request(srv.port, 'GET', `/servers/${serverA}/live`), 401, 'UNAUTHENTICATED');
 });
 
-test('GET /servers/:id/live: a remote server is not streamed yet (409)', async () => {
+test('GET /servers/:id/live: a remote server without a connected agent is not streamed (409)', async () => {
 	const remote = await sql(`INSERT INTO servers (organization_id, name) VALUES ('${owner.org.id}', 'far') RETURNING id`);
 	h.assertError(await call(srv, 'GET', `/servers/${remote}/live`, owner), 409, 'SERVER_NOT_CONNECTED');
-	// Its history is there all the same (empty: nothing samples it yet).
+	// Its history is there all the same (empty: no agent was ever there to sample it).
 	assert.deepEqual((await ok(call(srv, 'GET', `/servers/${remote}/metrics`, owner))).points, []);
 });
 

@@ -368,6 +368,48 @@ TEST(a_sample_of_the_fixture_tree_has_every_group)
 	CHECK(near(json_real_value(json_object_get(json_object_get(doc, "cpu"), "totalPercent")), 60.0, 1e-9));
 	CHECK_STR_EQ(json_string_value(json_object_get(doc, "scope")), "HOST");
 	CHECK_INT_EQ(json_array_size(json_object_get(json_object_get(doc, "cpu"), "perCorePercent")), 2);
+	/* Read back (what the control plane does with an agent's sample): the
+	 * figures the metrics loop folds and alerts on come back the same. */
+	struct sw_metrics_sample r;
+	REQUIRE(sw_metrics_sample_read(doc, &r) == 0);
+	CHECK(near(r.cpu_pct, 60.0, 0.005));
+	CHECK(near(r.load[0], 0.52, 1e-9));
+	CHECK_INT_EQ(r.memory.used, b.memory.used);
+	CHECK_INT_EQ(r.memory.total, b.memory.total);
+	CHECK_INT_EQ(r.memory.swap_total, b.memory.swap_total);
+	REQUIRE(r.nfs == b.nfs && r.niface == b.niface);
+	CHECK_INT_EQ(r.fs[0].used, b.fs[0].used);
+	CHECK_INT_EQ(r.fs[0].total, b.fs[0].total);
+	CHECK_STR_EQ(r.iface[1].name, "eth0");
+	CHECK_INT_EQ(r.iface[1].rx_bytes, b.iface[1].rx_bytes);
+	CHECK(near(r.iface[1].rx_bytes_per_s, b.iface[1].rx_bytes_per_s, 0.005));
+	CHECK_STR_EQ(r.hostname, "fixture-host");
+	CHECK_INT_EQ(r.ncontainer, 0);
+	sw_metrics_sample_release(&r);
+	json_t *bad = json_object();
+	CHECK_INT_EQ(sw_metrics_sample_read(bad, &r), -EINVAL);
+	sw_metrics_sample_release(&r);
+	json_decref(bad);
+	/* A container's figures, nulls staying "not read". */
+	json_t *c = json_pack("{s:s,s:s,s:s,s:s,s:I,s:f,s:I,s:n,s:{s:I,s:I,s:I,s:I},s:I}", "containerId", "c1",
+			      "applicationId", "a1", "state", "running", "health", "unhealthy", "restartCount",
+			      (json_int_t)3, "cpuPercent", 12.5, "memoryBytes", (json_int_t)4096,
+			      "memoryLimitBytes", "network", "rxBytes", (json_int_t)10, "txBytes", (json_int_t)20,
+			      "rxPackets", (json_int_t)1, "txPackets", (json_int_t)2, "oomKills", (json_int_t)1);
+	json_array_append_new(json_object_get(json_object_get(doc, "containers"), "items"), c);
+	REQUIRE(sw_metrics_sample_read(doc, &r) == 0);
+	REQUIRE(r.ncontainer == 1);
+	CHECK_STR_EQ(r.container[0].ref.id, "c1");
+	CHECK_STR_EQ(r.container[0].ref.application_id, "a1");
+	CHECK_INT_EQ(r.container[0].ref.restart_count, 3);
+	CHECK(r.container[0].have_cpu && near(r.container[0].cpu_pct, 12.5, 1e-9));
+	CHECK(r.container[0].have_memory && r.container[0].memory_bytes == 4096);
+	CHECK(r.container[0].memory_limit == UINT64_MAX);
+	CHECK(r.container[0].have_net && r.container[0].net_tx_bytes == 20);
+	CHECK(r.container[0].have_oom && r.container[0].oom_kills == 1);
+	CHECK_INT_EQ(r.running, 1);
+	CHECK_INT_EQ(r.unhealthy, 1);
+	sw_metrics_sample_release(&r);
 	json_decref(doc);
 	sw_buf_release(&out);
 	sw_metrics_sample_release(&b);

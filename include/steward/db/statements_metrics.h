@@ -12,6 +12,8 @@
 /* () -> id, application ids as a JSON array: every local server (one per
  * organization) with its applications. */
 extern const struct sw_db_stmt sw_db_stmt_metrics_local_servers;
+/* The remote servers whose agents are ONLINE, as metrics_local_servers. */
+extern const struct sw_db_stmt sw_db_stmt_metrics_remote_servers;
 /* () -> the control plane's figures as JSON text: databaseBytes,
  * connections, activeConnections (of this database), queues [{queue,
  * depth (QUEUED), running, failed, failedLast24h}] for build, deploy and
@@ -55,6 +57,7 @@ enum sw_db_metrics_rule_col {
 	SW_DB_MRULE_APPLICATION_ID,     /* NULL: a server's rule */
 	SW_DB_MRULE_CHANNEL_IDS,        /* a JSON array */
 	SW_DB_MRULE_OPEN_ALERT_ID,      /* NULL: none open */
+	SW_DB_MRULE_TARGET_SERVER_ID,   /* the server whose sample it is evaluated on */
 };
 extern const struct sw_db_stmt sw_db_stmt_metrics_alert_rules;
 /* ($1 organization, $2 rule, $3 severity, $4 title, $5 message, $6 server,

@@ -120,6 +120,7 @@ enum sw_db_runtime_target_col {
 	SW_DB_RUNTIME_SERVER_IS_LOCAL,
 	SW_DB_RUNTIME_APPLICATION_IDS, /* a JSON array of the application ids on it */
 	SW_DB_RUNTIME_HOSTNAMES,       /* a JSON array of their verified hostnames */
+	SW_DB_RUNTIME_SERVER_STATUS,   /* sw_db_stmt_runtime_server only: PENDING, ONLINE, OFFLINE */
 };
 extern const struct sw_db_stmt sw_db_stmt_runtime_application;
 extern const struct sw_db_stmt sw_db_stmt_runtime_server;

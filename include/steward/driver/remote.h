@@ -51,6 +51,11 @@
 int sw_driver_remote_new(PGconn *conn, const char *server_id, const volatile bool *stop, unsigned wait_ms,
 			 struct sw_driver **ret, char *err, size_t errlen);
 
+/* Bounds the driver's plain commands (not image builds) to ms instead of
+ * SW_DRIVER_REMOTE_COMMAND_MS: the agent not answering within it is an
+ * error, the command expires (the metrics loop, which must keep its tick). */
+void sw_driver_remote_set_command_ms(struct sw_driver *d, unsigned ms);
+
 /* The agent's executor: runs cmd through local (a local driver) into out.
  * Kinds it does not run are answered NOT_AVAILABLE. */
 void sw_driver_agent_exec(struct sw_driver *local, const struct sw_agent_msg *cmd,

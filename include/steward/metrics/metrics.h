@@ -176,4 +176,14 @@ int sw_metrics_sample(struct sw_metrics_sampler *s, const struct sw_metrics_cont
  * server_id is NULL. */
 void sw_metrics_sample_write(const struct sw_metrics_sample *s, const char *server_id, struct sw_json *j);
 
+/* The figures of a sample written by sw_metrics_sample_write (an agent's
+ * metrics.sample) read back into *ret: CPU total and load, memory, file
+ * systems' sizes, interfaces' bytes and rates, containers (ids, state,
+ * health, restarts, CPU %, memory and limit, network bytes, OOM kills).
+ * Host facts, per-core figures and sources are not read; taken_at_ms is
+ * left 0 for the caller. A member missing or null is a figure not read.
+ * -EINVAL when o is not a sample, -ENOMEM; release *ret either way. */
+struct json_t;
+int sw_metrics_sample_read(const struct json_t *o, struct sw_metrics_sample *ret);
+
 #endif
