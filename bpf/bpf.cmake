@@ -73,6 +73,10 @@ if(SW_BPF_OK)
     list(APPEND _skels ${_gen}/${prog}.skel.h)
   endforeach()
   add_custom_target(steward_bpf_skeletons DEPENDS ${_skels})
+  # For bench/'s own programs: the same vmlinux.h (made before the target
+  # steward_bpf_skeletons is done) and target architecture.
+  set(SW_BPF_GEN_DIR ${_gen})
+  set(SW_BPF_ARCH ${_arch})
   add_dependencies(steward_core steward_bpf_skeletons)
   target_compile_definitions(steward_core PRIVATE SW_HAVE_BPF=1)
   target_include_directories(steward_core PRIVATE ${_gen} ${CMAKE_SOURCE_DIR}/bpf)
