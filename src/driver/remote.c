@@ -362,6 +362,16 @@ static int read_output(struct sw_driver_remote *r, struct build_stream *bs, cons
 		sw_buf_append(&bs->line, p, strlen(p));
 	}
 	PQclear(res);
+	if (took && bs->sink) {
+		/* A dump's chunks, once decoded, leave the table. */
+		char below[24];
+		snprintf(below, sizeof(below), "%llu", (unsigned long long)bs->out_next);
+		const char *consume[2] = { id, below };
+		PGresult *gone = exec(r, &sw_db_stmt_agent_output_consume, consume, err, errlen);
+		if (!gone)
+			return -EIO;
+		PQclear(gone);
+	}
 	return took;
 }
 
