@@ -1,5 +1,5 @@
 // A managed service's data on a REMOTE server, with real parts: a second
-// dockerd with the PostgreSQL image of tests/images/build, a second Caddy
+// dockerd with the service images of tests/images/build, a second Caddy
 // and the real steward-agent (remote_world.mjs). A backup runs pg_dump in
 // the service's container through the agent (service.dump), its output
 // streamed back as base64 progress chunks into the control plane's file
@@ -7,7 +7,8 @@
 // file to the agent as input chunks under the credit window, checked whole
 // by the agent before pg_restore sees it: rows deleted after the backup
 // come back. A dump whose agent is killed mid-way fails with a sentence and
-// leaves no file, whole or partial.
+// leaves no file, whole or partial. A Redis service's RDB file makes the same
+// round trip (the agent stops and starts Redis around the swap).
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,7 +21,9 @@ import { ok } from './identity.mjs';
 import { world, waitJob as waitJobOf } from './deploy_world.mjs';
 import { agentBinary, remoteWorld } from './remote_world.mjs';
 
-if (spawnSync('psql', ['--version']).status !== 0) h.skip('psql is missing (apt-get install postgresql-client)');
+for (const tool of ['psql', 'redis-cli']) {
+	if (spawnSync(tool, ['--version']).status !== 0) h.skip(`${tool} is missing (apt-get install postgresql-client redis-tools)`);
+}
 agentBinary();
 const w = await world({ STEWARD_AGENT_HEARTBEAT_MS: 500 });
 const { second, server, startAgent, waitStatus } = await remoteWorld(w);
@@ -46,16 +49,22 @@ function psql(c, q) {
 	return { ok: r.status === 0, out: r.stdout.trim(), err: r.stderr.trim() };
 }
 
-// A PostgreSQL service on the remote server, started and answering on its
+function redis(c, ...args) {
+	const r = spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(c.port), ...args],
+		{ env: { ...process.env, REDISCLI_AUTH: c.password }, encoding: 'utf8' });
+	return { ok: r.status === 0 && !/^(ERR|NOAUTH|LOADING|Could not connect)/m.test(r.stdout + r.stderr), out: r.stdout.trim(), err: r.stderr.trim() };
+}
+
+// A service of kind on the remote server, started and answering on its
 // port (host networking on the second engine: 127.0.0.1 here).
-async function running(name) {
-	const s = await ok(w.call('POST', '/services', { body: { name, kind: 'POSTGRESQL', version: '15', environmentId: env, serverId: server.id } }), 201);
+async function running(name, kind = 'POSTGRESQL', version = '15') {
+	const s = await ok(w.call('POST', '/services', { body: { name, kind, version, environmentId: env, serverId: server.id } }), 201);
 	const job = await ok(w.call('POST', `/services/${s.id}/start`), 202);
 	assert.deepEqual(await waitJob(job.id), { status: 'SUCCEEDED', error: '' });
 	const c = await ok(w.call('GET', `/services/${s.id}/connection`));
 	const deadline = Date.now() + 30000 * h.SLACK;
 	for (;;) {
-		const r = psql(c, 'SELECT 1');
+		const r = kind === 'REDIS' ? redis(c, 'PING') : psql(c, 'SELECT 1');
 		if (r.ok) break;
 		if (Date.now() > deadline) throw new Error(`${name} does not answer on ${c.port}: ${r.err}`);
 		await h.sleep(300);
@@ -110,6 +119,25 @@ test('a backup of a PostgreSQL service on the remote server brings deleted rows 
 	assert.match(end.error, /does not match the SHA-256 recorded when it was taken \(it is damaged\): nothing was restored/);
 	assert.equal((await w.sql(`SELECT count(*) FROM agent_commands WHERE kind = 'service.restore'`)).trim(), '1', 'no second service.restore was sent');
 	assert.equal(psql(c, 'SELECT count(*) FROM items').out, '5', 'the running data is left alone');
+});
+
+test('a Redis service on the remote server: its RDB file comes back through the agent and is restored there', async () => {
+	const { s, c } = await running('far-cache', 'REDIS', '7');
+	for (let i = 0; i < 50; i++) assert.ok(redis(c, 'SET', `k${i}`, `v${i}`).ok);
+	const b = await ok(w.call('POST', `/services/${s.id}/backups`), 202);
+	assert.deepEqual(await waitJob(b.jobId, 120000), { status: 'SUCCEEDED', error: '' });
+	const row = (await ok(w.call('GET', `/services/${s.id}/backups`))).find((x) => x.id === b.id);
+	const bytes = fs.readFileSync(await filePath(b.id));
+	assert.equal(bytes.subarray(0, 5).toString(), 'REDIS', 'an RDB file, byte for byte');
+	assert.equal(row.sha256, sha(bytes));
+	assert.equal(row.sizeBytes, bytes.length);
+
+	assert.ok(redis(c, 'FLUSHALL').ok);
+	assert.equal(redis(c, 'DBSIZE').out, '0');
+	const job = await ok(w.call('POST', `/services/${s.id}/backups/${b.id}/restore`), 202);
+	assert.deepEqual(await waitJob(job.id, 120000), { status: 'SUCCEEDED', error: '' });
+	assert.equal(redis(c, 'DBSIZE').out, '50');
+	assert.equal(redis(c, 'GET', 'k7').out, 'v7');
 });
 
 test('a dump whose agent is killed mid-way fails with a sentence and leaves no file', async () => {
