@@ -315,7 +315,8 @@ static double random_unit(void)
 }
 
 /* A command handed to the runner thread: its message (holding a reference
- * to the decoded JSON) and its outcome. A command with input (image.build)
+ * to the decoded JSON) and its outcome. A command with input (image.build,
+ * service.restore)
  * is journaled and acknowledged when it arrives, then its input is staged
  * into an unnamed file (fd) until the last chunk, checked, and only then
  * queued. */
@@ -729,7 +730,7 @@ static void on_command(struct session *s, const struct sw_agent_msg *m)
 	for (unsigned i = 0; i < s->nqueue; i++)
 		if (strcmp(s->queue[i]->m.id, m->id) == 0)
 			return; /* accepted already, waiting its turn */
-	if (m->kind == SW_AGENT_CMD_IMAGE_BUILD) {
+	if (m->kind == SW_AGENT_CMD_IMAGE_BUILD || m->kind == SW_AGENT_CMD_SERVICE_RESTORE) {
 		receive_command(s, m, digest);
 		return;
 	}

@@ -138,10 +138,19 @@ static const char *const type_names[SW_AGENT_MSG_COUNT] = {
 #define APPLICATION { "applicationId", F_ID, false, 64, M(args.application_id) }
 static const char *const engines[] = { "postgres", "mysql", "redis", "mongo", NULL };
 static const char *const probe_hosts[] = { "127.0.0.1", "::1", NULL };
+/* A managed service: its engine, where it listens inside its container and
+ * its credentials (the payload is sealed at rest). */
+#define SERVICE \
+	{ "engine", F_ENUM, true, 0, M(args.engine), NULL, engines }, \
+	{ "port", F_UINT, true, 65535, M(args.port) }, \
+	{ "database", F_NAME, true, 64, M(args.database) }, \
+	{ "username", F_NAME, true, 64, M(args.username) }, \
+	{ "password", F_TEXT, true, 256, M(args.password) }, \
+	{ "dataDir", F_TEXT, true, SW_PATH_MAX_LEN, M(args.data_dir) }
 
 static const struct cmd {
 	const char *name;
-	struct field fields[6];
+	struct field fields[10];
 } cmds[SW_AGENT_CMD_COUNT] = {
 	[SW_AGENT_CMD_IMAGE_BUILD] = { "image.build", {
 		{ "tag", F_IMAGE, true, 255, M(args.tag) },
@@ -173,10 +182,14 @@ static const struct cmd {
 	[SW_AGENT_CMD_ROUTE_REMOVE] = { "caddy.route.remove", {
 		{ "routeId", F_ID, true, SW_AGENT_MAX_ID_LEN, M(args.route_id) }, END } },
 	[SW_AGENT_CMD_PROXY_STATE] = { "caddy.state", { END } },
-	[SW_AGENT_CMD_SERVICE_DUMP] = { "service.dump", { NAME,
-		{ "engine", F_ENUM, true, 0, M(args.engine), NULL, engines }, END } },
-	[SW_AGENT_CMD_SERVICE_RESTORE] = { "service.restore", { NAME,
-		{ "engine", F_ENUM, true, 0, M(args.engine), NULL, engines }, END } },
+	/* The service's fixed dump tool in its container (name); the dump
+	 * comes back as progress, base64 lines. */
+	[SW_AGENT_CMD_SERVICE_DUMP] = { "service.dump", { NAME, SERVICE, END } },
+	/* The dump arrives as input chunks (dumpBytes, dumpSha256), checked
+	 * whole before the service's restore tool sees it. */
+	[SW_AGENT_CMD_SERVICE_RESTORE] = { "service.restore", { NAME, SERVICE,
+		{ "dumpBytes", F_UINT, true, 1ULL << 40, M(args.context_bytes) },
+		{ "dumpSha256", F_ID, true, 64, M(args.context_sha256) }, END } },
 	[SW_AGENT_CMD_METRICS_SAMPLE] = { "metrics.sample", { END } },
 	[SW_AGENT_CMD_HOST_FACTS] = { "host.facts", { END } },
 	[SW_AGENT_CMD_VOLUME_LIST] = { "volume.list", { APPLICATION, END } },

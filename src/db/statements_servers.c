@@ -290,6 +290,14 @@ const struct sw_db_stmt sw_db_stmt_agent_output_read = {
 	.nparams = 2,
 };
 
+/* ($1 command, $2 seq): its output chunks before seq go, once read (a
+ * dump's bytes do not wait in the table for the command's end). */
+const struct sw_db_stmt sw_db_stmt_agent_output_consume = {
+	.name = "agent_output_consume",
+	.sql = "DELETE FROM agent_command_output WHERE command_id = $1::uuid AND seq < $2::bigint",
+	.nparams = 2,
+};
+
 static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_server_create, &sw_db_stmt_server_get,   &sw_db_stmt_server_update,
 	&sw_db_stmt_server_remove, &sw_db_stmt_servers_list, &sw_db_stmt_server_agent_token,
@@ -303,5 +311,6 @@ static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_agent_input_take,	 &sw_db_stmt_agent_input_taken,
 	&sw_db_stmt_agent_output_put,	 &sw_db_stmt_agent_input_put,
 	&sw_db_stmt_agent_output_read,	 &sw_db_stmt_agent_streams_drop,
+	&sw_db_stmt_agent_output_consume,
 };
 const struct sw_db_stmt_group sw_db_servers_statements = { list, SW_ARRAY_SIZE(list) };

@@ -55,6 +55,7 @@ static const enum sw_agent_cmd kinds[] = {
 	SW_AGENT_CMD_VOLUME_REMOVE,    SW_AGENT_CMD_VOLUME_LIST,	    SW_AGENT_CMD_ROUTE_SET,
 	SW_AGENT_CMD_ROUTE_REMOVE,     SW_AGENT_CMD_PROXY_STATE,	    SW_AGENT_CMD_CONTAINER_FILE,
 	SW_AGENT_CMD_IMAGE_BUILD,      SW_AGENT_CMD_CONTAINER_INSPECT,  SW_AGENT_CMD_CONTAINER_PROBE,
+	SW_AGENT_CMD_SERVICE_DUMP,     SW_AGENT_CMD_SERVICE_RESTORE,
 };
 
 uint32_t sw_driver_agent_kinds(void)
@@ -339,6 +340,10 @@ void sw_driver_agent_exec(struct sw_driver *local, const struct sw_agent_msg *cm
 	int rc = !local ? -EIO
 		 : cmd->kind == SW_AGENT_CMD_IMAGE_BUILD
 			 ? sw_driver_agent_build(local, cmd, out->stream, &res, err, sizeof(err))
+		 : cmd->kind == SW_AGENT_CMD_SERVICE_DUMP
+			 ? sw_driver_agent_service_dump(local, cmd, out->stream, &res, err, sizeof(err))
+		 : cmd->kind == SW_AGENT_CMD_SERVICE_RESTORE
+			 ? sw_driver_agent_service_restore(local, cmd, out->stream, err, sizeof(err))
 			 : run(local, cmd, &res, err, sizeof(err));
 	if (!local)
 		snprintf(err, sizeof(err), "the agent's driver could not be made (DOCKER_HOST)");

@@ -50,6 +50,16 @@ struct sw_agent_stream;
 struct json_t;
 int sw_driver_agent_build(struct sw_driver *d, const struct sw_agent_msg *cmd, struct sw_agent_stream *st,
 			  struct json_t **res, char *err, size_t errlen);
+/* The agent's service.dump (its output: the dump as base64 lines; its
+ * result: dumpBytes, dumpSha256) and service.restore (from the staged,
+ * checked input), running the local driver's own dump and restore
+ * (service_data.c). */
+int sw_driver_agent_service_dump(struct sw_driver *d, const struct sw_agent_msg *cmd,
+				 struct sw_agent_stream *st, struct json_t **res, char *err, size_t errlen);
+int sw_driver_agent_service_restore(struct sw_driver *d, const struct sw_agent_msg *cmd,
+				    struct sw_agent_stream *st, char *err, size_t errlen);
+/* Where a dump's bytes go, in order: 0 or -errno (the dump stops). */
+typedef int (*sw_driver_sink_fn)(void *arg, const char *p, size_t n);
 struct sw_container_state;
 struct sw_rd_ops {
 	void (*free)(struct sw_driver_remote *r);
@@ -90,6 +100,14 @@ struct sw_rd_ops {
 	/* The agent's container.probe (q already checked). */
 	int (*http_probe)(struct sw_driver *d, const struct sw_http_probe *q, int *ret_status,
 			  uint64_t *ret_ms, char *err, size_t errlen);
+	/* The agent's service.dump: the dump's bytes into sink, checked
+	 * against the size and SHA-256 the agent reports. */
+	int (*service_dump)(struct sw_driver *d, const struct sw_service_target *t, sw_driver_sink_fn sink,
+			    void *sink_arg, const volatile bool *cancel, char *err, size_t errlen);
+	/* The agent's service.restore: the checked dump (fd, size bytes, read
+	 * with pread from 0) sent as input chunks. */
+	int (*service_restore)(struct sw_driver *d, const struct sw_service_target *t, int fd, uint64_t size,
+			       const char *sha256, const volatile bool *cancel, char *err, size_t errlen);
 };
 
 /* -EOPNOTSUPP: "<what> on a remote server is not available yet." (local.c) */
@@ -167,6 +185,18 @@ static inline int sw_rd_route_remove(struct sw_driver *d, const char *applicatio
 static inline int sw_rd_proxy_state(struct sw_driver *d, char **ret_json, char *err, size_t errlen)
 {
 	return d->rops->proxy_state(d, ret_json, err, errlen);
+}
+static inline int sw_rd_service_dump(struct sw_driver *d, const struct sw_service_target *t,
+				     sw_driver_sink_fn sink, void *sink_arg, const volatile bool *cancel,
+				     char *err, size_t errlen)
+{
+	return d->rops->service_dump(d, t, sink, sink_arg, cancel, err, errlen);
+}
+static inline int sw_rd_service_restore(struct sw_driver *d, const struct sw_service_target *t, int fd,
+					uint64_t size, const char *sha256, const volatile bool *cancel,
+					char *err, size_t errlen)
+{
+	return d->rops->service_restore(d, t, fd, size, sha256, cancel, err, errlen);
 }
 static inline int sw_rd_container_put_file(struct sw_driver *d, const char *container, const char *dir,
 					   const char *name, const void *data, size_t len, unsigned mode,

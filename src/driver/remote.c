@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -277,8 +278,10 @@ static json_t *strings(const char *const *v)
 #define INPUT_CHUNK (48u * 1024) /* raw bytes: 64 KiB of base64, SW_AGENT_MAX_CHUNK */
 
 struct build_stream {
-	const struct sw_image_build *b;
-	struct sw_driver_tar *tar;
+	const char *what;        /* "the build", "the restore", "the dump" */
+	const volatile bool *cancel;
+	struct sw_driver_tar *tar; /* the input: a build's context, */
+	int fd;                  /* or a file read with pread (-1: none) */
 	uint64_t total, sent, seq;
 	bool input_done;
 	sw_driver_log_fn log;
@@ -287,6 +290,13 @@ struct build_stream {
 	struct sw_buf line;      /* output not yet ended by '\n' */
 	char *chunk;             /* INPUT_CHUNK bytes */
 	char *b64;
+	/* A dump: the output's base64 lines decoded into sink, counted and
+	 * hashed to be checked against the agent's result. */
+	sw_driver_sink_fn sink;
+	void *sink_arg;
+	int sink_error;
+	EVP_MD_CTX *md;
+	uint64_t sunk;
 };
 
 /* Reads the context once for its size and SHA-256: the payload carries
@@ -338,6 +348,8 @@ static int read_output(struct sw_driver_remote *r, struct build_stream *bs, cons
 			break; /* one before it is not stored yet */
 		bs->out_next++;
 		took = 1;
+		if (!bs->log)
+			continue; /* a command whose output nothing reads */
 		const char *p = PQgetvalue(res, i, 1);
 		for (const char *nl; (nl = strchr(p, '\n')); p = nl + 1) {
 			if (bs->line.len) {
@@ -351,6 +363,16 @@ static int read_output(struct sw_driver_remote *r, struct build_stream *bs, cons
 		sw_buf_append(&bs->line, p, strlen(p));
 	}
 	PQclear(res);
+	if (took && bs->sink) {
+		/* A dump's chunks, once decoded, leave the table. */
+		char below[24];
+		snprintf(below, sizeof(below), "%llu", (unsigned long long)bs->out_next);
+		const char *consume[2] = { id, below };
+		PGresult *gone = exec(r, &sw_db_stmt_agent_output_consume, consume, err, errlen);
+		if (!gone)
+			return -EIO;
+		PQclear(gone);
+	}
 	return took;
 }
 
@@ -395,17 +417,25 @@ static int put_window(struct sw_driver_remote *r, struct build_stream *bs, const
 		size_t n = 0;
 		while (n < INPUT_CHUNK && bs->sent + n < bs->total) {
 			size_t want = (size_t)SW_MIN((uint64_t)(INPUT_CHUNK - n), bs->total - bs->sent - n);
-			ssize_t got = sw_driver_tar_read(bs->tar, bs->chunk + n, want);
+			ssize_t got = bs->tar ? sw_driver_tar_read(bs->tar, bs->chunk + n, want)
+					      : pread(bs->fd, bs->chunk + n, want, (off_t)(bs->sent + n));
+			if (got < 0 && !bs->tar && errno == EINTR)
+				continue;
 			if (got < 0) {
-				snprintf(err, errlen, "%s", sw_driver_tar_error(bs->tar));
-				return (int)got;
+				if (bs->tar)
+					snprintf(err, errlen, "%s", sw_driver_tar_error(bs->tar));
+				else
+					snprintf(err, errlen, "the backup file could not be read while it was "
+						 "sent to the server: nothing was restored");
+				return bs->tar ? (int)got : -EIO;
 			}
 			if (got == 0)
 				break;
 			n += (size_t)got;
 		}
 		if (bs->sent + n != bs->total && n < INPUT_CHUNK) {
-			snprintf(err, errlen, "the build context changed while it was sent to the server");
+			snprintf(err, errlen, "%s changed while it was sent to the server",
+				 bs->tar ? "the build context" : "the backup file");
 			return -EIO;
 		}
 		bs->sent += n;
@@ -429,17 +459,45 @@ static int build_hook(struct sw_driver_remote *r, void *arg, const char *id, con
 		      size_t errlen)
 {
 	struct build_stream *bs = arg;
-	if (bs->b->cancel && __atomic_load_n(bs->b->cancel, __ATOMIC_RELAXED)) {
-		snprintf(err, errlen, "the build was cancelled");
+	if (bs->cancel && __atomic_load_n(bs->cancel, __ATOMIC_RELAXED)) {
+		snprintf(err, errlen, "%s was cancelled", bs->what);
 		return -ECANCELED;
 	}
 	int did = 0;
 	if (strcmp(PQgetvalue(row, 0, 0), "ACKED") == 0)
 		did = put_input(r, bs, id, strtoull(PQgetvalue(row, 0, 5), NULL, 10), err, errlen);
 	int out = did < 0 ? 0 : read_output(r, bs, id, err, errlen);
+	if (out >= 0 && bs->sink_error) {
+		snprintf(err, errlen, "the dump from the server could not be written (%s)",
+			 strerror(-bs->sink_error));
+		return bs->sink_error;
+	}
 	/* While input remains, the agent's credit is looked for at the first
 	 * poll's pace, not the slowing one. */
 	return did < 0 ? did : out < 0 ? out : (did || out || !bs->input_done);
+}
+
+/* The output the session stores may trail the result: a success says how
+ * many chunks there were, and they are read (for at most 10 s); after a
+ * failure, what is there. */
+static void output_rest(struct sw_driver_remote *r, struct build_stream *bs, const char *id, int rc,
+			const json_t *res)
+{
+	uint64_t chunks = (uint64_t)json_integer_value(json_object_get(res, "outputChunks"));
+	uint64_t until = now_ms() + 10000;
+	char e[128];
+	while (bs->out_next < chunks && now_ms() < until && read_output(r, bs, id, e, sizeof(e)) >= 0)
+		if (bs->out_next < chunks)
+			sleep_ms(POLL_FIRST_MS);
+	if (rc)
+		read_output(r, bs, id, e, sizeof(e));
+}
+
+static void streams_drop(struct sw_driver_remote *r, const char *id)
+{
+	char e[128];
+	const char *drop[1] = { id };
+	PQclear(exec(r, &sw_db_stmt_agent_streams_drop, drop, e, sizeof(e)));
 }
 
 static int rd_image_build(struct sw_driver *d, const struct sw_image_build *b, sw_driver_log_fn log,
@@ -450,7 +508,8 @@ static int rd_image_build(struct sw_driver *d, const struct sw_image_build *b, s
 		snprintf(err, errlen, "the image build was given no context or tag");
 		return -EINVAL;
 	}
-	struct build_stream bs = { .b = b, .log = log, .log_arg = log_arg };
+	struct build_stream bs = { .what = "the build", .cancel = b->cancel, .fd = -1, .log = log,
+				   .log_arg = log_arg };
 	bs.chunk = malloc(INPUT_CHUNK);
 	bs.b64 = malloc(4 * ((INPUT_CHUNK + 2) / 3) + 1);
 	char hex[65];
@@ -484,20 +543,10 @@ static int rd_image_build(struct sw_driver *d, const struct sw_image_build *b, s
 	json_t *res = NULL;
 	if (rc == 0) {
 		rc = await(r, id, "image.build", SW_DRIVER_REMOTE_BUILD_MS, build_hook, &bs, &res, err, errlen);
-		/* The output the session stores may trail the result: a success
-		 * says how many chunks there were. */
-		uint64_t chunks = (uint64_t)json_integer_value(json_object_get(res, "outputChunks"));
-		uint64_t until = now_ms() + 10000;
-		char e[128];
-		while (bs.out_next < chunks && now_ms() < until && read_output(r, &bs, id, e, sizeof(e)) >= 0)
-			if (bs.out_next < chunks)
-				sleep_ms(POLL_FIRST_MS);
-		if (rc)
-			read_output(r, &bs, id, e, sizeof(e));
+		output_rest(r, &bs, id, rc, res);
 		if (bs.line.len)
 			log(log_arg, bs.line.data, bs.line.len);
-		const char *drop[1] = { id };
-		PQclear(exec(r, &sw_db_stmt_agent_streams_drop, drop, e, sizeof(e)));
+		streams_drop(r, id);
 	}
 	json_decref(res);
 	json_decref(labels);
@@ -505,6 +554,116 @@ static int rd_image_build(struct sw_driver *d, const struct sw_image_build *b, s
 	sw_buf_release(&bs.line);
 	free(bs.chunk);
 	free(bs.b64);
+	return rc;
+}
+
+/* ---- a service's data ---- */
+
+/* The time a dump or a restore may take on the server, streams included. */
+#define SERVICE_DATA_MS (6u * 60 * 60 * 1000)
+
+static json_t *service_payload(const struct sw_service_target *t)
+{
+	const char *engine = strcmp(t->kind, "POSTGRESQL") == 0 ? "postgres"
+			     : strcmp(t->kind, "MYSQL") == 0    ? "mysql"
+								 : "redis";
+	return json_pack("{s:s,s:s,s:I,s:s,s:s,s:s,s:s}", "name", t->container, "engine", engine, "port",
+			 (json_int_t)t->port, "database", t->database, "username", t->username, "password",
+			 t->password, "dataDir", t->data_dir);
+}
+
+/* One output line of service.dump: base64 of the dump's next bytes. */
+static void dump_line(void *arg, const char *line, size_t len)
+{
+	struct build_stream *bs = arg;
+	if (bs->sink_error)
+		return;
+	unsigned char *buf = len % 4 == 0 ? malloc(len / 4 * 3 + 1) : NULL;
+	int n = buf ? EVP_DecodeBlock(buf, (const unsigned char *)line, (int)len) : -1;
+	for (size_t i = len; n > 0 && i > 0 && line[i - 1] == '='; i--)
+		n--; /* EVP_DecodeBlock counts the padding as zero bytes */
+	if (n < 0)
+		bs->sink_error = buf ? -EBADMSG : len % 4 ? -EBADMSG : -ENOMEM;
+	else if (EVP_DigestUpdate(bs->md, buf, (size_t)n) != 1)
+		bs->sink_error = -ENOMEM;
+	else
+		bs->sink_error = bs->sink(bs->sink_arg, (const char *)buf, (size_t)n);
+	bs->sunk += n > 0 ? (uint64_t)n : 0;
+	free(buf);
+}
+
+static int rd_service_dump(struct sw_driver *d, const struct sw_service_target *t, sw_driver_sink_fn sink,
+			   void *sink_arg, const volatile bool *cancel, char *err, size_t errlen)
+{
+	struct sw_driver_remote *r = d->remote;
+	struct build_stream bs = { .what = "the dump", .cancel = cancel, .fd = -1, .input_done = true,
+				   .log = dump_line, .sink = sink, .sink_arg = sink_arg,
+				   .md = EVP_MD_CTX_new() };
+	bs.log_arg = &bs;
+	json_t *p = service_payload(t), *res = NULL;
+	char id[37];
+	int rc = p && bs.md && EVP_DigestInit_ex(bs.md, EVP_sha256(), NULL) == 1 ? 0 : -ENOMEM;
+	if (rc) {
+		json_decref(p);
+		snprintf(err, errlen, "Out of memory.");
+	} else {
+		rc = issue(r, "service.dump", p, SERVICE_DATA_MS, id, err, errlen);
+	}
+	if (rc == 0) {
+		rc = await(r, id, "service.dump", SERVICE_DATA_MS, build_hook, &bs, &res, err, errlen);
+		output_rest(r, &bs, id, rc, res);
+		streams_drop(r, id);
+	}
+	unsigned char digest[32];
+	unsigned dlen = 0;
+	char sum[65] = "";
+	if (rc == 0 && bs.sink_error) {
+		rc = bs.sink_error;
+		snprintf(err, errlen, "the dump from the server could not be written (%s)", strerror(-rc));
+	}
+	if (rc == 0 && EVP_DigestFinal_ex(bs.md, digest, &dlen) == 1)
+		for (unsigned i = 0; i < 32; i++)
+			snprintf(sum + 2 * i, 3, "%02x", digest[i]);
+	const char *want = json_string_value(json_object_get(res, "dumpSha256"));
+	if (rc == 0 && (bs.line.len || !want || strcmp(want, sum) != 0 ||
+			(uint64_t)json_integer_value(json_object_get(res, "dumpBytes")) != bs.sunk)) {
+		rc = -EIO;
+		snprintf(err, errlen, "the dump did not arrive whole from the server (%llu bytes came; its size "
+			 "or SHA-256 is not what the agent sent)", (unsigned long long)bs.sunk);
+	}
+	json_decref(res);
+	EVP_MD_CTX_free(bs.md);
+	sw_buf_release(&bs.line);
+	return rc;
+}
+
+static int rd_service_restore(struct sw_driver *d, const struct sw_service_target *t, int fd, uint64_t size,
+			      const char *sha256, const volatile bool *cancel, char *err, size_t errlen)
+{
+	struct sw_driver_remote *r = d->remote;
+	struct build_stream bs = { .what = "the restore", .cancel = cancel, .fd = fd, .total = size,
+				   .log = NULL };
+	bs.chunk = malloc(INPUT_CHUNK);
+	bs.b64 = malloc(4 * ((INPUT_CHUNK + 2) / 3) + 1);
+	json_t *p = service_payload(t);
+	int rc = bs.chunk && bs.b64 && p ? 0 : -ENOMEM;
+	if (rc == 0 && (json_object_set_new(p, "dumpBytes", json_integer((json_int_t)size)) != 0 ||
+			json_object_set_new(p, "dumpSha256", json_string(sha256)) != 0))
+		rc = -ENOMEM;
+	char id[37];
+	if (rc) {
+		json_decref(p);
+		snprintf(err, errlen, "Out of memory.");
+	} else {
+		rc = issue(r, "service.restore", p, SERVICE_DATA_MS, id, err, errlen);
+	}
+	if (rc == 0) {
+		rc = await(r, id, "service.restore", SERVICE_DATA_MS, build_hook, &bs, NULL, err, errlen);
+		streams_drop(r, id);
+	}
+	free(bs.chunk);
+	free(bs.b64);
+	sw_buf_release(&bs.line);
 	return rc;
 }
 
@@ -804,6 +963,8 @@ static const struct sw_rd_ops ops = {
 	.container_state = rd_container_state,
 	.memory_available = rd_memory_available,
 	.http_probe = rd_http_probe,
+	.service_dump = rd_service_dump,
+	.service_restore = rd_service_restore,
 };
 
 void sw_driver_remote_set_command_ms(struct sw_driver *d, unsigned ms)

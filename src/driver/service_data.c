@@ -28,6 +28,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include "steward/base/base.h"
+#include "steward/driver/remote.h"
 #include "driver/driver_internal.h"
 
 #define ENGINE "the Docker engine"
@@ -488,40 +489,18 @@ static int fsync_dir_of(const char *path)
 	return rc;
 }
 
-int sw_driver_service_dump(struct sw_driver *d, const struct sw_service_target *t, const char *path,
-			   const volatile bool *cancel, struct sw_service_dump *ret, char *err,
-			   size_t errlen)
+/* Runs the kind's fixed dump tool in the service's container, its stdout
+ * to sink: the one dump the local driver and the agent run. */
+static int dump_run(struct sw_driver *d, const struct sw_service_target *t, const volatile bool *cancel,
+		    int (*sink)(void *arg, const char *p, size_t n), void *sink_arg, char *err,
+		    size_t errlen)
 {
-	if (d->remote)
-		return sw_rd_unavailable("A service's dump", err, errlen);
-	if (!target_ok(t, err, errlen))
-		return -EINVAL;
-	if (!path_ok(path)) {
-		snprintf(err, errlen, "the backup's path is not in the expected form");
-		return -EINVAL;
-	}
-	char tmp[1100], port[16], file[1100];
-	snprintf(tmp, sizeof(tmp), "%s.partial", path);
+	char port[16], file[1100];
 	snprintf(port, sizeof(port), "%u", t->port);
 	struct secret_env se;
 	secret_env_set(&se, t);
-	struct exec_out o = { 0 };
-	struct dump_file f = { .fd = -1, .md = EVP_MD_CTX_new() };
-	unsigned char digest[32];
-	unsigned dlen = 0;
-	int rc = -ENOMEM;
-	if (!f.md || EVP_DigestInit_ex(f.md, EVP_sha256(), NULL) != 1) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	f.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (f.fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "the backup file %s cannot be written: %s", tmp, strerror(errno));
-		goto out;
-	}
-	o.sink = dump_write;
-	o.sink_arg = &f;
+	struct exec_out o = { .sink = sink, .sink_arg = sink_arg };
+	int rc;
 	if (strcmp(t->kind, "POSTGRESQL") == 0) {
 		const char *argv[] = { "pg_dump", "--format=custom", "--no-password", "-h", "127.0.0.1",
 				       "-p", port, "-U", t->username, "-d", t->database, NULL };
@@ -539,6 +518,40 @@ int sw_driver_service_dump(struct sw_driver *d, const struct sw_service_target *
 			rc = exec_ok(d, t->container, "reading Redis's RDB file", argv, NULL, cancel, &o,
 				     err, errlen);
 	}
+	sw_buf_release(&o.collected);
+	secret_env_wipe(&se);
+	return rc;
+}
+
+int sw_driver_service_dump(struct sw_driver *d, const struct sw_service_target *t, const char *path,
+			   const volatile bool *cancel, struct sw_service_dump *ret, char *err,
+			   size_t errlen)
+{
+	if (!target_ok(t, err, errlen))
+		return -EINVAL;
+	if (!path_ok(path)) {
+		snprintf(err, errlen, "the backup's path is not in the expected form");
+		return -EINVAL;
+	}
+	char tmp[1100];
+	snprintf(tmp, sizeof(tmp), "%s.partial", path);
+	struct dump_file f = { .fd = -1, .md = EVP_MD_CTX_new() };
+	unsigned char digest[32];
+	unsigned dlen = 0;
+	int rc = -ENOMEM;
+	if (!f.md || EVP_DigestInit_ex(f.md, EVP_sha256(), NULL) != 1) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	f.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (f.fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "the backup file %s cannot be written: %s", tmp, strerror(errno));
+		goto out;
+	}
+	/* A remote server's agent runs dump_run() and its output arrives here. */
+	rc = d->remote ? sw_rd_service_dump(d, t, dump_write, &f, cancel, err, errlen)
+		       : dump_run(d, t, cancel, dump_write, &f, err, errlen);
 	if (rc)
 		goto out;
 	if (f.size == 0) {
@@ -568,8 +581,6 @@ out:
 	if (rc)
 		unlink(tmp);
 	EVP_MD_CTX_free(f.md);
-	sw_buf_release(&o.collected);
-	secret_env_wipe(&se);
 	return rc;
 }
 
@@ -750,41 +761,20 @@ static int verify(int fd, const char *path, const char *sha256, uint64_t *ret_si
 	return rc;
 }
 
-int sw_driver_service_restore(struct sw_driver *d, const struct sw_service_target *t, const char *path,
-			      const char *sha256, const volatile bool *cancel, char *err, size_t errlen)
+/* Restores the checked dump (fd, size bytes, read from offset 0) into the
+ * service: copied into its container as RESTORE_DIR/name, then the kind's
+ * fixed restore tool. The one restore the local driver and the agent run. */
+static int restore_run(struct sw_driver *d, const struct sw_service_target *t, int fd, uint64_t size,
+		       const char *name, const volatile bool *cancel, char *err, size_t errlen)
 {
-	if (d->remote)
-		return sw_rd_unavailable("A service's restore", err, errlen);
-	if (!target_ok(t, err, errlen))
-		return -EINVAL;
-	if (!path_ok(path)) {
-		snprintf(err, errlen, "the backup's path is not in the expected form");
-		return -EINVAL;
-	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		int e = errno;
-		snprintf(err, errlen, e == ENOENT ? "the backup file %s is missing: nothing was restored"
-						  : "the backup file %s cannot be opened: nothing was restored",
-			 path);
-		return -e;
-	}
-	uint64_t size = 0;
-	int rc = verify(fd, path, sha256, &size, err, errlen);
-	if (rc) {
-		close(fd);
-		return rc;
-	}
-	const char *base = strrchr(path, '/') + 1;
-	char name[200], inside[300], port[16];
-	snprintf(name, sizeof(name), "sw-restore-%s", base);
+	char inside[300], port[16];
 	snprintf(inside, sizeof(inside), "%s/%s", RESTORE_DIR, name);
 	snprintf(port, sizeof(port), "%u", t->port);
 	struct secret_env se;
 	secret_env_set(&se, t);
 	struct exec_out o = { 0 };
 	bool copied = false;
-	rc = put_file(d, t->container, RESTORE_DIR, name, fd, size, cancel, err, errlen);
+	int rc = put_file(d, t->container, RESTORE_DIR, name, fd, size, cancel, err, errlen);
 	copied = rc == 0;
 	if (rc)
 		goto out;
@@ -831,8 +821,159 @@ out:
 		exec_run(d, t->container, rm, NULL, NULL, &o2, &code, e, sizeof(e));
 		sw_buf_release(&o2.collected);
 	}
-	close(fd);
 	sw_buf_release(&o.collected);
 	secret_env_wipe(&se);
 	return rc;
+}
+
+int sw_driver_service_restore(struct sw_driver *d, const struct sw_service_target *t, const char *path,
+			      const char *sha256, const volatile bool *cancel, char *err, size_t errlen)
+{
+	if (!target_ok(t, err, errlen))
+		return -EINVAL;
+	if (!path_ok(path)) {
+		snprintf(err, errlen, "the backup's path is not in the expected form");
+		return -EINVAL;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err, errlen, e == ENOENT ? "the backup file %s is missing: nothing was restored"
+						  : "the backup file %s cannot be opened: nothing was restored",
+			 path);
+		return -e;
+	}
+	uint64_t size = 0;
+	int rc = verify(fd, path, sha256, &size, err, errlen);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	char name[200];
+	snprintf(name, sizeof(name), "sw-restore-%s", strrchr(path, '/') + 1);
+	/* A remote server's agent is sent the checked file, checks it again
+	 * as it arrives, and runs restore_run(). */
+	rc = d->remote ? sw_rd_service_restore(d, t, fd, size, sha256, cancel, err, errlen)
+		       : restore_run(d, t, fd, size, name, cancel, err, errlen);
+	close(fd);
+	return rc;
+}
+
+/* ---- on the agent (docs/agent-protocol.md, service.dump and service.restore) ---- */
+
+static int agent_target(const struct sw_agent_msg *cmd, struct sw_service_target *t, char *err,
+			size_t errlen)
+{
+	const char *e = cmd->args.engine ? cmd->args.engine : "";
+	*t = (struct sw_service_target){
+		.container = cmd->args.name,
+		.kind = strcmp(e, "postgres") == 0 ? "POSTGRESQL"
+			: strcmp(e, "mysql") == 0  ? "MYSQL"
+			: strcmp(e, "redis") == 0  ? "REDIS"
+						   : "",
+		.port = (unsigned)cmd->args.port,
+		.database = cmd->args.database,
+		.username = cmd->args.username,
+		.password = cmd->args.password,
+		.data_dir = cmd->args.data_dir,
+	};
+	return target_ok(t, err, errlen) ? 0 : -EINVAL;
+}
+
+/* The dump's bytes as base64 lines of at most AGENT_DUMP_LINE raw bytes
+ * (a multiple of 3, so each line decodes alone), with their size and
+ * SHA-256 for the result. */
+#define AGENT_DUMP_LINE (24u * 1024)
+struct agent_dump {
+	struct sw_agent_stream *st;
+	EVP_MD_CTX *md;
+	uint64_t size;
+	size_t n;
+	unsigned char raw[AGENT_DUMP_LINE];
+	char line[4 * (AGENT_DUMP_LINE / 3) + 2];
+};
+
+static void agent_dump_flush(struct agent_dump *a)
+{
+	if (!a->n)
+		return;
+	int len = EVP_EncodeBlock((unsigned char *)a->line, a->raw, (int)a->n);
+	a->line[len] = '\n';
+	a->st->output(a->st, a->line, (size_t)len + 1);
+	a->n = 0;
+}
+
+static int agent_dump_sink(void *arg, const char *p, size_t n)
+{
+	struct agent_dump *a = arg;
+	if (EVP_DigestUpdate(a->md, p, n) != 1)
+		return -ENOMEM;
+	a->size += n;
+	while (n) {
+		size_t k = SW_MIN(n, sizeof(a->raw) - a->n);
+		memcpy(a->raw + a->n, p, k);
+		a->n += k;
+		p += k;
+		n -= k;
+		if (a->n == sizeof(a->raw))
+			agent_dump_flush(a);
+	}
+	return 0;
+}
+
+int sw_driver_agent_service_dump(struct sw_driver *d, const struct sw_agent_msg *cmd,
+				 struct sw_agent_stream *st, json_t **res, char *err, size_t errlen)
+{
+	struct sw_service_target t;
+	int rc = agent_target(cmd, &t, err, errlen);
+	if (rc)
+		return rc;
+	if (!st) {
+		snprintf(err, errlen, "the dump has no output stream");
+		return -EINVAL;
+	}
+	struct agent_dump *a = calloc(1, sizeof(*a));
+	if (!a || !(a->md = EVP_MD_CTX_new()) || EVP_DigestInit_ex(a->md, EVP_sha256(), NULL) != 1) {
+		if (a)
+			EVP_MD_CTX_free(a->md);
+		free(a);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	a->st = st;
+	rc = dump_run(d, &t, NULL, agent_dump_sink, a, err, errlen);
+	if (rc == 0) {
+		agent_dump_flush(a);
+		unsigned char digest[32];
+		unsigned dlen = 0;
+		char sum[65];
+		EVP_DigestFinal_ex(a->md, digest, &dlen);
+		hex(digest, 32, sum);
+		*res = json_pack("{s:I,s:s}", "dumpBytes", (json_int_t)a->size, "dumpSha256", sum);
+	}
+	EVP_MD_CTX_free(a->md);
+	free(a);
+	return rc;
+}
+
+int sw_driver_agent_service_restore(struct sw_driver *d, const struct sw_agent_msg *cmd,
+				    struct sw_agent_stream *st, char *err, size_t errlen)
+{
+	struct sw_service_target t;
+	int rc = agent_target(cmd, &t, err, errlen);
+	if (rc)
+		return rc;
+	/* The agent's loop staged the input and checked its size and SHA-256
+	 * against dumpBytes and dumpSha256 before this runs. */
+	if (!st || st->input_fd < 0) {
+		snprintf(err, errlen, "the restore has no staged dump");
+		return -EINVAL;
+	}
+	char name[200];
+	snprintf(name, sizeof(name), "sw-restore-%s", cmd->id);
+	if (!sw_driver_token_ok(name, "._-", 199)) {
+		snprintf(err, errlen, "the command's id is not in the expected form");
+		return -EINVAL;
+	}
+	return restore_run(d, &t, st->input_fd, cmd->args.context_bytes, name, NULL, err, errlen);
 }

@@ -159,11 +159,12 @@ test('the agent dials with its token and says hello with the host facts', async 
 	assert.ok(hello.host.cores >= 1);
 	assert.ok(hello.host.memoryBytes > 1 << 20);
 	// Capabilities are the command kinds this build runs, in the set's
-	// order: the driver's (no logs or service tools yet),
-	// metrics.sample and host.facts.
+	// order: the driver's (no logs yet; the service tools), metrics.sample
+	// and host.facts.
 	assert.deepEqual(hello.capabilities, ['image.build', 'image.exists', 'image.list', 'image.remove', 'container.create',
 		'container.start', 'container.stop', 'container.remove', 'container.list', 'container.inspect', 'volume.create',
-		'volume.remove', 'caddy.route.set', 'caddy.route.remove', 'caddy.state', 'metrics.sample', 'host.facts', 'volume.list',
+		'volume.remove', 'caddy.route.set', 'caddy.route.remove', 'caddy.state', 'service.dump',
+		'service.restore', 'metrics.sample', 'host.facts', 'volume.list',
 		'container.file', 'container.probe']);
 });
 
@@ -189,7 +190,7 @@ test('a message in fragments with a ping between them is read whole', async () =
 });
 
 test('commands: answered and journaled; a resend is answered without running again', async () => {
-	const cmd = { type: 'command', id: 'cmd-1', kind: 'service.dump', expiresAt: Date.now() + 60000, payload: { name: 'db', engine: 'postgres' } };
+	const cmd = { type: 'command', id: 'cmd-1', kind: 'container.logs', expiresAt: Date.now() + 60000, payload: { name: 'db' } };
 	conn.ws.send(JSON.stringify(cmd));
 	// A kind this build does not run: answered at once, no ack (nothing started).
 	const first = (await nextMessage(conn)).json;
@@ -270,7 +271,7 @@ test('the agent reconnects after the control plane drops it, and keeps its journ
 	assert.equal(again.type, 'hello');
 	assert.equal(again.bootId, hello.bootId);
 	conn.ws.send(JSON.stringify({ type: 'welcome', connectionId: 'conn-2', protocol: 1, heartbeatMs: 1000 }));
-	conn.ws.send(JSON.stringify({ type: 'command', id: 'cmd-1', kind: 'service.dump', expiresAt: Date.now() + 60000, payload: { name: 'db', engine: 'postgres' } }));
+	conn.ws.send(JSON.stringify({ type: 'command', id: 'cmd-1', kind: 'container.logs', expiresAt: Date.now() + 60000, payload: { name: 'db' } }));
 	const r = (await nextMessage(conn)).json;
 	assert.equal(r.type, 'result');
 	assert.equal(r.error.code, 'NOT_AVAILABLE');

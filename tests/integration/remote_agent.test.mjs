@@ -28,7 +28,7 @@ import { agentBinary, remoteWorld } from './remote_world.mjs';
 
 agentBinary();
 const w = await world({ STEWARD_AGENT_HEARTBEAT_MS: 500, DEPLOY_BLUE_GREEN_MIN_FREE_MEMORY_MB: '16' });
-const { second, caddy2, engine, server, startAgent } = await remoteWorld(w);
+const { second, caddy2, engine, server, startAgent, waitStatus } = await remoteWorld(w);
 const waitJob = (id, timeoutMs) => waitJobOf(w, id, timeoutMs);
 
 const decoys = [];
@@ -36,16 +36,6 @@ after(async () => {
 	for (const id of decoys) await dockerRequest('DELETE', `/containers/${id}?force=1`).catch(() => {});
 	await h.cleanupAll();
 });
-
-async function waitStatus(status, timeoutMs = 15000) {
-	const deadline = Date.now() + timeoutMs * h.SLACK;
-	for (;;) {
-		const s = await ok(w.call('GET', `/servers/${server.id}`));
-		if (s.status === status) return s;
-		if (Date.now() > deadline) assert.fail(`the server is ${s.status}, not ${status}`);
-		await h.sleep(100);
-	}
-}
 
 let agent = startAgent();
 await waitStatus('ONLINE');

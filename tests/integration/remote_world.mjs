@@ -3,14 +3,16 @@
 // hold one Engine API request), a second Caddy, a server row and its
 // token, and the real steward-agent dialing stewardd over 127.0.0.1.
 //
-//   remoteWorld(w) -> {second, caddy2, engine, server, startAgent()}
+//   remoteWorld(w) -> {second, caddy2, engine, server, startAgent(), waitStatus()}
 //     w: deploy_world.mjs's world. startAgent(url?) -> the agent's process
 //     (dialing url, by default the server's own STEWARD_URL: another
 //     replica's), with log() (its output so far); killed after the file's
-//     tests.
+//     tests. waitStatus(status, timeoutMs?) waits for the server's status
+//     ('ONLINE', 'OFFLINE') and returns the server.
 // Exits 77 when SW_BUILD_DIR or the steward-agent binary is missing.
 
 import { after } from 'node:test';
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -58,5 +60,14 @@ export async function remoteWorld(w) {
 		agents.push(proc);
 		return proc;
 	}
-	return { second, caddy2, engine, server, startAgent };
+	async function waitStatus(status, timeoutMs = 15000) {
+		const deadline = Date.now() + timeoutMs * h.SLACK;
+		for (;;) {
+			const s = await ok(w.call('GET', `/servers/${server.id}`));
+			if (s.status === status) return s;
+			if (Date.now() > deadline) assert.fail(`the server is ${s.status}, not ${status}`);
+			await h.sleep(100);
+		}
+	}
+	return { second, caddy2, engine, server, startAgent, waitStatus };
 }

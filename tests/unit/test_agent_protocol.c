@@ -103,7 +103,8 @@ TEST(commands_of_the_closed_set)
 
 	CHECK(!refused(CMD("metrics.sample", "{}")));
 	CHECK(!refused(CMD("container.stop", "{\"name\":\"a\",\"timeoutS\":10}")));
-	CHECK(!refused(CMD("service.dump", "{\"name\":\"db\",\"engine\":\"postgres\"}")));
+	CHECK(!refused(CMD("service.dump", "{\"name\":\"db\",\"engine\":\"postgres\",\"port\":5432,\"database\":\"app_db\",\"username\":\"app\",\"password\":\"pw\",\"dataDir\":\"/var/lib/postgresql/data\"}")));
+	CHECK(!refused(CMD("service.restore", "{\"name\":\"db\",\"engine\":\"redis\",\"port\":5432,\"database\":\"app_db\",\"username\":\"app\",\"password\":\"pw\",\"dataDir\":\"/var/lib/postgresql/data\",\"dumpBytes\":3,\"dumpSha256\":\"ab\"}")));
 	/* Outside the set, or not fitting its kind's table. */
 	CHECK(refused(CMD("shell.exec", "{\"argv\":[\"sh\"]}")));
 	CHECK(refused(CMD("exec", "{}")));
@@ -111,7 +112,10 @@ TEST(commands_of_the_closed_set)
 	CHECK(refused(CMD("container.start", "{\"name\":\"a\",\"cmd\":\"x\"}")));
 	CHECK(refused(CMD("container.start", "{\"name\":\"../a\"}")));
 	CHECK(refused(CMD("image.remove", "{\"image\":\"UPPER\"}")));
-	CHECK(refused(CMD("service.dump", "{\"name\":\"db\",\"engine\":\"bash\"}")));
+	CHECK(refused(CMD("service.dump", "{\"name\":\"db\",\"engine\":\"bash\",\"port\":5432,\"database\":\"app_db\",\"username\":\"app\",\"password\":\"pw\",\"dataDir\":\"/var/lib/postgresql/data\"}")));
+	CHECK(refused(CMD("service.dump", "{\"name\":\"db\",\"engine\":\"postgres\"}")));
+	CHECK(refused(CMD("service.dump", "{\"name\":\"db\",\"engine\":\"postgres\",\"port\":5432,\"database\":\"app_db\",\"username\":\"app\",\"password\":\"pw\",\"dataDir\":\"/var/lib/postgresql/data\",\"argv\":[\"sh\"]}")));
+	CHECK(refused(CMD("service.restore", "{\"name\":\"db\",\"engine\":\"postgres\",\"port\":5432,\"database\":\"app_db\",\"username\":\"app\",\"password\":\"pw\",\"dataDir\":\"/var/lib/postgresql/data\"}")));
 	CHECK(refused(CMD("container.stop", "{\"name\":\"a\",\"timeoutS\":3601}")));
 	CHECK(refused("{\"type\":\"command\",\"id\":\"c 1\",\"kind\":\"metrics.sample\",\"expiresAt\":1,\"payload\":{}}"));
 	/* Every kind has a name that maps back to it. */

@@ -106,10 +106,12 @@ struct sw_agent_msg {
 		const char *application_id;
 		const char *dir, *file, *data; /* container.file (data: base64) */
 		uint64_t mode;
-		const char *context_sha256; /* image.build: hex SHA-256 of the input (the tar) */
-		uint64_t timeout_s, tail, context_bytes;
+		const char *context_sha256; /* image.build, service.restore: hex SHA-256 of the input */
+		uint64_t timeout_s, tail, context_bytes; /* context_bytes: the input's size */
 		const char *host, *path; /* container.probe: "127.0.0.1" or "::1"; the health path */
-		uint64_t port;           /* container.probe */
+		/* service.dump, service.restore: the service's listener and credentials */
+		const char *database, *username, *password, *data_dir;
+		uint64_t port; /* container.probe; service.dump, service.restore */
 		bool follow;
 		json_t *spec, *route, *labels;
 	} args;                     /* the payload's members, by the kind's table */
