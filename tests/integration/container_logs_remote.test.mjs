@@ -6,7 +6,10 @@
 // remote engine prints known lines, one holding a variable's value: the
 // answer has them in order with the value as ***; tail and since work;
 // follow=true on a remote server is 409 SERVER_NOT_CONNECTED with a
-// sentence saying so; with the agent gone, 409 SERVER_NOT_CONNECTED.
+// sentence saying so; a log of more than 4 MiB (5,000 lines of 1,000
+// bytes) arrives through the channel's output chunks cut at the same cap,
+// truncated: true, its lines whole and in order; with the agent gone, 409
+// SERVER_NOT_CONNECTED.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -93,6 +96,33 @@ test('follow=true on a remote server is 409 SERVER_NOT_CONNECTED, saying it is n
 	const res = await w.call('GET', `/applications/${app.id}/logs?follow=true`);
 	const body = h.assertError(res, 409, 'SERVER_NOT_CONNECTED');
 	assert.match(body.message, /Following a remote server's container logs is not available yet/);
+});
+
+test('a log over 4 MiB comes through the channel whole up to the cap, truncated', { timeout: 120000 }, async () => {
+	const big = await ok(w.call('POST', '/applications', { body: { name: 'far-big', environmentId: project.environments[0].id, serverId: server.id } }), 201);
+	const LINES = 5000;
+	const c = await second.request('POST', '/containers/create', {
+		Image: BASE_IMAGE, Labels: { 'steward.application': big.id }, HostConfig: { NetworkMode: 'none' },
+		Cmd: ['sh', '-c', `L=$(printf '%994s' '' | tr ' ' x); i=0; while [ $i -lt ${LINES} ]; do echo "$(printf '%05d' $i) $L"; i=$((i+1)); done; echo done; exec sleep 600`],
+	});
+	assert.equal(c.status, 201, c.text);
+	assert.equal((await second.request('POST', `/containers/${c.json().Id}/start`)).status, 204);
+	// Written: the last line is there once tail=1 shows it.
+	const deadline = Date.now() + 30000 * h.SLACK;
+	for (;;) {
+		const last = await ok(w.call('GET', `/applications/${big.id}/logs?tail=1`));
+		if (last.lines[0]?.text === 'done') break;
+		assert.ok(Date.now() < deadline, 'the container wrote its lines');
+		await h.sleep(100);
+	}
+	const res = await ok(w.call('GET', `/applications/${big.id}/logs?tail=5000`));
+	assert.equal(res.truncated, true);
+	// The cap counts each line's JSON object, separators left out.
+	const bytes = res.lines.reduce((n, l) => n + JSON.stringify(l).length, 0);
+	assert.ok(bytes <= 4 * 1024 * 1024, `${bytes} bytes of lines`);
+	assert.ok(res.lines.length > 3000 && res.lines.length < 5000, `${res.lines.length} lines`);
+	// tail=5000 of 5001 lines: from line 00001 on, each whole, in order.
+	res.lines.forEach((l, i) => assert.equal(l.text, `${String(i + 1).padStart(5, '0')} ${'x'.repeat(994)}`));
 });
 
 test('with the agent gone, 409 SERVER_NOT_CONNECTED', { timeout: 60000 }, async () => {
