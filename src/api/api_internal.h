@@ -455,11 +455,6 @@ struct sw_driver *sw_api_local_driver(void);
 /* runtime.c: the database a remote server's commands go through (a
  * worker's blocking connection opens it: sw_api_runtime_set_conninfo). */
 const char *sw_api_runtime_conninfo(void);
-/* runtime.c: whether the server of a runtime target's row (enum
- * sw_db_runtime_target_col) is the control plane's own; else answers 409
- * SERVER_NOT_CONNECTED saying it cannot be <verb> ("sampled") because a
- * remote server's agent does not carry it yet, and returns false. */
-bool sw_api_runtime_server_local(struct sw_http_request *req, const PGresult *res, const char *verb);
 
 /* Metrics (metrics.c, metrics_loop.c). */
 #define SW_METRICS_INTERVAL_MS 15000 /* the spec's sampling interval */

@@ -29,8 +29,11 @@
  * - There is no resuming: a stream sends no event ids, and reconnecting
  *   starts again from `tail`/`since` (a client resumes with since=<the last
  *   line's time>).
- * - A remote server: 409 SERVER_NOT_CONNECTED, its agent does not carry
- *   container.logs yet. */
+ * - A remote server: its agent's container.logs through the remote
+ *   driver (the command's output carries the raw lines back; they are
+ *   scrubbed and cleaned here, as a local read's). Its agent not
+ *   connected: 409 SERVER_NOT_CONNECTED. follow=true on a remote server is
+ *   409 SERVER_NOT_CONNECTED too: the channel does not carry a follow yet. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -48,6 +51,7 @@
 #include "steward/base/timeparse.h"
 #include "steward/deploy/deploy.h"
 #include "steward/driver/driver.h"
+#include "steward/driver/remote.h"
 #include "steward/http/query.h"
 #include "steward/io/io.h"
 #include "api/api_internal.h"
@@ -284,8 +288,11 @@ struct op {
 	unsigned tail;
 	int64_t since_us;
 	bool follow;
+	bool remote;
+	char server_id[37];
 	/* results */
 	int rc;
+	bool not_connected;
 	char err[256];
 	bool no_container;
 	struct sw_container_info *chosen;
@@ -393,15 +400,8 @@ static int by_time(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static void op_run(struct sw_worker_job *job)
+static void op_read(struct op *o, struct sw_driver *d)
 {
-	struct op *o = SW_CONTAINER_OF(job, struct op, job);
-	struct sw_driver *d = sw_api_local_driver();
-	if (!d) {
-		o->rc = -EIO;
-		snprintf(o->err, sizeof(o->err), "the local server's driver is not configured");
-		return;
-	}
 	struct sw_container_info *list = calloc(LIST_CAP, sizeof(*list));
 	size_t n = 0;
 	if (!list) {
@@ -437,6 +437,34 @@ static void op_run(struct sw_worker_job *job)
 	}
 	if (o->nentries > 1)
 		qsort(o->entries, o->nentries, sizeof(*o->entries), by_time);
+}
+
+static void op_run(struct sw_worker_job *job)
+{
+	struct op *o = SW_CONTAINER_OF(job, struct op, job);
+	if (!o->remote) {
+		struct sw_driver *d = sw_api_local_driver();
+		if (d)
+			op_read(o, d);
+		else {
+			o->rc = -EIO;
+			snprintf(o->err, sizeof(o->err), "the local server's driver is not configured");
+		}
+		return;
+	}
+	PGconn *conn = PQconnectdb(sw_api_runtime_conninfo());
+	struct sw_driver *d = NULL;
+	if (PQstatus(conn) != CONNECTION_OK) {
+		o->rc = -EIO;
+		snprintf(o->err, sizeof(o->err), "the database cannot be reached");
+	} else if ((o->rc = sw_driver_remote_new(conn, o->server_id, NULL, 0, &d, o->err, sizeof(o->err))) != 0) {
+		o->not_connected = o->rc == -EHOSTUNREACH;
+	} else {
+		op_read(o, d);
+		o->not_connected = o->rc == -EHOSTUNREACH;
+	}
+	sw_driver_free(d);
+	PQfinish(conn);
 }
 
 static void write_containers(struct sw_json *j, const struct op *o)
@@ -564,7 +592,9 @@ static void op_done(struct sw_worker_job *job)
 {
 	struct op *o = SW_CONTAINER_OF(job, struct op, job);
 	struct sw_http_request *req = o->req;
-	if (o->no_container) {
+	if (o->not_connected) {
+		sw_http_error(req, 409, "SERVER_NOT_CONNECTED", SW_DRIVER_NOT_CONNECTED);
+	} else if (o->no_container) {
 		sw_http_error(req, 409, "NO_CONTAINER",
 			      "The application has no container on its server: deploy it first.");
 	} else if (o->rc == -ENOMEM) {
@@ -590,8 +620,13 @@ static void app_loaded(void *arg, const PGresult *res, const struct sw_db_error 
 		return;
 	}
 	/* Its columns start as the runtime target's do. */
-	if (!sw_api_runtime_server_local(req, res, "read for container logs")) {
+	o->remote = strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_IS_LOCAL), "t") != 0;
+	snprintf(o->server_id, sizeof(o->server_id), "%s", PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_ID));
+	if (o->remote && o->follow) {
 		op_free(o);
+		sw_http_error(req, 409, "SERVER_NOT_CONNECTED",
+			      "Following a remote server's container logs is not available yet: read them "
+			      "without follow (pass since=<the last line's time> to go on).");
 		return;
 	}
 	o->variables = json_loads(PQgetvalue(res, 0, SW_DB_RUNTIME_LOGS_VARIABLES), 0, NULL);
@@ -672,8 +707,9 @@ static const struct sw_route routes[] = {
 	    "while nothing else is sent. Events carry no id: a client that reconnects starts again "
 	    "(pass since=<the last line's time> to go on). A reader more than 4 MiB behind loses the "
 	    "stream; at most 256 containers are followed per process (503 past it).\n\n"
-	    "Only the local server: a remote server's agent does not carry container logs yet (409 "
-	    "SERVER_NOT_CONNECTED). A container engine that does not answer: 502 RUNTIME_UNAVAILABLE. "
+	    "A remote server: read through its agent (the same lines, tail, since, cap and scrubbing); "
+	    "its agent not connected: 409 SERVER_NOT_CONNECTED; follow=true on a remote server is not "
+	    "available yet (409 SERVER_NOT_CONNECTED). A container engine that does not answer: 502 RUNTIME_UNAVAILABLE. "
 	    "The worker pool full: 503." SW_API_DOC_SCOPED,
 	    "Runtime", NULL, "ContainerLogs", 200, errors, "tail since follow" } },
 };

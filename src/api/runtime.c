@@ -316,17 +316,6 @@ static void op_done(struct sw_worker_job *job)
 	op_free(o);
 }
 
-bool sw_api_runtime_server_local(struct sw_http_request *req, const PGresult *res, const char *verb)
-{
-	if (strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_IS_LOCAL), "t") == 0)
-		return true;
-	char message[160];
-	snprintf(message, sizeof(message), "Only the local server can be %s: the agent of a remote "
-		 "server does not carry this yet.", verb);
-	sw_http_error(req, 409, "SERVER_NOT_CONNECTED", message);
-	return false;
-}
-
 /* The target's row (enum sw_db_runtime_target_col) read: 404, 409 for a
  * remote server, else the driver's work on the worker pool. */
 static void target_loaded(void *arg, const PGresult *res, const struct sw_db_error *err)

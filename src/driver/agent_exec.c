@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include "steward/base/limits.h"
 #include "steward/driver/container_state.h"
 #include "steward/driver/remote.h"
 #include "driver/driver_internal.h"
@@ -56,6 +57,7 @@ static const enum sw_agent_cmd kinds[] = {
 	SW_AGENT_CMD_ROUTE_REMOVE,     SW_AGENT_CMD_PROXY_STATE,	    SW_AGENT_CMD_CONTAINER_FILE,
 	SW_AGENT_CMD_IMAGE_BUILD,      SW_AGENT_CMD_CONTAINER_INSPECT,  SW_AGENT_CMD_CONTAINER_PROBE,
 	SW_AGENT_CMD_SERVICE_DUMP,     SW_AGENT_CMD_SERVICE_RESTORE,
+	SW_AGENT_CMD_CONTAINER_LOGS,
 };
 
 uint32_t sw_driver_agent_kinds(void)
@@ -289,6 +291,68 @@ static int container_probe(struct sw_driver *d, const struct sw_agent_msg *cmd, 
 	return rc;
 }
 
+/* container.logs (without follow): each line goes back as progress, one
+ * JSON object a line, {"stream": 1 or 2, "timeUs", "text": base64 of its
+ * raw bytes} (the control plane scrubs and cleans them, as a local read's),
+ * at most SW_CONTAINER_LOGS_ANSWER_MAX bytes of text; the result says
+ * {"lines", "truncated"}. */
+struct logs_out {
+	struct sw_agent_stream *st;
+	struct sw_buf b;
+	uint64_t bytes, lines;
+	bool truncated;
+};
+
+static int logs_line(void *arg, const struct sw_container_log_line *l)
+{
+	struct logs_out *o = arg;
+	if (o->truncated)
+		return 0;
+	if (o->bytes + l->len > SW_CONTAINER_LOGS_ANSWER_MAX) {
+		o->truncated = true;
+		return 0;
+	}
+	o->bytes += l->len;
+	o->b.len = 0;
+	size_t cap = 4 * ((l->len + 2) / 3) + 1;
+	char head[96];
+	int hn = snprintf(head, sizeof(head), "{\"stream\":%d,\"timeUs\":%lld,\"text\":\"", l->stream,
+			  (long long)l->time_us);
+	if (sw_buf_append(&o->b, head, (size_t)hn) < 0 || sw_buf_reserve(&o->b, cap + 3) < 0)
+		return -ENOMEM;
+	int n = EVP_EncodeBlock((unsigned char *)o->b.data + o->b.len, (const unsigned char *)l->text,
+				(int)l->len);
+	o->b.len += (size_t)n;
+	if (sw_buf_append_lit(&o->b, "\"}\n") < 0)
+		return -ENOMEM;
+	o->st->output(o->st, o->b.data, o->b.len);
+	OPENSSL_cleanse(o->b.data, o->b.len);
+	o->lines++;
+	return 0;
+}
+
+static int container_logs(struct sw_driver *d, const struct sw_agent_msg *cmd, struct sw_agent_stream *st,
+			  json_t **res, char *err, size_t errlen)
+{
+	if (cmd->args.follow) {
+		snprintf(err, errlen, "following a container's logs is not available over the channel");
+		return -EOPNOTSUPP;
+	}
+	if (!st) {
+		snprintf(err, errlen, "the command has no output stream");
+		return -EINVAL;
+	}
+	struct logs_out o = { .st = st };
+	struct sw_container_logs_query q = { .container = cmd->args.name,
+					     .tail = (unsigned)cmd->args.tail,
+					     .since_us = (int64_t)cmd->args.since_us };
+	int rc = sw_driver_container_logs(d, &q, logs_line, &o, err, errlen);
+	sw_buf_release(&o.b);
+	if (rc == 0)
+		*res = json_pack("{s:I,s:b}", "lines", (json_int_t)o.lines, "truncated", o.truncated);
+	return rc;
+}
+
 static int run(struct sw_driver *d, const struct sw_agent_msg *cmd, json_t **res, char *err, size_t errlen)
 {
 	const char *name = cmd->args.name;
@@ -344,6 +408,8 @@ void sw_driver_agent_exec(struct sw_driver *local, const struct sw_agent_msg *cm
 			 ? sw_driver_agent_service_dump(local, cmd, out->stream, &res, err, sizeof(err))
 		 : cmd->kind == SW_AGENT_CMD_SERVICE_RESTORE
 			 ? sw_driver_agent_service_restore(local, cmd, out->stream, err, sizeof(err))
+		 : cmd->kind == SW_AGENT_CMD_CONTAINER_LOGS
+			 ? container_logs(local, cmd, out->stream, &res, err, sizeof(err))
 			 : run(local, cmd, &res, err, sizeof(err));
 	if (!local)
 		snprintf(err, sizeof(err), "the agent's driver could not be made (DOCKER_HOST)");

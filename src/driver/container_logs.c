@@ -138,7 +138,7 @@ int sw_driver_container_logs(struct sw_driver *d, const struct sw_container_logs
 			     sw_driver_container_log_fn fn, void *arg, char *err, size_t errlen)
 {
 	if (d->remote)
-		return sw_rd_unavailable("A container's logs", err, errlen);
+		return d->rops->container_logs(d, q, fn, arg, err, errlen);
 	if (!q->container || !sw_driver_token_ok(q->container, "_.-", SW_DRIVER_ID_MAX - 1)) {
 		snprintf(err, errlen, "invalid container id");
 		return -EINVAL;

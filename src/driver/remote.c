@@ -667,6 +667,95 @@ static int rd_service_restore(struct sw_driver *d, const struct sw_service_targe
 	return rc;
 }
 
+/* ---- a container's logs ----
+ * The agent's container.logs (without follow): each line comes back as a
+ * line of output, {"stream", "timeUs", "text": base64} (agent_exec.c). */
+struct logs_in {
+	sw_driver_container_log_fn fn;
+	void *arg;
+	int rc;          /* fn's first error, or a line that cannot be read */
+	struct sw_buf raw;
+};
+
+static void logs_in_line(void *arg, const char *line, size_t len)
+{
+	struct logs_in *in = arg;
+	if (in->rc || !len)
+		return;
+	json_t *o = json_loadb(line, len, 0, NULL);
+	const char *b64 = json_string_value(json_object_get(o, "text"));
+	size_t n = b64 ? strlen(b64) : 0;
+	int got = -1;
+	if (b64 && n % 4 == 0 && sw_buf_reserve(&in->raw, n / 4 * 3 + 3) == 0) {
+		got = EVP_DecodeBlock((unsigned char *)in->raw.data, (const unsigned char *)b64, (int)n);
+		for (size_t i = n; got >= 0 && i > 0 && b64[i - 1] == '='; i--)
+			got--; /* EVP_DecodeBlock counts the padding as zero bytes */
+	}
+	if (got < 0) {
+		in->rc = -EBADMSG;
+	} else {
+		struct sw_container_log_line l = {
+			.stream = json_integer_value(json_object_get(o, "stream")) == 2 ? 2 : 1,
+			.time_us = (int64_t)json_integer_value(json_object_get(o, "timeUs")),
+			.text = in->raw.data,
+			.len = (size_t)got,
+		};
+		in->rc = in->fn(in->arg, &l);
+		OPENSSL_cleanse(in->raw.data, (size_t)got);
+	}
+	json_decref(o);
+}
+
+static int logs_hook(struct sw_driver_remote *r, void *arg, const char *id, const PGresult *row, char *err,
+		     size_t errlen)
+{
+	(void)row;
+	struct build_stream *bs = arg;
+	int out = read_output(r, bs, id, err, errlen);
+	struct logs_in *in = bs->log_arg;
+	if (out >= 0 && in->rc) {
+		snprintf(err, errlen, "the container's log lines could not be taken (%s)", strerror(-in->rc));
+		return in->rc;
+	}
+	return out;
+}
+
+static int rd_container_logs(struct sw_driver *d, const struct sw_container_logs_query *q,
+			     sw_driver_container_log_fn fn, void *arg, char *err, size_t errlen)
+{
+	if (q->follow) {
+		snprintf(err, errlen, "Following a container's logs on a remote server is not available yet.");
+		return -EOPNOTSUPP;
+	}
+	struct sw_driver_remote *r = d->remote;
+	struct logs_in in = { .fn = fn, .arg = arg };
+	struct build_stream bs = { .what = "the log read", .fd = -1, .input_done = true, .log = logs_in_line,
+				   .log_arg = &in };
+	json_t *p = json_pack("{s:s,s:I,s:I}", "name", q->container, "tail", (json_int_t)q->tail, "sinceUs",
+			      (json_int_t)(q->since_us > 0 ? q->since_us : 0));
+	uint64_t ttl = r->command_ms ? r->command_ms : SW_DRIVER_REMOTE_COMMAND_MS;
+	char id[37];
+	int rc = issue(r, "container.logs", p, ttl, id, err, errlen);
+	json_t *res = NULL;
+	if (rc == 0) {
+		rc = await(r, id, "container.logs", ttl, logs_hook, &bs, &res, err, errlen);
+		output_rest(r, &bs, id, rc, res);
+		if (bs.line.len)
+			logs_in_line(&in, bs.line.data, bs.line.len);
+		streams_drop(r, id);
+		if (rc == 0 && in.rc) {
+			rc = in.rc;
+			snprintf(err, errlen, "the container's log lines could not be taken (%s)", strerror(-rc));
+		}
+	}
+	json_decref(res);
+	if (in.raw.data)
+		OPENSSL_cleanse(in.raw.data, in.raw.cap);
+	sw_buf_release(&in.raw);
+	sw_buf_release(&bs.line);
+	return rc;
+}
+
 static int rd_image_remove(struct sw_driver *d, const char *tag, char *err, size_t errlen)
 {
 	return call(d, "image.remove", json_pack("{s:s}", "image", tag), 0, NULL, err, errlen);
@@ -965,6 +1054,7 @@ static const struct sw_rd_ops ops = {
 	.http_probe = rd_http_probe,
 	.service_dump = rd_service_dump,
 	.service_restore = rd_service_restore,
+	.container_logs = rd_container_logs,
 };
 
 void sw_driver_remote_set_command_ms(struct sw_driver *d, unsigned ms)

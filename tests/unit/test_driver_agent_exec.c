@@ -62,6 +62,13 @@ TEST(refusals_before_any_call)
 	o = run(CMD("image.build", "{\"tag\":\"t\",\"contextBytes\":1,\"contextSha256\":\"00\"}"));
 	CHECK_STR_EQ(o.error_code, "INVALID_ARGUMENT");
 	CHECK_STR_EQ(o.error_message, "the build has no staged context");
+	/* container.logs: no follow over the channel; its lines need the
+	 * command's output stream. */
+	o = run(CMD("container.logs", "{\"name\":\"web\",\"follow\":true}"));
+	CHECK_STR_EQ(o.error_code, "NOT_AVAILABLE");
+	o = run(CMD("container.logs", "{\"name\":\"web\",\"tail\":5,\"sinceUs\":1}"));
+	CHECK_STR_EQ(o.error_code, "INVALID_ARGUMENT");
+	CHECK_STR_EQ(o.error_message, "the command has no output stream");
 }
 
 TEST(a_dead_engine_is_unreachable_with_the_drivers_sentence)
@@ -178,6 +185,7 @@ TEST(kinds_and_codes)
 	CHECK(k & SW_AGENT_KIND_BIT(SW_AGENT_CMD_IMAGE_BUILD));
 	CHECK(k & SW_AGENT_KIND_BIT(SW_AGENT_CMD_CONTAINER_INSPECT));
 	CHECK(k & SW_AGENT_KIND_BIT(SW_AGENT_CMD_CONTAINER_PROBE));
+	CHECK(k & SW_AGENT_KIND_BIT(SW_AGENT_CMD_CONTAINER_LOGS));
 	CHECK(!(k & SW_AGENT_KIND_BIT(SW_AGENT_CMD_HOST_FACTS))); /* the agent's main runs it */
 	static const int errs[] = { ENOENT, EEXIST, EBUSY, EINVAL, ECONNREFUSED, ETIMEDOUT, EFBIG, ECANCELED };
 	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++)

@@ -108,6 +108,7 @@ struct sw_agent_msg {
 		uint64_t mode;
 		const char *context_sha256; /* image.build, service.restore: hex SHA-256 of the input */
 		uint64_t timeout_s, tail, context_bytes; /* context_bytes: the input's size */
+		uint64_t since_us;       /* container.logs: lines from then on (0: all) */
 		const char *host, *path; /* container.probe: "127.0.0.1" or "::1"; the health path */
 		/* service.dump, service.restore: the service's listener and credentials */
 		const char *database, *username, *password, *data_dir;

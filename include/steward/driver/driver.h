@@ -160,9 +160,10 @@ struct sw_container_log_line {
 /* 0, or -errno to stop the read (that error is returned). */
 typedef int (*sw_driver_container_log_fn)(void *arg, const struct sw_container_log_line *l);
 /* 0 once the log ended (follow: the container stopped); no such container
- * -ENOENT; -ECANCELED; fn's error; a remote server's agent does not carry
- * this yet: -EOPNOTSUPP. Without follow the call is bounded by the
- * engine's timeout. */
+ * -ENOENT; -ECANCELED; fn's error. A remote server: its agent's
+ * container.logs, the lines back as the command's output; follow there is
+ * -EOPNOTSUPP. Without follow the call is bounded by the engine's timeout
+ * (remote: the command's). */
 int sw_driver_container_logs(struct sw_driver *d, const struct sw_container_logs_query *q,
 			     sw_driver_container_log_fn fn, void *arg, char *err, size_t errlen);
 
