@@ -159,10 +159,10 @@ test('the agent dials with its token and says hello with the host facts', async 
 	assert.ok(hello.host.cores >= 1);
 	assert.ok(hello.host.memoryBytes > 1 << 20);
 	// Capabilities are the command kinds this build runs, in the set's
-	// order: the driver's (no logs yet; the service tools), metrics.sample
-	// and host.facts.
+	// order: the driver's (the service tools and logs included),
+	// metrics.sample and host.facts.
 	assert.deepEqual(hello.capabilities, ['image.build', 'image.exists', 'image.list', 'image.remove', 'container.create',
-		'container.start', 'container.stop', 'container.remove', 'container.list', 'container.inspect', 'volume.create',
+		'container.start', 'container.stop', 'container.remove', 'container.list', 'container.inspect', 'container.logs', 'volume.create',
 		'volume.remove', 'caddy.route.set', 'caddy.route.remove', 'caddy.state', 'service.dump',
 		'service.restore', 'metrics.sample', 'host.facts', 'volume.list',
 		'container.file', 'container.probe']);
@@ -190,14 +190,16 @@ test('a message in fragments with a ping between them is read whole', async () =
 });
 
 test('commands: answered and journaled; a resend is answered without running again', async () => {
-	const cmd = { type: 'command', id: 'cmd-1', kind: 'container.logs', expiresAt: Date.now() + 60000, payload: { name: 'db' } };
+	// Every kind of the set is run by this build now, so the command that
+	// is answered at once, with no ack (nothing started), is one that
+	// expired on its way; its answer is journaled like any other.
+	const cmd = { type: 'command', id: 'cmd-1', kind: 'container.logs', expiresAt: Date.now() - 1000, payload: { name: 'db' } };
 	conn.ws.send(JSON.stringify(cmd));
-	// A kind this build does not run: answered at once, no ack (nothing started).
 	const first = (await nextMessage(conn)).json;
 	assert.equal(first.type, 'result');
 	assert.equal(first.id, 'cmd-1');
 	assert.equal(first.ok, false);
-	assert.equal(first.error.code, 'NOT_AVAILABLE');
+	assert.equal(first.error.code, 'EXPIRED');
 	// The same command again: the recorded result, and no second ack.
 	conn.ws.send(JSON.stringify(cmd));
 	assert.deepEqual((await nextMessage(conn)).json, first);
@@ -271,10 +273,11 @@ test('the agent reconnects after the control plane drops it, and keeps its journ
 	assert.equal(again.type, 'hello');
 	assert.equal(again.bootId, hello.bootId);
 	conn.ws.send(JSON.stringify({ type: 'welcome', connectionId: 'conn-2', protocol: 1, heartbeatMs: 1000 }));
+	// cmd-1 again, now in time: its journaled answer, not a run.
 	conn.ws.send(JSON.stringify({ type: 'command', id: 'cmd-1', kind: 'container.logs', expiresAt: Date.now() + 60000, payload: { name: 'db' } }));
 	const r = (await nextMessage(conn)).json;
 	assert.equal(r.type, 'result');
-	assert.equal(r.error.code, 'NOT_AVAILABLE');
+	assert.equal(r.error.code, 'EXPIRED');
 });
 
 test('a silent control plane is noticed after three heartbeat intervals', async () => {
