@@ -296,7 +296,7 @@ struct sw_http_probe {
  * sw_agent_probe_valid()'s bounds), other -errno; on a remote server also
  * what a command can fail with (-EHOSTUNREACH: the agent is gone,
  * -EOPNOTSUPP: its version does not carry container.probe). A sentence in
- * err on failure. */
+ * err on failure. d NULL: probed from this host. */
 int sw_driver_http_probe(struct sw_driver *d, const struct sw_http_probe *q, int *ret_status,
 			 uint64_t *ret_ms, char *err, size_t errlen);
 
