@@ -127,16 +127,50 @@ void sw_conn_request_done(struct sw_http_request *req, size_t body_len)
 	sw_conn_release(c);
 }
 
+/* Logs the answered request and gives it back (once the current
+ * completion has been handled). */
+static void request_retire(struct sw_http_request *req, size_t body_len)
+{
+	if (req->server->config->access_log)
+		sw_log_access(sw_str_from(req->request_id, req->request_id_len), req->method_str,
+			      req->path, req->status, body_len, sw_now_us() - req->start_us);
+	sw_http_request_release_later(req);
+}
+
+/* After a response (or an upgraded connection's end): close, or go on
+ * with the next request. */
+static void after_response(struct sw_conn *c);
+
 static void finish_request_held(struct sw_http_request *req, size_t body_len)
 {
 	struct sw_conn *c = req->conn;
 	SW_ASSERT(c->req == req && c->state == CONN_HANDLER && !c->producer);
 	c->state = CONN_HEAD;
 	c->req = NULL;
-	if (req->server->config->access_log)
-		sw_log_access(sw_str_from(req->request_id, req->request_id_len), req->method_str,
-			      req->path, req->status, body_len, sw_now_us() - req->start_us);
-	sw_http_request_release_later(req);
+	request_retire(req, body_len);
+	after_response(c);
+}
+
+void sw_conn_upgraded(struct sw_conn *c)
+{
+	struct sw_http_request *req = c->req;
+	SW_ASSERT(req && c->state == CONN_HANDLER && c->producer);
+	c->state = CONN_UPGRADED;
+	c->req = NULL;
+	request_retire(req, 0);
+}
+
+void sw_conn_upgraded_done(struct sw_conn *c)
+{
+	SW_ASSERT(c->state == CONN_UPGRADED && !c->producer && c->close_after_write);
+	sw_conn_hold(c);
+	c->state = CONN_HEAD;
+	after_response(c);
+	sw_conn_release(c);
+}
+
+static void after_response(struct sw_conn *c)
+{
 	if (c->closing || c->close_after_write) {
 		sw_conn_flush(c);
 		/* With a write in flight, its completion closes; sw_conn_close() may
@@ -547,8 +581,8 @@ void sw_conn_maybe_free(struct sw_conn *c)
 		sw_http_request_free(c->req);
 		c->req = NULL;
 	}
-	if (c->recv_active || c->write_active || c->req)
-		return;
+	if (c->recv_active || c->write_active || c->req || c->producer)
+		return; /* an upgraded connection's producer ends it from a timer */
 	SW_ASSERT(!c->producer && c->state != CONN_HANDLER);
 	struct sw_server *srv = c->srv;
 	sw_timer_stop(srv->loop, &c->timer);

@@ -43,8 +43,14 @@
  *   (sw_conn_out_*()) and sw_conn_flush(); timeout: ping (the producer
  *   arms the timer with sw_conn_arm_timer());
  * - cancel: the connection is going away: finish from a timer;
+ * - once attached, it may call sw_conn_upgraded() (upgrade.c does): that
+ *   logs the request (101) and releases it: a long-lived session keeps no request object (state CONN_UPGRADED,
+ *   c->req NULL), and its output state is given back whenever everything
+ *   queued is written (sw_conn_out_idle());
  * - the session ends with sw_conn_detach(), close_after_write (an upgraded
- *   connection never returns to HTTP) and sw_conn_request_done().
+ *   connection never returns to HTTP) and sw_conn_upgraded_done() (or
+ *   sw_conn_request_done() when it kept its request, as tests/unit/test_hub.c's
+ *   echo does).
  * Until it detaches, the state machine parses nothing of c->in. */
 #ifndef STEWARD_HTTP_CONN_H
 #define STEWARD_HTTP_CONN_H
@@ -95,7 +101,9 @@ struct conn_out {
 };
 #define OUT_FREE_MAX 64
 
-enum conn_state { CONN_HEAD, CONN_BODY, CONN_HANDLER, CONN_LINGER };
+/* CONN_UPGRADED: taken over after 101 by a producer (upgrade.c); the
+ * request is answered and released, the connection never returns to HTTP. */
+enum conn_state { CONN_HEAD, CONN_BODY, CONN_HANDLER, CONN_LINGER, CONN_UPGRADED };
 
 struct sw_conn;
 
@@ -241,6 +249,13 @@ void sw_conn_request_done(struct sw_http_request *req, size_t body_len);
  * sw_conn_request_done(). */
 void sw_conn_attach(struct sw_conn *c, const struct sw_http_producer *p, void *body);
 void sw_conn_detach(struct sw_conn *c);
+/* An upgrade's producer is attached and its 101 queued: the request is
+ * logged (101) and released now, not kept for the connection's life;
+ * c->req is NULL from then on (state CONN_UPGRADED). */
+void sw_conn_upgraded(struct sw_conn *c);
+/* Ends an upgraded connection once its producer is detached and
+ * close_after_write set: it closes after what is queued is written. */
+void sw_conn_upgraded_done(struct sw_conn *c);
 /* Tells the server's owner once it stops with no connection left. */
 void sw_server_maybe_drained(struct sw_server *srv);
 

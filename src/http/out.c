@@ -42,7 +42,8 @@ void sw_conn_out_drop(struct sw_conn *c)
 void sw_conn_out_idle(struct sw_conn *c)
 {
 	struct conn_out *o = c->out;
-	if (!o || c->write_active || c->producer || o->gen[0].npieces || o->gen[1].npieces)
+	if (!o || c->write_active || (c->producer && c->state != CONN_UPGRADED) || o->gen[0].npieces ||
+	    o->gen[1].npieces)
 		return;
 	c->out = NULL;
 	struct sw_server *srv = c->srv;

@@ -1,7 +1,10 @@
 /* A connection taken over after 101 (steward/http/upgrade.h): one more
  * body producer (conn.h), which forwards the state machine's calls to the
- * owner's ops and finishes the request from a timer, so that closed()
- * never runs inside the state machine's or the owner's own call. */
+ * owner's ops and ends the connection from a timer, so that closed()
+ * never runs inside the state machine's or the owner's own call. The
+ * request is released at the upgrade (sw_conn_upgraded()): a session
+ * holds only its struct sw_conn, this struct and, while output is queued,
+ * an output state. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,14 +24,13 @@ static void finish(struct sw_timer *t)
 {
 	struct sw_http_upgraded *u = SW_CONTAINER_OF(t, struct sw_http_upgraded, finish_timer);
 	struct sw_conn *c = u->conn;
-	struct sw_http_request *req = c->req;
 	const struct sw_http_upgrade_ops *ops = u->ops;
 	void *arg = u->arg;
 	sw_conn_hold(c);
 	sw_timer_stop(c->srv->loop, &u->first_input);
 	sw_conn_detach(c);
 	c->close_after_write = true; /* never back to HTTP */
-	sw_conn_request_done(req, 0);
+	sw_conn_upgraded_done(c);
 	free(u);
 	ops->closed(arg);
 	sw_conn_release(c);
@@ -65,8 +67,13 @@ static bool on_written(struct sw_conn *c)
 {
 	struct sw_http_upgraded *u = c->body;
 	sw_conn_flush(c);
-	if (!u->ending && u->ops->drained && sw_conn_out_pending(c) == 0)
-		u->ops->drained(u->arg);
+	if (sw_conn_out_pending(c) == 0) {
+		if (!u->ending && u->ops->drained)
+			u->ops->drained(u->arg);
+		/* Between messages the session keeps no output state. */
+		if (sw_conn_out_pending(c) == 0)
+			sw_conn_out_idle(c);
+	}
 	return true;
 }
 
@@ -122,6 +129,7 @@ struct sw_http_upgraded *sw_http_upgrade(struct sw_http_request *req, const char
 	u->ops = ops;
 	u->arg = arg;
 	sw_conn_attach(c, &producer, u);
+	sw_conn_upgraded(c); /* req is released: nothing below may use it */
 	sw_conn_flush(c);
 	if (c->in.len)
 		sw_timer_start(c->srv->loop, &u->first_input, 0, deliver_first_input);
