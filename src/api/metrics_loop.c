@@ -173,6 +173,56 @@ static struct {
 	size_t nwatched;
 } L = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
+/* A remote server's sample (the agent's JSON text) cut to the containers
+ * of apps (an array of application ids), with its counts made again and
+ * serverId set: for GET /servers/:id/sample and for the loop. Here, below
+ * metrics.c and metrics_live.c, so that the three call one way. */
+static bool in_apps(json_t *apps, const char *id)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(apps, i, v)
+		if (id && strcmp(json_string_value(v), id) == 0)
+			return true;
+	return false;
+}
+
+json_t *sw_api_metrics_remote_cut(const char *text, json_t *apps, const char *server_id)
+{
+	json_t *s = json_loads(text, 0, NULL);
+	json_t *c = json_object_get(s, "containers");
+	json_t *items = json_object_get(c, "items");
+	if (!json_is_object(s) || !json_is_array(items)) {
+		json_decref(s);
+		return NULL;
+	}
+	json_t *mine = json_array();
+	json_int_t running = 0, stopped = 0, unhealthy = 0;
+	size_t i;
+	json_t *v;
+	json_array_foreach(items, i, v) {
+		if (!in_apps(apps, json_string_value(json_object_get(v, "applicationId"))))
+			continue;
+		const char *state = json_string_value(json_object_get(v, "state"));
+		const char *health = json_string_value(json_object_get(v, "health"));
+		state = state ? state : "";
+		if (strcmp(state, "running") == 0 || strcmp(state, "restarting") == 0)
+			running++;
+		else if (strcmp(state, "paused") != 0)
+			stopped++;
+		if (health && strcmp(health, "unhealthy") == 0)
+			unhealthy++;
+		json_array_append(mine, v);
+	}
+	json_object_set_new(c, "items", mine);
+	json_object_set_new(c, "running", json_integer(running));
+	json_object_set_new(c, "stopped", json_integer(stopped));
+	json_object_set_new(c, "unhealthy", json_integer(unhealthy));
+	json_object_set_new(s, "serverId", json_string(server_id));
+	json_object_set_new(s, "platform", json_null()); /* the control plane's: on its own host's */
+	return s;
+}
+
 static int64_t wall_ms(void)
 {
 	return (int64_t)sw_wall_ms();
