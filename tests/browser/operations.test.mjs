@@ -364,7 +364,15 @@ test('a_rule_and_a_channel_are_edited', async () => {
 	await button('Save', ce).click();
 	await ce.locator('.field-error').waitFor();
 	await field('URL', ce).fill('https://hooks.example.com/b');
+	assert.equal(await field('URL', ce).inputValue(), 'https://hooks.example.com/b');
 	await button('Save', ce).click();
+	// The panel closes once the API took the change; if it stays, say what
+	// it shows (a field error or the API's message) rather than only time out.
+	try {
+		await ce.waitFor({ state: 'detached' });
+	} catch (e) {
+		assert.fail(`the channel's edit panel stayed open after Save: ${await ce.innerText().catch(() => '?')}`);
+	}
 	await page.getByRole('cell', { name: 'https://hooks.example.com/b' }).waitFor();
 	// The rule, with the keyboard alone.
 	await page.goto(`${origin}/app/alerts`);
