@@ -500,9 +500,15 @@ export async function startStewardd({ env = {}, db = null, healthTimeoutMs = 200
 		for (;;) {
 			if (exited) break;
 			try {
+				// Only this stewardd's own answer counts (every answer of
+				// stewardd carries X-Request-Id): another test's listener may
+				// hold the port freePort() gave us, and answer /health itself
+				// while this stewardd is still starting (its embedded
+				// PostgreSQL first), before its bind fails with EADDRINUSE.
 				const r = await request(port, 'GET', '/health', { timeoutMs: 2000 });
-				if (r && r.status && waitHealth === 'any') return server;
-				healthy = r && r.status === 200 ? healthy + 1 : 0;
+				const ours = r && r.status && r.headers && r.headers['x-request-id'];
+				if (ours && waitHealth === 'any') return server;
+				healthy = ours && r.status === 200 ? healthy + 1 : 0;
 				if (healthy >= 4) return server;
 				if (healthy) continue;
 			} catch {}
