@@ -440,6 +440,9 @@ bool sw_api_resource_query_audited(struct sw_http_request *req, const struct sw_
  * the Job object {id, queue, kind, status, targetType, targetId,
  * createdAt, attempts, startedAt, finishedAt, errorMessage}; 200 to a GET,
  * else 202 with "Location: /jobs/<id>". No row: 404. */
+/* Adds "Location: /jobs/<job_id>" to a 202 answer that queued a job: 0, or
+ * -1 with the request answered 500. */
+int sw_api_job_location(struct sw_http_request *req, const char *job_id);
 void sw_api_job_answered(void *arg, const PGresult *res, const struct sw_db_error *err);
 /* Queues a job (steward_job_enqueue) for the target in path parameter :id
  * of type target_type (whose existence in the organization the statement

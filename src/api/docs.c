@@ -43,7 +43,8 @@ static const char description[] =
 	"* **Collections and items.** A collection answers GET with a page and POST with the new "
 	"object (201); an item answers GET, PATCH (a partial body: only the members given change) "
 	"and DELETE (204; a repeat answers 404, nothing else changes). Work on a server (start, stop, "
-	"restart, a backup's restore) answers 202 with the queued Job and `Location: /jobs/{id}`, "
+	"restart, a backup's restore) answers 202 with the queued Job and `Location: /jobs/{id}` "
+	"(a backup request answers the Backup, its Location the backup's job), "
 	"read with GET until its status is SUCCEEDED, FAILED or CANCELLED. Names of resources are DNS labels "
 	"(lower-case letters, digits and single hyphens, 1 to 63), so no stored name can later be "
 	"read as a command, a path or markup.\n"
@@ -400,7 +401,8 @@ static int add_operation(json_t *paths, const struct sw_route *r)
 			json_object_set_new(schema, "pagination",
 					    json_pack("{s:s}", "$ref", "#/components/schemas/Pagination"));
 		}
-		if (r->doc.success_status == 202 && strcmp(r->doc.response_schema, "Job") == 0)
+		if (r->doc.success_status == 202 && (strcmp(r->doc.response_schema, "Job") == 0 ||
+						      strcmp(r->doc.response_schema, "ServiceBackup") == 0))
 			json_object_set_new(resp, "headers",
 				json_pack("{s:{s:s, s:b, s:{s:s}}}", "Location", "description",
 					  "/jobs/{id} of the job: GET it until it ends.", "required", 1,

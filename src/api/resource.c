@@ -496,6 +496,18 @@ static const struct sw_api_column job_columns[] = {
 };
 static const struct sw_api_object job_object = { job_columns, SW_ARRAY_SIZE(job_columns), 0 };
 
+int sw_api_job_location(struct sw_http_request *req, const char *job_id)
+{
+	/* Where the client polls the job (GET /jobs/:id). */
+	char location[sizeof("/jobs/") + 36];
+	snprintf(location, sizeof(location), "/jobs/%s", job_id);
+	if (sw_http_add_header(req, "Location", sw_str_cstr(location)) < 0) {
+		sw_api_internal_error(req);
+		return -1;
+	}
+	return 0;
+}
+
 void sw_api_job_answered(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct sw_http_request *req = arg;
@@ -506,15 +518,8 @@ void sw_api_job_answered(void *arg, const PGresult *res, const struct sw_db_erro
 	if (!sw_api_found(req, res, err))
 		return;
 	int status = req->method == SW_HTTP_GET ? 200 : 202;
-	if (status == 202) {
-		/* Where the client polls the job (GET /jobs/:id). */
-		char location[sizeof("/jobs/") + 36];
-		snprintf(location, sizeof(location), "/jobs/%s", PQgetvalue(res, 0, 0));
-		if (sw_http_add_header(req, "Location", sw_str_cstr(location)) < 0) {
-			sw_api_internal_error(req);
-			return;
-		}
-	}
+	if (status == 202 && sw_api_job_location(req, PQgetvalue(res, 0, 0)) < 0)
+		return;
 	sw_api_answer_row(req, status, res, 0, sw_api_write_object, &job_object);
 }
 

@@ -247,6 +247,7 @@ struct row_op {
 	sw_api_row_writer w;
 	const void *ctx;
 	const char *action; /* the audit record's, or NULL */
+	int job_col;	    /* the column of the job a 202 queued (Location), or -1 */
 	char target_id[37];
 };
 
@@ -262,6 +263,9 @@ static void row_answered(void *arg, const PGresult *res, const struct sw_db_erro
 		sw_api_not_found(req);
 		return;
 	}
+	if (op->job_col >= 0 && !PQgetisnull(res, 0, op->job_col) &&
+	    sw_api_job_location(req, PQgetvalue(res, 0, op->job_col)) < 0)
+		return;
 	sw_api_answer_row(req, op->status, res, 0, op->w, op->ctx);
 }
 
@@ -291,6 +295,7 @@ static struct row_op *row_op_new(struct sw_http_request *req, const struct sw_ap
 	op->status = status;
 	op->w = sw_api_write_object;
 	op->ctx = shape;
+	op->job_col = -1;
 	return op;
 }
 
@@ -456,6 +461,7 @@ static void backups_request(struct sw_http_request *req)
 	if (!op)
 		return;
 	op->action = "service.backup.requested";
+	op->job_col = SW_DB_SERVICE_BACKUP_JOB_ID;
 	const char *params[3] = { req->principal.organization_id, op->target_id,
 				  req->principal.user_id };
 	row_op_query(op, &sw_db_stmt_service_backup_request, params, 3);
@@ -665,7 +671,7 @@ static const struct sw_route routes[] = {
 	    "Services", NULL, "ServiceBackupList", 200, err_list, "limit cursor order status" } },
 	{ SW_HTTP_POST, "/services/:id/backups", SW_ACCESS_SESSION, backups_request, 0, 0,
 	  { "Request a backup now", "Records a backup (QUEUED) and queues its lifecycle job "
-	    "\"service.backup\" (jobId) in one transaction; 202 with the backup. While a backup "
+	    "\"service.backup\" (jobId) in one transaction; 202 with the backup and Location: /jobs/{jobId}. While a backup "
 	    "of the service is still queued, asking again answers that one. The runner dumps the "
 	    "running service with its own tool inside its container (pg_dump --format=custom, "
 	    "mysqldump --single-transaction, Redis BGSAVE then its RDB file) into a file on the "

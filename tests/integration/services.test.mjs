@@ -283,7 +283,9 @@ test('start_stop_and_restart_queue_lifecycle_jobs', async () => {
 test('backups_are_requested_as_queued_work_and_listed', async () => {
 	const s = await ok(create(owner, { name: 'backed-db', kind: 'POSTGRESQL', environmentId: env }), 201);
 	assert.deepEqual(await ok(call(srv, 'GET', `/services/${s.id}/backups`, owner)), []);
-	const b = await ok(call(srv, 'POST', `/services/${s.id}/backups`, owner), 202);
+	const asked = await call(srv, 'POST', `/services/${s.id}/backups`, owner);
+	const b = await ok(asked, 202);
+	assert.equal(asked.headers.location, `/jobs/${b.jobId}`, 'Location names the backup\'s job');
 	assert.deepEqual(Object.keys(b).sort(), ['createdAt', 'errorMessage', 'finishedAt', 'id', 'jobId', 'scheduledFor',
 		'serviceId', 'sha256', 'sizeBytes', 'startedAt', 'status']);
 	assert.equal(b.status, 'QUEUED');
