@@ -43,7 +43,8 @@
  *   series has no delta.
  * - At start-up and every hour: partitions made two days ahead, retention
  *   applied (whole partitions dropped), the last two hours rolled up again
- *   (idempotent), so an hour a dead writer left is completed.
+ *   (idempotent), so an hour a dead writer left is completed; the agents'
+ *   ended commands are purged (steward_agent_commands_purge).
  * - METRICS_SAMPLE_LOG (STEWARD_ENV=test only): each sample's host figures
  *   as a JSON line appended to that file, so a test can check minute rows
  *   against the samples they came from.
@@ -70,6 +71,7 @@
 #include "steward/base/json.h"
 #include "steward/base/log.h"
 #include "steward/db/statements_metrics.h"
+#include "steward/db/statements_servers.h"
 #include "steward/deploy/deploy.h"
 #include "steward/driver/container_state.h"
 #include "steward/driver/driver.h"
@@ -299,6 +301,12 @@ static void hourly(int64_t now_ms)
 	PGresult *res = exec(&sw_db_stmt_metrics_retention, pr, PGRES_TUPLES_OK);
 	for (int i = 0; res && i < PQntuples(res); i++)
 		sw_log_info("metrics: retention dropped partition %s", PQgetvalue(res, i, 0));
+	PQclear(res);
+	/* The agents' ended commands go too (0026: an hour for the control
+	 * plane's own, such as this loop's samples; 7 days for a user's). */
+	res = exec(&sw_db_stmt_agent_commands_purge, NULL, PGRES_TUPLES_OK);
+	if (res && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "0") != 0)
+		sw_log_info("agents: %s ended commands removed", PQgetvalue(res, 0, 0));
 	PQclear(res);
 	for (int h = 1; h <= 2; h++) {
 		char at[24];

@@ -95,7 +95,8 @@ static const struct sw_route routes[] = {
 	  { "Get a command sent to a server's agent",
 	    "status: QUEUED (not sent yet), SENT, ACKED (the agent journaled and started it), "
 	    "SUCCEEDED (result), FAILED (errorCode, errorMessage: the agent's, such as "
-	    "NOT_AVAILABLE, EXPIRED or AGENT_RESTARTED), EXPIRED (not answered in time)."
+	    "NOT_AVAILABLE, EXPIRED or AGENT_RESTARTED), EXPIRED (not answered in time). A command "
+	    "is kept 7 days after it ended or expired, then answers 404."
 	    SW_API_DOC_SCOPED,
 	    "Servers", NULL, "ServerCommand", 200, err_get } },
 };

@@ -298,6 +298,13 @@ const struct sw_db_stmt sw_db_stmt_agent_output_consume = {
 	.nparams = 2,
 };
 
+/* -> how many ended commands went (steward_agent_commands_purge, 0026). */
+const struct sw_db_stmt sw_db_stmt_agent_commands_purge = {
+	.name = "agent_commands_purge",
+	.sql = "SELECT steward_agent_commands_purge()",
+	.nparams = 0,
+};
+
 static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_server_create, &sw_db_stmt_server_get,   &sw_db_stmt_server_update,
 	&sw_db_stmt_server_remove, &sw_db_stmt_servers_list, &sw_db_stmt_server_agent_token,
@@ -311,6 +318,6 @@ static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_agent_input_take,	 &sw_db_stmt_agent_input_taken,
 	&sw_db_stmt_agent_output_put,	 &sw_db_stmt_agent_input_put,
 	&sw_db_stmt_agent_output_read,	 &sw_db_stmt_agent_streams_drop,
-	&sw_db_stmt_agent_output_consume,
+	&sw_db_stmt_agent_output_consume, &sw_db_stmt_agent_commands_purge,
 };
 const struct sw_db_stmt_group sw_db_servers_statements = { list, SW_ARRAY_SIZE(list) };

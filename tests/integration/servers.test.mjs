@@ -278,3 +278,44 @@ test('delete_is_refused_while_a_service_is_assigned_and_works_after', async () =
 	await ok(call(srv, 'DELETE', `/services/${svc.id}`, owner), 204);
 	await ok(call(srv, 'DELETE', `/servers/${s.id}`, owner), 204);
 });
+
+// Ended agent commands do not pile up (the metrics loop sends each agent a
+// sample every 15 s): the control plane's own go an hour after they end,
+// a user's after 7 days (GET /servers/:id/commands/:commandId reads it
+// that long), an unanswered one counted from its expiry; their output
+// chunks go with them. The metrics writer purges at start-up and hourly.
+// Last in this file: it stops srv so that a new process is the writer.
+test('ended_agent_commands_are_purged_by_the_writer_and_nothing_else', async () => {
+	const s = await ok(create(owner, { name: 'purged-commands' }), 201);
+	const user = owner.user.id;
+	const rows = {
+		ownOld: ['SUCCEEDED', "now() - interval '2 hours'", "now() - interval '2 hours'", 'NULL'],
+		ownRecent: ['FAILED', "now() - interval '10 minutes'", "now() - interval '10 minutes'", 'NULL'],
+		ownExpired: ['SENT', "now() - interval '3 hours'", "now() - interval '2 hours'", 'NULL'],
+		ownPending: ['QUEUED', 'now()', "now() + interval '5 minutes'", 'NULL'],
+		userRecent: ['SUCCEEDED', "now() - interval '2 days'", "now() - interval '2 days'", `'${user}'`],
+		userOld: ['FAILED', "now() - interval '8 days'", "now() - interval '8 days'", `'${user}'`],
+	};
+	const ids = {};
+	for (const [name, [status, updated, expires, by] ] of Object.entries(rows))
+		ids[name] = (await sql(`INSERT INTO agent_commands (organization_id, server_id, kind, status, updated_at, expires_at, created_by)
+			VALUES ('${owner.org.id}', '${s.id}', 'host.facts', '${status}', ${updated}, ${expires}, ${by}) RETURNING id`)).trim();
+	await sql(`INSERT INTO agent_command_output (command_id, seq, stream, data) VALUES ('${ids.ownOld}', 0, 'log', 'x')`);
+	assert.equal((await ok(call(srv, 'GET', `/servers/${s.id}/commands/${ids.userOld}`, owner))).status, 'FAILED');
+
+	// A new process with srv gone holds the metrics writer's lock.
+	await srv.stop();
+	const next = await h.startStewardd({ env: { DATABASE_URL: srv.env.DATABASE_URL, STEWARD_THREADS: 2 } });
+	const deadline = Date.now() + 20000 * h.SLACK;
+	while (!/agents: 3 ended commands removed/.test(next.logs.text())) {
+		if (Date.now() > deadline) assert.fail(`no purge logged:\n${next.logs.text()}`);
+		await h.sleep(50);
+	}
+	const left = (await sql(`SELECT id FROM agent_commands WHERE server_id = '${s.id}'`)).trim().split('\n').sort();
+	assert.deepEqual(left, [ids.ownRecent, ids.ownPending, ids.userRecent].sort());
+	assert.equal((await sql(`SELECT count(*) FROM agent_command_output WHERE command_id = '${ids.ownOld}'`)).trim(), '0');
+	h.assertError(await call(next, 'GET', `/servers/${s.id}/commands/${ids.userOld}`, owner), 404, 'NOT_FOUND');
+	assert.equal((await ok(call(next, 'GET', `/servers/${s.id}/commands/${ids.userRecent}`, owner))).status, 'SUCCEEDED');
+	// Nothing is left to purge: a second call removes nothing.
+	assert.equal((await sql('SELECT steward_agent_commands_purge()')).trim(), '0');
+});

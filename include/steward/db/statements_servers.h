@@ -120,6 +120,7 @@ extern const struct sw_db_stmt sw_db_stmt_agent_output_put;
 extern const struct sw_db_stmt sw_db_stmt_agent_input_put;
 extern const struct sw_db_stmt sw_db_stmt_agent_output_read;
 extern const struct sw_db_stmt sw_db_stmt_agent_streams_drop;
+extern const struct sw_db_stmt sw_db_stmt_agent_commands_purge;
 extern const struct sw_db_stmt sw_db_stmt_agent_output_consume;
 
 #endif
