@@ -19,7 +19,8 @@
  *   series; a container goes to the series of its application's server.
  * - Remote servers: the writer (the lock's holder, so one writer per
  *   server across replicas, as for the local host) asks each ONLINE
- *   remote server's agent for metrics.sample every tick, through the
+ *   remote server's agent whose hello listed metrics.sample (another
+ *   would answer NOT_AVAILABLE) for metrics.sample every tick, through the
  *   remote driver on the loop's own connection (the agent's session may be
  *   held by another replica: the command crosses through PostgreSQL). The
  *   answer is cut to the organization's containers

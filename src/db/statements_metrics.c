@@ -17,7 +17,8 @@ const struct sw_db_stmt sw_db_stmt_metrics_remote_servers = {
 	.name = "metrics_remote_servers",
 	.sql = "SELECT s.id, (SELECT coalesce(json_agg(a.id ORDER BY a.id), '[]'::json) FROM applications a"
 	       " WHERE a.server_id = s.id AND a.organization_id = s.organization_id)::text"
-	       " FROM servers s WHERE NOT s.is_local AND " SW_DB_SERVER_STATUS_SQL " = 'ONLINE' ORDER BY s.id",
+	       " FROM servers s WHERE NOT s.is_local AND " SW_DB_SERVER_STATUS_SQL " = 'ONLINE'"
+	       " AND s.agent_capabilities ? 'metrics.sample' ORDER BY s.id",
 	.nparams = 0,
 };
 
