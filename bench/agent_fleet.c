@@ -1,4 +1,4 @@
-/* A fleet of agents speaking protocol 1 (docs/agent-protocol.md) over
+/* A fleet of agents speaking the agent protocol (docs/agent-protocol.md) over
  * plain WebSocket to one stewardd, on many sockets from one process: the
  * same framing (src/agent/ws.c) and message code (src/agent/protocol.c)
  * as steward-agent, none of its Docker or journal work. bench/agent_fleet.mjs
@@ -8,7 +8,10 @@
  *
  * Connects N agents (one token a line), each from its own 127.1.x.y source
  * address shared by at most 50 (the per-address limit of /agent/connect is
- * 120 a minute), says hello, answers every heartbeat and answers a
+ * 120 a minute), says hello offering protocols 1 to BENCH_PROTOCOL_MAX
+ * (default SW_AGENT_PROTOCOL_MAX), then heartbeats as the welcome's
+ * protocol says (1: answers the control plane's; 2: sends its own every
+ * interval) and answers a
  * host.facts command at once. Prints "online <n> <ms>" once all are
  * welcomed, then holds HOLD_S seconds (0: until stdin closes). An agent
  * dropped reconnects as steward-agent does (sw_agent_backoff_ms: the
@@ -61,6 +64,8 @@ struct agent {
 	uint64_t dropped_at; /* 0: not dropped since the storm began */
 	unsigned attempt;
 	bool welcomed;
+	uint64_t protocol;   /* the welcome's */
+	uint64_t hb_ms, hb_due, hb_seq; /* protocol 2: this agent's own heartbeats */
 };
 
 static struct agent *A;
@@ -68,6 +73,7 @@ static unsigned N;
 static int ep;
 static uint16_t port;
 static unsigned online, heartbeats, commands;
+static uint64_t protocol_max = SW_AGENT_PROTOCOL_MAX;
 static uint64_t storm_start; /* the first drop */
 static uint64_t *storm_ms;
 static unsigned storm_n, storm_back;
@@ -176,7 +182,7 @@ static void hello(struct agent *a)
 	snprintf(boot, sizeof(boot), "bench-boot-%u", a->idx);
 	struct sw_agent_msg m = { .type = SW_AGENT_MSG_HELLO, .agent_version = SW_AGENT_VERSION,
 				  .protocol_min = SW_AGENT_PROTOCOL_MIN,
-				  .protocol_max = SW_AGENT_PROTOCOL_MAX, .boot_id = boot };
+				  .protocol_max = protocol_max, .boot_id = boot };
 	m.host.os = "Linux";
 	m.host.kernel = "6.1";
 	m.host.arch = "x86_64";
@@ -197,6 +203,10 @@ static void on_message(struct agent *a, const char *text, size_t len)
 	if (m.type == SW_AGENT_MSG_WELCOME && !a->welcomed) {
 		a->welcomed = true;
 		a->attempt = 0;
+		a->protocol = m.protocol;
+		a->hb_ms = m.heartbeat_ms;
+		a->hb_due = now_ms() + m.heartbeat_ms;
+		a->hb_seq = 0;
 		online++;
 		if (a->dropped_at) {
 			uint64_t t = now_ms();
@@ -391,6 +401,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	port = (uint16_t)atoi(argv[1]);
+	const char *pmax = getenv("BENCH_PROTOCOL_MAX");
+	if (pmax)
+		protocol_max = strtoull(pmax, NULL, 10);
 	N = (unsigned)atoi(argv[3]);
 	unsigned hold_s = (unsigned)atoi(argv[4]), max_s = (unsigned)atoi(argv[5]);
 	struct rlimit rl = { N + 64, N + 64 };
@@ -422,11 +435,20 @@ int main(int argc, char **argv)
 	for (;;) {
 		uint64_t t = now_ms();
 		dialing = 0;
-		for (unsigned i = 0; i < N && dialing < 256; i++)
-			if (A[i].st == IDLE && A[i].retry_at <= t) {
-				dial(&A[i]);
+		for (unsigned i = 0; i < N; i++) {
+			struct agent *a = &A[i];
+			if (a->st == IDLE && a->retry_at <= t && dialing < 256) {
+				dial(a);
 				dialing++;
+			} else if (a->st == OPEN && a->welcomed &&
+				   a->protocol >= SW_AGENT_PROTOCOL_AGENT_BEATS && a->hb_due <= t) {
+				struct sw_agent_msg hb = { .type = SW_AGENT_MSG_HEARTBEAT,
+							   .seq = ++a->hb_seq };
+				send_msg(a, &hb);
+				a->hb_due = t + a->hb_ms;
+				heartbeats++;
 			}
+		}
 		events(20);
 		t = now_ms();
 		if (!all_printed && online == N) {

@@ -10,7 +10,9 @@
 //   3. BENCH_AGENTS idle agents (bench_agent_fleet: hello, heartbeats at the
 //      default 10 s): the RSS they add to stewardd, and stewardd's and
 //      PostgreSQL's CPU over BENCH_AGENTS_WINDOW_S with them, against the
-//      same window with none (the peer measured in the same run);
+//      same window with none (the peer measured in the same run), for
+//      protocol 2 (the agents' heartbeats) and protocol 1 (the control
+//      plane's, echoed) in turn, BENCH_AGENTS_ROUNDS times;
 //   4. a reconnect storm: stewardd stopped (SIGTERM: goaway with a retry
 //      hint) and started again on the same address under BENCH_STORM_AGENTS
 //      agents: each agent's time from its drop to its next welcome, and the
@@ -20,7 +22,7 @@
 //   STEWARDD=build-bench/stewardd STEWARD_AGENT=build-bench/steward-agent \
 //   BENCH_AGENT_FLEET=build-bench/bench/bench_agent_fleet node bench/agent_fleet.mjs
 //
-// Settings: BENCH_AGENTS (10000), BENCH_AGENTS_WINDOW_S (30),
+// Settings: BENCH_AGENTS (10000), BENCH_AGENTS_WINDOW_S (30), BENCH_AGENTS_ROUNDS (1),
 // BENCH_STORM_AGENTS (1000), BENCH_RTT_COUNT (500), BENCH_RESULTS
 // (bench/results/agents.md). Every wait is bounded; exits 77 saying why
 // when PostgreSQL or a binary is missing.
@@ -44,6 +46,7 @@ const AGENTS = num('BENCH_AGENTS', 10000, 20000);
 const WINDOW_S = num('BENCH_AGENTS_WINDOW_S', 30, 300);
 const STORM = num('BENCH_STORM_AGENTS', 1000, 5000);
 const RTT_COUNT = num('BENCH_RTT_COUNT', 500, 100000);
+const ROUNDS = num('BENCH_AGENTS_ROUNDS', 1, 10);
 const OUT = process.env.BENCH_RESULTS || path.join(here, 'results', 'agents.md');
 for (const v of ['STEWARD_AGENT', 'BENCH_AGENT_FLEET']) {
 	if (!process.env[v] || !fs.existsSync(process.env[v])) h.skip(`${v} is not set to a built binary`);
@@ -158,26 +161,40 @@ const say = (s) => console.error(`[agents] ${s}`);
 }
 
 // ---- 3. idle agents ----
+// Protocol 2 (only the agents send heartbeats) and protocol 1 (the control
+// plane's heartbeats, echoed) against the same stewardd, one after the
+// other, BENCH_AGENTS_ROUNDS times (2, 1, 2, 1, ...). The RSS is the first
+// pass's (later ones start from an allocator that has grown already).
 {
 	const pid = srv.proc.pid;
-	const rss0 = rssKb(pid);
 	let c0 = cpuTicks(pid), p0 = pgTicks(pg);
 	await sleep(WINDOW_S * 1000);
 	const idleCpu = (cpuTicks(pid) - c0) / TICK / WINDOW_S * 100, idlePg = (pgTicks(pg) - p0) / TICK / WINDOW_S * 100;
-	const f = fleet(srv.port, tokensFile, AGENTS, WINDOW_S + 15, WINDOW_S + 300);
-	const online = await f.next(/^online /, 300000);
-	const connectMs = Number(online.split(' ')[2]);
-	await sleep(12000); // past one heartbeat interval: every session has had one
-	const rss1 = rssKb(pid);
-	c0 = cpuTicks(pid); p0 = pgTicks(pg);
-	await sleep(WINDOW_S * 1000);
-	const cpu = (cpuTicks(pid) - c0) / TICK / WINDOW_S * 100, pgCpu = (pgTicks(pg) - p0) / TICK / WINDOW_S * 100;
-	const hb = await f.next(/^heartbeats /, (WINDOW_S + 60) * 1000);
-	await f.done();
-	rows.push([`${AGENTS} idle agents: RSS added to stewardd`, `${((rss1 - rss0) / 1024).toFixed(1)} MB (${((rss1 - rss0) * 1024 / AGENTS).toFixed(0)} B each; ${(rss0 / 1024).toFixed(1)} -> ${(rss1 / 1024).toFixed(1)} MB)`, '<= 40 MB', `all welcomed in ${(connectMs / 1000).toFixed(1)} s`]);
-	rows.push([`${AGENTS} idle agents: stewardd CPU (heartbeats every 10 s)`, `${cpu.toFixed(2)}% of a core (none connected: ${idleCpu.toFixed(2)}%)`, '< 1% of a core', `over ${WINDOW_S} s; ${hb}`]);
-	rows.push([`${AGENTS} idle agents: PostgreSQL CPU`, `${pgCpu.toFixed(2)}% of a core (none connected: ${idlePg.toFixed(2)}%)`, '-', 'lastSeenAt: one UPDATE per loop thread per half interval']);
-	for (const r of rows.slice(-3)) say(r.join(' | '));
+	const passes = [];
+	for (let r = 0; r < ROUNDS; r++) passes.push(2, 1);
+	const got = { 1: [], 2: [] };
+	for (const [i, protocol] of passes.entries()) {
+		const rss0 = rssKb(pid);
+		const f = fleet(srv.port, tokensFile, AGENTS, WINDOW_S + 15, WINDOW_S + 300, { BENCH_PROTOCOL_MAX: String(protocol) });
+		const online = await f.next(/^online /, 300000);
+		const connectMs = Number(online.split(' ')[2]);
+		await sleep(12000); // past one heartbeat interval: every session has had one
+		const rss1 = rssKb(pid);
+		c0 = cpuTicks(pid); p0 = pgTicks(pg);
+		await sleep(WINDOW_S * 1000);
+		const cpu = (cpuTicks(pid) - c0) / TICK / WINDOW_S * 100, pgCpu = (pgTicks(pg) - p0) / TICK / WINDOW_S * 100;
+		const hb = await f.next(/^heartbeats /, (WINDOW_S + 60) * 1000);
+		await f.done();
+		got[protocol].push({ cpu, pgCpu, hb });
+		say(`pass ${i + 1}, protocol ${protocol}: stewardd ${cpu.toFixed(2)}%, PostgreSQL ${pgCpu.toFixed(2)}%, ${hb}`);
+		if (i === 0) rows.push([`${AGENTS} idle agents: RSS added to stewardd`, `${((rss1 - rss0) / 1024).toFixed(1)} MB (${((rss1 - rss0) * 1024 / AGENTS).toFixed(0)} B each; ${(rss0 / 1024).toFixed(1)} -> ${(rss1 / 1024).toFixed(1)} MB)`, '<= 40 MB', `protocol ${protocol}; all welcomed in ${(connectMs / 1000).toFixed(1)} s`]);
+	}
+	const list = (p, k) => got[p].map((g) => g[k].toFixed(2)).join(', ');
+	const mean = (p, k) => got[p].reduce((a, g) => a + g[k], 0) / got[p].length;
+	rows.push([`${AGENTS} idle agents: stewardd CPU, protocol 2 (agents' heartbeats every 10 s, not answered)`, `${mean(2, 'cpu').toFixed(2)}% of a core (passes: ${list(2, 'cpu')}; none connected: ${idleCpu.toFixed(2)}%)`, '< 1% of a core', `over ${WINDOW_S} s each; ${got[2].map((g) => g.hb).join('; ')}`]);
+	rows.push([`${AGENTS} idle agents: stewardd CPU, protocol 1 (control plane's heartbeats, echoed), same run`, `${mean(1, 'cpu').toFixed(2)}% of a core (passes: ${list(1, 'cpu')}); protocol 2 / protocol 1 = ${(mean(2, 'cpu') / mean(1, 'cpu')).toFixed(2)}`, '-', `over ${WINDOW_S} s each; ${got[1].map((g) => g.hb).join('; ')}`]);
+	rows.push([`${AGENTS} idle agents: PostgreSQL CPU`, `protocol 2 ${mean(2, 'pgCpu').toFixed(2)}%, protocol 1 ${mean(1, 'pgCpu').toFixed(2)}% of a core (none connected: ${idlePg.toFixed(2)}%)`, '-', 'lastSeenAt: one UPDATE per loop thread per half interval']);
+	for (const r of rows.slice(-4)) say(r.join(' | '));
 }
 
 // ---- 4. reconnect storms ----

@@ -1,5 +1,6 @@
 /* The agent's loop: dial the control plane, upgrade to WebSocket with the
- * x-agent-token header, say hello, then answer heartbeats and commands
+ * x-agent-token header, say hello, then heartbeat (protocol 2: send its
+ * own; 1: answer the control plane's) and answer commands
  * until the connection ends; wait on the reconnect schedule and dial
  * again.
  *
@@ -343,8 +344,11 @@ struct session {
 	struct job *queue[QUEUED_COMMANDS];
 	unsigned nqueue;
 	bool welcomed;
+	uint64_t protocol;      /* the welcome's */
 	uint64_t heartbeat_ms;
-	uint64_t deadline;      /* the control plane is silent past it */
+	uint64_t deadline;      /* the control plane is silent past it (1; 2: none once welcomed) */
+	uint64_t hb_seq;        /* 2: the last heartbeat this agent sent */
+	uint64_t hb_due;        /* 2: when the next one goes */
 	bool ending;            /* a close was sent or received */
 	struct dial_result drop;
 	struct job *receiving;  /* a command whose input is arriving */
@@ -769,6 +773,19 @@ static void on_bad_message(struct session *s, const char *text, size_t len, cons
 	json_decref(v);
 }
 
+/* When the control plane counts as gone if nothing more comes: before
+ * the welcome WELCOME_TIMEOUT_MS; in protocol 1 three heartbeat intervals
+ * from now; in protocol 2 never by silence (TCP_USER_TIMEOUT, set at the
+ * welcome, tells). */
+static uint64_t silence_deadline(const struct session *s)
+{
+	if (!s->welcomed)
+		return now_ms() + WELCOME_TIMEOUT_MS;
+	if (s->protocol >= SW_AGENT_PROTOCOL_AGENT_BEATS)
+		return UINT64_MAX;
+	return now_ms() + SILENT_HEARTBEATS * s->heartbeat_ms;
+}
+
 static void on_message(struct session *s, const struct sw_ws_event *ev)
 {
 	if (ev->opcode != SW_WS_OP_TEXT) {
@@ -788,12 +805,27 @@ static void on_message(struct session *s, const struct sw_ws_event *ev)
 			break;
 		}
 		s->welcomed = true;
+		s->protocol = m.protocol;
 		s->heartbeat_ms = m.heartbeat_ms;
+		s->deadline = silence_deadline(s);
+		if (s->protocol >= SW_AGENT_PROTOCOL_AGENT_BEATS) {
+			s->hb_due = now_ms() + s->heartbeat_ms;
+			/* The control plane sends nothing while idle: a dead one is
+			 * one whose host stops acknowledging. The next heartbeat goes
+			 * within an interval, and the kernel gives up on it after
+			 * two more, so the agent dials again at most three intervals
+			 * after the control plane went, as in protocol 1. A process
+			 * that ended is seen at once (its kernel closes the socket). */
+			unsigned ut = (unsigned)SW_MIN((SILENT_HEARTBEATS - 1) * s->heartbeat_ms,
+						       (uint64_t)UINT32_MAX);
+			if (setsockopt(s->k->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof(ut)) < 0)
+				sw_log_warn("agent: cannot set TCP_USER_TIMEOUT: %s", strerror(errno));
+		}
 		sw_log_info("agent: connected as %s (protocol %llu, heartbeat %llu ms)",
 			    m.connection_id, (unsigned long long)m.protocol,
 			    (unsigned long long)m.heartbeat_ms);
 		break;
-	case SW_AGENT_MSG_HEARTBEAT: {
+	case SW_AGENT_MSG_HEARTBEAT: { /* protocol 1's: echoed */
 		struct sw_agent_msg echo = { .type = SW_AGENT_MSG_HEARTBEAT, .seq = m.seq };
 		send_msg(s, &echo);
 		break;
@@ -854,8 +886,7 @@ static bool handle_frames(struct session *s)
 			return false;
 		off += used;
 		if (used)
-			s->deadline = now_ms() + (s->welcomed ? SILENT_HEARTBEATS * s->heartbeat_ms
-							      : WELCOME_TIMEOUT_MS);
+			s->deadline = silence_deadline(s);
 		switch (ev.kind) {
 		case SW_WS_NEED_MORE:
 			if (used == 0)
@@ -950,8 +981,16 @@ static void run_session(struct session *s, volatile int *stop)
 			sw_log_warn("agent: the control plane has been silent; reconnecting");
 			return;
 		}
+		bool beats = s->welcomed && s->protocol >= SW_AGENT_PROTOCOL_AGENT_BEATS;
+		if (beats && now >= s->hb_due && !s->ending) {
+			struct sw_agent_msg hb = { .type = SW_AGENT_MSG_HEARTBEAT, .seq = ++s->hb_seq };
+			(void)send_msg(s, &hb); /* a full queue: the next one, as 1's echo */
+			s->hb_due = now + s->heartbeat_ms;
+			continue; /* written by pump_out() first */
+		}
+		uint64_t wake = beats ? SW_MIN(s->deadline, s->hb_due) : s->deadline;
 		/* SSL may hold decrypted bytes the socket no longer shows. */
-		int timeout = k->ssl && SSL_pending(k->ssl) ? 0 : (int)SW_MIN(s->deadline - now, 1000);
+		int timeout = k->ssl && SSL_pending(k->ssl) ? 0 : (int)SW_MIN(wake - now, 1000);
 		struct pollfd pf[3] = { { .fd = k->fd, .events = POLLIN | (k->out.buf.len ? POLLOUT : 0) },
 					{ .fd = s->wake[0], .events = POLLIN },
 					{ .fd = s->out_wake[0], .events = POLLIN } };

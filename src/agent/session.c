@@ -44,7 +44,8 @@ struct session {
 	char token_hash[65];
 	char connection_id[37];
 	char peer[46];
-	uint64_t hb_seq;          /* the last heartbeat sent */
+	uint64_t protocol;        /* chosen at the hello */
+	uint64_t hb_seq;          /* the last heartbeat sent (1) or received (2) */
 	uint64_t last_answer_ms;  /* monotonic: the hello, the last heartbeat answered, or the last
 				   * command message (a heartbeat's answer may queue behind a
 				   * command's output: an agent sending it is not silent) */
@@ -615,7 +616,7 @@ static void hello_done(void *arg, const PGresult *res, const struct sw_db_error 
 			s->last_answer_ms = sw_loop_now_ms(s->loop);
 			struct sw_agent_msg w = { .type = SW_AGENT_MSG_WELCOME,
 						  .connection_id = s->connection_id,
-						  .protocol = SW_AGENT_PROTOCOL_MAX,
+						  .protocol = s->protocol,
 						  .heartbeat_ms = heartbeat_ms };
 			send_msg(s, &w);
 			sw_log_info("agent online server=%s peer=%s connection=%s", s->server_id, s->peer,
@@ -644,6 +645,7 @@ static void on_hello(struct session *s, const struct sw_agent_msg *m)
 		close_with(s, SW_WS_CLOSE_POLICY, reason);
 		return;
 	}
+	s->protocol = protocol;
 	json_t *host = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I}", "os", m->host.os, "kernel",
 				 m->host.kernel, "arch", m->host.arch, "hostname", m->host.hostname,
 				 "cores", (json_int_t)m->host.cores, "memoryBytes",
@@ -693,9 +695,15 @@ static void on_message(struct session *s, const struct sw_ws_event *ev)
 		else
 			close_with(s, SW_WS_CLOSE_POLICY, "the first message must be a hello");
 	} else if (m.type == SW_AGENT_MSG_HEARTBEAT && s->state == ONLINE) {
-		if (m.seq > s->hb_seq) {
+		/* 2: the agent's own, seq counting up; nothing is answered. */
+		bool own = s->protocol >= SW_AGENT_PROTOCOL_AGENT_BEATS;
+		if (!own && m.seq > s->hb_seq) {
 			close_with(s, SW_WS_CLOSE_POLICY, "a heartbeat answers a seq never sent");
+		} else if (own && m.seq <= s->hb_seq) {
+			close_with(s, SW_WS_CLOSE_POLICY, "a heartbeat's seq must grow");
 		} else {
+			if (own)
+				s->hb_seq = m.seq;
 			s->last_answer_ms = sw_loop_now_ms(s->loop);
 			seen(s);
 		}
@@ -779,8 +787,9 @@ static void on_timeout(void *arg)
 	 * hello's deadline may still fire once: nothing to do. */
 }
 
-/* An ONLINE session's heartbeat is due: drop it after three unanswered,
- * or send the next and take its place at the end of the line. */
+/* An ONLINE session's heartbeat is due: drop it after three intervals
+ * unanswered (1) or without the agent's heartbeat (2), or send the next
+ * (1 only) and take its place at the end of the line. */
 static void heartbeat_due(struct session *s)
 {
 	uint64_t now = sw_loop_now_ms(s->loop);
@@ -788,12 +797,15 @@ static void heartbeat_due(struct session *s)
 		return;
 	if (now - s->last_answer_ms >= (uint64_t)SW_AGENT_MISSED_HEARTBEATS * heartbeat_ms) {
 		char reason[64];
-		snprintf(reason, sizeof(reason), "%d heartbeats unanswered", SW_AGENT_MISSED_HEARTBEATS);
+		snprintf(reason, sizeof(reason), "%d heartbeats %s", SW_AGENT_MISSED_HEARTBEATS,
+			 s->protocol >= SW_AGENT_PROTOCOL_AGENT_BEATS ? "missed" : "unanswered");
 		drop(s, reason);
 		return;
 	}
-	struct sw_agent_msg hb = { .type = SW_AGENT_MSG_HEARTBEAT, .seq = ++s->hb_seq };
-	send_msg(s, &hb);
+	if (s->protocol < SW_AGENT_PROTOCOL_AGENT_BEATS) {
+		struct sw_agent_msg hb = { .type = SW_AGENT_MSG_HEARTBEAT, .seq = ++s->hb_seq };
+		send_msg(s, &hb);
+	}
 	if (s->u && s->state == ONLINE && !s->hb_listed)
 		hb_enqueue(s);
 }

@@ -80,11 +80,13 @@ static const struct sw_route routes[] = {
 	    "missing, unknown, rotated or revoked is 401 UNAUTHENTICATED and the connection is "
 	    "closed after the answer. 400 for a request that is not a WebSocket upgrade, 426 for "
 	    "another WebSocket version. Limited to 120 attempts per address per minute (429 with "
-	    "Retry-After). After 101, text messages of protocol 1: the agent's hello (agentVersion, "
-	    "protocolMin/Max, bootId, host facts, capabilities), the welcome (connectionId, "
-	    "protocol, heartbeatMs), heartbeats both ways, goaway (retryAfterMs) when the control "
-	    "plane stops. The server is ONLINE from the hello; three unanswered heartbeats drop "
-	    "the agent and make it OFFLINE. Rotating the token or deleting the server closes the "
+	    "Retry-After). After 101, text messages of protocol 1 or 2: the agent's hello "
+	    "(agentVersion, protocolMin/Max, bootId, host facts, capabilities), the welcome "
+	    "(connectionId, protocol: the highest both speak, heartbeatMs), heartbeats (protocol 2: "
+	    "sent by the agent every heartbeatMs and not answered; protocol 1: sent by the control "
+	    "plane and echoed), goaway (retryAfterMs) when the control plane stops. The server is "
+	    "ONLINE from the hello; three intervals without the agent's heartbeat (2) or its answer "
+	    "(1) drop the agent and make it OFFLINE. Rotating the token or deleting the server closes the "
 	    "channel (close code 1008) on whichever replica holds it.",
 	    "Servers", NULL, NULL, 101, err_connect } },
 };

@@ -24,8 +24,8 @@
  * - DELETE is refused with 409 SERVER_IN_USE while an application or a
  *   service is assigned to the server.
  * - status: PENDING until its agent's first hello, then ONLINE while its
- *   heartbeats are answered and OFFLINE once its session ends or three
- *   heartbeats went unanswered (src/agent/session.c); the local server is
+ *   heartbeats come (protocol 2) or are answered (1) and OFFLINE once its
+ *   session ends or three heartbeats were missed (src/agent/session.c); the local server is
  *   ONLINE. The hello's facts (agent version, protocol, boot id, host
  *   facts, capabilities) are on the record.
  * - The two answers with a token carry agentCommand: the environment and
@@ -357,8 +357,9 @@ static const struct sw_route routes[] = {
 	"agent, not counted against the quota, never deleted.\"},"                                 \
 	"\"status\":{\"type\":\"string\",\"enum\":[\"PENDING\",\"ONLINE\",\"OFFLINE\"],"           \
 	"\"description\":\"PENDING until the agent's first hello on /agent/connect; ONLINE while "  \
-	"it answers the control plane's heartbeats; OFFLINE once its channel closed or three "     \
-	"heartbeats went unanswered (at most three intervals after the agent fell silent). The "   \
+	"its heartbeats come (agent protocol 2) or it answers the control plane's (1); OFFLINE "   \
+	"once its channel closed or three heartbeats were missed (at most three intervals after "  \
+	"the agent fell silent). The "                                                             \
 	"local server is ONLINE.\"},"                                                              \
 	"\"agentTokenPrefix\":{\"type\":[\"string\",\"null\"],\"description\":\"sta_ and the next " \
 	"8 characters of the agent token, to recognise it by; null for the local server.\"},"     \

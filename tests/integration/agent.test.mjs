@@ -1,11 +1,12 @@
 // steward-agent against a control plane played by the npm `ws` package: a
 // WebSocket implementation nobody here wrote. It checks the agent's
 // handshake (path, x-agent-token, no cookie), its hello and host facts,
-// heartbeats, fragmented messages with a ping between the fragments (our
-// client-side frame reader against ws's writer; ws's server-side reader
-// checks every masked frame the agent sends), commands answered from the
-// journal, reconnection after a drop and after a goaway's retry hint, and
-// the slow back-off after a 401. Everything listens on 127.0.0.1.
+// heartbeats (protocol 1 echoed; protocol 2 its own), fragmented messages
+// with a ping between the fragments (our client-side frame reader against
+// ws's writer; ws's server-side reader checks every masked frame the agent
+// sends), commands answered from the journal, reconnection after a drop and
+// after a goaway's retry hint, and the slow back-off after a 401.
+// Everything listens on 127.0.0.1.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -149,7 +150,7 @@ test('the agent dials with its token and says hello with the host facts', async 
 	assert.equal(hello.type, 'hello');
 	assert.match(hello.agentVersion, /^\d+\.\d+\.\d+$/);
 	assert.equal(hello.protocolMin, 1);
-	assert.ok(hello.protocolMax >= 1);
+	assert.equal(hello.protocolMax, 2);
 	assert.match(hello.bootId, /^[0-9a-f-]{36}$/);
 	assert.equal(hello.bootId, fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim());
 	assert.ok(hello.host.os.length > 0);
@@ -300,6 +301,20 @@ test('a goaway with a retry hint: the agent closes with 1001 and returns within 
 	assert.ok(waited >= 1900 && waited <= 4000 + 1500 * SLACK, `returned after ${waited} ms`);
 	assert.equal((await nextMessage(next)).json.type, 'hello');
 	conn = next;
+});
+
+test('protocol 2: the agent sends its own heartbeats and stays on a control plane that sends nothing', async () => {
+	// The hello offered 1 to 2; welcomed with 2 and 300 ms, the agent sends
+	// heartbeats 1, 2, 3, ... on this connection. Ten of them span more than
+	// the three silent intervals after which protocol 1 dials again.
+	const n = cp.upgrades.length;
+	conn.ws.send(JSON.stringify({ type: 'welcome', connectionId: 'conn-p2', protocol: 2, heartbeatMs: 300 }));
+	for (let seq = 1; seq <= 10; seq++) {
+		const m = await nextMessage(conn);
+		assert.deepEqual(m.json, { type: 'heartbeat', seq });
+	}
+	assert.equal(conn.closed, null);
+	assert.equal(cp.upgrades.length, n, 'no new dial');
 });
 
 test('a protocol error from the control plane gets a close with its code', async () => {

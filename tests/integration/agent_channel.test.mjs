@@ -2,7 +2,8 @@
 // steward-agent binary and raw sockets: /agent/connect refuses a missing,
 // unknown or rotated token with 401 before any upgrade; the server goes
 // PENDING -> ONLINE with the hello's facts on its record, OFFLINE when the
-// agent dies or stops answering heartbeats; rotation and deletion cut a
+// agent dies or stops answering heartbeats (protocol 1) or sending its own
+// (protocol 2, where the control plane sends none); rotation and deletion cut a
 // live agent within a second, also when another stewardd replica on the
 // same PostgreSQL holds it (LISTEN/NOTIFY); protocol violations close with
 // the right code. Heartbeats every 300 ms (STEWARD_AGENT_HEARTBEAT_MS, a
@@ -263,8 +264,8 @@ test('the real agent: PENDING -> ONLINE with its facts; SIGKILL -> OFFLINE; sile
 	const s = await addServer('web-3');
 	const a = startAgent(s.agentCommand);
 	const { server: on } = await waitStatus(s.id, 'ONLINE', 10000 * SLACK);
-	await a.waitLine(/agent: connected as [0-9a-f-]{36} \(protocol 1, heartbeat 300 ms\)/, 5000);
-	assert.equal(on.agentProtocol, 1);
+	await a.waitLine(/agent: connected as [0-9a-f-]{36} \(protocol 2, heartbeat 300 ms\)/, 5000);
+	assert.equal(on.agentProtocol, 2);
 	assert.match(on.agentVersion, /^\d+\.\d+\.\d+/);
 	assert.match(on.agentBootId, /^[0-9a-f-]{36}$/);
 	assert.equal(on.agentBootId, fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim());
@@ -333,6 +334,42 @@ test('an agent answering heartbeats stays ONLINE; ping is answered with pong', a
 	await waitFor(c, () => frames(c).find((f) => f.opcode === 0xa && f.payload.toString() === 'are you there'), 2000, 'the pong');
 	c.sock.write(frame(0x8, Buffer.from([0x03, 0xe8])));
 	assert.equal(await closeCode(c), 1000);
+	await waitStatus(s.id, 'OFFLINE', 2000);
+});
+
+test('protocol 2: the agent sends the heartbeats, the control plane none; a seq that does not grow is closed 1008; silence drops it', async () => {
+	const s = await addServer('web-13');
+	const c = await dial(srv.port, { 'x-agent-token': s.agentToken });
+	c.sock.write(text({ ...HELLO, protocolMax: 2 }));
+	const welcome = await waitFor(c, () => messages(c).find((m) => m.type === 'welcome'), 5000, 'the welcome');
+	assert.equal(welcome.protocol, 2);
+	assert.equal(welcome.heartbeatMs, HB);
+	const on = (await waitStatus(s.id, 'ONLINE', 2000)).server;
+	assert.equal(on.agentProtocol, 2);
+	// Heartbeats for eight intervals, well past the three that drop a
+	// silent agent: still ONLINE, lastSeenAt moves, and nothing came back.
+	let seq = 0;
+	const stop = Date.now() + 8 * HB;
+	while (Date.now() < stop) {
+		c.sock.write(text({ type: 'heartbeat', seq: ++seq }));
+		await h.sleep(HB / 2);
+	}
+	assert.equal(c.closed, false);
+	const later = await getServer(s.id);
+	assert.equal(later.status, 'ONLINE');
+	assert.ok(Date.parse(later.lastSeenAt) > Date.parse(on.lastSeenAt), 'lastSeenAt moves with the heartbeats');
+	assert.deepEqual(frames(c).map((f) => f.opcode), [0x1], 'the welcome is all the control plane sent');
+	// Silent from now: dropped after three intervals, and OFFLINE.
+	await waitFor(c, () => c.closed, 3 * HB + 2000 * SLACK, 'the silent agent dropped');
+	await waitStatus(s.id, 'OFFLINE', 2000);
+
+	// A heartbeat whose seq does not grow: 1008.
+	const d = await dial(srv.port, { 'x-agent-token': s.agentToken });
+	d.sock.write(text({ ...HELLO, protocolMax: 2 }));
+	await waitFor(d, () => messages(d).find((m) => m.type === 'welcome'), 5000, 'the welcome');
+	d.sock.write(text({ type: 'heartbeat', seq: 5 }));
+	d.sock.write(text({ type: 'heartbeat', seq: 5 }));
+	assert.equal(await closeCode(d), 1008);
 	await waitStatus(s.id, 'OFFLINE', 2000);
 });
 

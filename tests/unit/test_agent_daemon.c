@@ -2,7 +2,9 @@
  * control plane written here on the frame layer: a command is
  * acknowledged and run once, its resend (on the same connection and after
  * a reconnect) is answered from the journal without running again, and
- * the hello announces exactly the executor's kinds. */
+ * the hello announces exactly the executor's kinds. The heartbeats: in
+ * protocol 2 the agent sends its own and stays on a silent control plane;
+ * in protocol 1 it echoes the control plane's. */
 #include <arpa/inet.h>
 #include <pthread.h>
 #include <strings.h>
@@ -28,13 +30,42 @@ static void run_sample(void *arg, const struct sw_agent_msg *cmd, struct sw_agen
 	out->result = json_pack("{s:i}", "run", runs);
 }
 
+struct agent_arg {
+	const struct sw_agent_config *c;
+	volatile int *stop;
+};
+
 static void *agent_thread(void *p)
 {
 	static const struct sw_agent_executor exec = {
 		.run = run_sample, .kinds = SW_AGENT_KIND_BIT(SW_AGENT_CMD_METRICS_SAMPLE)
 	};
-	sw_agent_run(p, &exec, &stop);
+	const struct agent_arg *a = p;
+	sw_agent_run(a->c, &exec, a->stop);
 	return NULL;
+}
+
+/* A listening socket on 127.0.0.1 for the control plane written here, and
+ * an agent configuration that dials it (data in a scratch dir named
+ * dir); -1 if it cannot listen. */
+static int control_plane(struct sw_agent_config *c, const char *dir)
+{
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(lfd, 4) != 0 ||
+	    getsockname(lfd, (struct sockaddr *)&a, &alen) != 0)
+		return -1;
+	memset(c, 0, sizeof(*c));
+	snprintf(c->host, sizeof(c->host), "127.0.0.1");
+	snprintf(c->port, sizeof(c->port), "%d", ntohs(a.sin_port));
+	snprintf(c->path, sizeof(c->path), "/agent/connect");
+	snprintf(c->token, sizeof(c->token), TOKEN);
+	snprintf(c->proc_path, sizeof(c->proc_path), "/proc");
+	snprintf(c->sys_path, sizeof(c->sys_path), "/sys");
+	snprintf(c->root_path, sizeof(c->root_path), "/");
+	snprintf(c->data_dir, sizeof(c->data_dir), "%s", scratch_dir(dir));
+	return lfd;
 }
 
 /* One accepted agent connection, seen from the control plane. */
@@ -131,22 +162,12 @@ static bool greet(int *sw_failed_, struct peer *p)
 
 TEST(a_command_runs_once_across_resends_and_reconnects)
 {
-	int lfd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t alen = sizeof(a);
-	REQUIRE(bind(lfd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(lfd, 4) == 0);
-	REQUIRE(getsockname(lfd, (struct sockaddr *)&a, &alen) == 0);
-	struct sw_agent_config c = { 0 };
-	snprintf(c.host, sizeof(c.host), "127.0.0.1");
-	snprintf(c.port, sizeof(c.port), "%d", ntohs(a.sin_port));
-	snprintf(c.path, sizeof(c.path), "/agent/connect");
-	snprintf(c.token, sizeof(c.token), TOKEN);
-	snprintf(c.proc_path, sizeof(c.proc_path), "/proc");
-	snprintf(c.sys_path, sizeof(c.sys_path), "/sys");
-	snprintf(c.root_path, sizeof(c.root_path), "/");
-	snprintf(c.data_dir, sizeof(c.data_dir), "%s", scratch_dir("sw-agent-daemon"));
+	struct sw_agent_config c;
+	int lfd = control_plane(&c, "sw-agent-daemon");
+	REQUIRE(lfd >= 0);
+	struct agent_arg arg = { &c, &stop };
 	pthread_t t;
-	REQUIRE(pthread_create(&t, NULL, agent_thread, &c) == 0);
+	REQUIRE(pthread_create(&t, NULL, agent_thread, &arg) == 0);
 
 	struct peer p;
 	REQUIRE(peer_accept(lfd, &p));
@@ -195,6 +216,56 @@ TEST(a_command_runs_once_across_resends_and_reconnects)
 	sw_agent_msg_release(&m);
 	CHECK_INT_EQ(runs, 1);
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	peer_close(&p);
+	close(lfd);
+}
+
+static volatile int stop2;
+
+TEST(heartbeats_protocol_2_the_agent_sends_them_protocol_1_it_echoes)
+{
+	struct sw_agent_config c;
+	int lfd = control_plane(&c, "sw-agent-daemon-hb");
+	REQUIRE(lfd >= 0);
+	struct agent_arg arg = { &c, &stop2 };
+	pthread_t t;
+	REQUIRE(pthread_create(&t, NULL, agent_thread, &arg) == 0);
+
+	/* Protocol 2: the hello offers 1 to 2; welcomed with 2 and a 100 ms
+	 * interval, the agent sends heartbeats 1, 2, 3, ... on one connection
+	 * while this control plane sends nothing: eight of them span more
+	 * than the three silent intervals that end a protocol 1 session. */
+	struct peer p;
+	REQUIRE(peer_accept(lfd, &p));
+	struct sw_agent_msg m;
+	REQUIRE(peer_next(&p, &m));
+	CHECK_INT_EQ(m.type, SW_AGENT_MSG_HELLO);
+	CHECK_INT_EQ(m.protocol_min, 1);
+	CHECK_INT_EQ(m.protocol_max, 2);
+	sw_agent_msg_release(&m);
+	peer_send(&p, "{\"type\":\"welcome\",\"connectionId\":\"t\",\"protocol\":2,\"heartbeatMs\":100}");
+	for (uint64_t seq = 1; seq <= 8; seq++) {
+		REQUIRE(peer_next(&p, &m));
+		CHECK_INT_EQ(m.type, SW_AGENT_MSG_HEARTBEAT);
+		CHECK_INT_EQ(m.seq, seq);
+		sw_agent_msg_release(&m);
+	}
+	peer_close(&p);
+
+	/* Protocol 1 (a control plane that speaks only 1): the agent sends
+	 * none of its own and echoes the control plane's seq. */
+	REQUIRE(peer_accept(lfd, &p));
+	REQUIRE(peer_next(&p, &m));
+	CHECK_INT_EQ(m.type, SW_AGENT_MSG_HELLO);
+	sw_agent_msg_release(&m);
+	peer_send(&p, "{\"type\":\"welcome\",\"connectionId\":\"t\",\"protocol\":1,\"heartbeatMs\":5000}");
+	peer_send(&p, "{\"type\":\"heartbeat\",\"seq\":7}");
+	REQUIRE(peer_next(&p, &m));
+	CHECK_INT_EQ(m.type, SW_AGENT_MSG_HEARTBEAT);
+	CHECK_INT_EQ(m.seq, 7);
+	sw_agent_msg_release(&m);
+	__atomic_store_n(&stop2, 1, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	peer_close(&p);
 	close(lfd);

@@ -16,14 +16,19 @@
 #include "steward/base/buf.h"
 
 /* Protocol versions this build speaks; a hello names a range and the
- * answer picks the highest version both sides know. */
+ * answer picks the highest version both sides know. 1: the control plane
+ * sends a heartbeat every interval and the agent echoes it. 2: only the
+ * agent sends heartbeats; the control plane answers none and sends
+ * nothing while idle (docs/agent-protocol.md, "heartbeat"). */
 #define SW_AGENT_PROTOCOL_MIN 1
-#define SW_AGENT_PROTOCOL_MAX 1
+#define SW_AGENT_PROTOCOL_MAX 2
+/* The first version in which only the agent sends heartbeats. */
+#define SW_AGENT_PROTOCOL_AGENT_BEATS 2
 
 enum sw_agent_msg_type {
 	SW_AGENT_MSG_HELLO,     /* agent -> control plane, first */
 	SW_AGENT_MSG_WELCOME,   /* control plane -> agent, the answer to hello */
-	SW_AGENT_MSG_HEARTBEAT, /* control plane -> agent; the agent echoes the seq */
+	SW_AGENT_MSG_HEARTBEAT, /* 1: control plane -> agent, echoed; 2: agent -> control plane */
 	SW_AGENT_MSG_GOAWAY,    /* control plane -> agent: closing, retry after a while */
 	SW_AGENT_MSG_COMMAND,   /* control plane -> agent */
 	SW_AGENT_MSG_INPUT,     /* control plane -> agent: a chunk of a command's input */

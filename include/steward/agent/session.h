@@ -6,9 +6,11 @@
  * queues its own through a bounded sw_ws_out (SW_AGENT_MAX_QUEUED_OUTPUT),
  * and speaks protocol.h: it waits for the hello (SW_AGENT_HELLO_TIMEOUT_MS),
  * records it on the server's row (ONLINE, the facts, a fresh connection
- * id) and answers the welcome; then it sends a heartbeat every interval
- * and counts the agent gone after SW_AGENT_MISSED_HEARTBEATS unanswered
- * ones. Every answered heartbeat refreshes lastSeenAt, in a statement that
+ * id) and answers the welcome with the protocol chosen; then, in protocol
+ * 1, it sends a heartbeat every interval and counts the agent gone after
+ * SW_AGENT_MISSED_HEARTBEATS unanswered ones; in protocol 2 it sends none
+ * and counts the agent gone after as many intervals without the agent's
+ * own. Every heartbeat taken refreshes lastSeenAt, in a statement that
  * also checks that the session's token is still the server's and that the
  * session still holds it: a rotation, a delete or a newer session of the
  * same server ends it at the latest one interval later, even if every
