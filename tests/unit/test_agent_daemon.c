@@ -3,11 +3,18 @@
  * acknowledged and run once, its resend (on the same connection and after
  * a reconnect) is answered from the journal without running again, and
  * the hello announces exactly the executor's kinds. The heartbeats: in
- * protocol 2 the agent sends its own and stays on a silent control plane;
- * in protocol 1 it echoes the control plane's. */
+ * protocol 2 the agent sends its own and stays on a silent control plane,
+ * but leaves one whose host stops acknowledging (TCP_USER_TIMEOUT; in a
+ * network namespace of its own whose loopback is taken down, when this
+ * runs as root); in protocol 1 it echoes the control plane's. */
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
 #include <strings.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
 #include "steward/agent/daemon.h"
 #include "steward/agent/ws.h"
 #include "steward/base/limits.h"
@@ -269,4 +276,99 @@ TEST(heartbeats_protocol_2_the_agent_sends_them_protocol_1_it_echoes)
 	pthread_join(t, NULL);
 	peer_close(&p);
 	close(lfd);
+}
+
+static volatile int stop3;
+
+/* Takes this network namespace's loopback up or down; -1 on failure. */
+static int loopback(bool up)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ifreq ifr = { 0 };
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	int rc = fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0 ? -1 : 0;
+	if (rc == 0) {
+		ifr.ifr_flags = (short)(up ? ifr.ifr_flags | IFF_UP : ifr.ifr_flags & ~IFF_UP);
+		rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
+	}
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Whether a TCP socket of this namespace has local port port
+ * (/proc/self/net/tcp: "sl: ADDR:PORT ...", in hex). */
+static bool tcp_port_open(unsigned port)
+{
+	FILE *f = fopen("/proc/self/net/tcp", "r");
+	char line[256];
+	bool found = false;
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		unsigned local = 0;
+		found = sscanf(line, " %*u: %*x:%x", &local) == 1 && local == port;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The child of the test below, in a network namespace of its own: 0 when
+ * the agent left the silent peer, 77 when a namespace cannot be had. */
+static int dead_peer(void)
+{
+	if (unshare(CLONE_NEWNET) < 0 || loopback(true) < 0)
+		return 77;
+	int sw_failed__ = 0, *sw_failed_ = &sw_failed__;
+	struct sw_agent_config c;
+	int lfd = control_plane(&c, "sw-agent-daemon-dead");
+	if (lfd < 0)
+		return 1;
+	struct agent_arg arg = { &c, &stop3 };
+	pthread_t t;
+	if (pthread_create(&t, NULL, agent_thread, &arg) != 0)
+		return 1;
+	struct peer p;
+	struct sw_agent_msg m;
+	if (!peer_accept(lfd, &p) || !peer_next(&p, &m))
+		return 1;
+	sw_agent_msg_release(&m);
+	peer_send(&p, "{\"type\":\"welcome\",\"connectionId\":\"t\",\"protocol\":2,\"heartbeatMs\":200}");
+	if (!peer_next(&p, &m))
+		return 1;
+	CHECK_INT_EQ(m.type, SW_AGENT_MSG_HEARTBEAT);
+	sw_agent_msg_release(&m);
+	struct sockaddr_in agent;
+	socklen_t alen = sizeof(agent);
+	if (getpeername(p.fd, (struct sockaddr *)&agent, &alen) < 0 || loopback(false) < 0)
+		return 1;
+	/* Nothing is acknowledged now and this peer says nothing: the agent's
+	 * socket goes once its heartbeat has waited two intervals. */
+	uint64_t deadline = sw_now_ms() + 20000;
+	while (tcp_port_open(ntohs(agent.sin_port)) && sw_now_ms() < deadline)
+		usleep(20000);
+	CHECK(!tcp_port_open(ntohs(agent.sin_port)));
+	/* Back up: the agent dials again. */
+	struct peer again;
+	CHECK(loopback(true) == 0 && peer_accept(lfd, &again));
+	__atomic_store_n(&stop3, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	peer_close(&again);
+	peer_close(&p);
+	close(lfd);
+	return sw_failed__ ? 1 : 0;
+}
+
+TEST(protocol_2_the_agent_leaves_a_control_plane_that_stops_acknowledging)
+{
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0)
+		_exit(dead_peer());
+	int st = 0;
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
+		printf("skipped: no network namespace of its own (unshare(CLONE_NEWNET) needs root)\n");
+		return;
+	}
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
