@@ -14,12 +14,12 @@
 #include "driver_internal.h"
 #include "steward/driver/container_watch.h"
 
-#define EVENT_LINE_MAX (64u * 1024) /* one event's JSON; longer ones are skipped */
+#define EVENT_LINE_MAX (64u * 1024) /* one event's JSON; a longer one: listed again */
 
 struct sw_container_watch {
 	struct sw_driver *d;
 	pthread_t thread;
-	volatile bool stop;
+	volatile bool stop;         /* atomic: read by the stream's cancel poll */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	/* Under mu: */
@@ -30,8 +30,12 @@ struct sw_container_watch {
 	uint64_t lists, events;
 	/* The thread's own: the event line being read. */
 	struct sw_buf line;
-	bool skipping;              /* the rest of a line too long to keep */
 };
+
+static bool stopping(const struct sw_container_watch *w)
+{
+	return __atomic_load_n(&w->stop, __ATOMIC_RELAXED);
+}
 
 /* Under mu. */
 static ssize_t find(const struct sw_container_watch *w, const char *id)
@@ -82,8 +86,9 @@ static void out_of_step(struct sw_container_watch *w, const char *why)
 }
 
 /* The container of an event, inspected again: kept with what the engine
- * says now, or forgotten when it is gone. */
-static void refresh(struct sw_container_watch *w, const char *id, bool destroyed)
+ * says now, or forgotten when it is gone. An engine that does not answer:
+ * out of step, -errno (the stream is left and the engine listed again). */
+static int refresh(struct sw_container_watch *w, const char *id, bool destroyed)
 {
 	struct sw_container_state st;
 	char err[256];
@@ -95,8 +100,11 @@ static void refresh(struct sw_container_watch *w, const char *id, bool destroyed
 	else if (rc == 0)
 		keep(w, &st);
 	pthread_mutex_unlock(&w->mu);
-	if (rc < 0 && rc != -ENOENT) /* the engine did not answer: list again */
+	if (rc < 0 && rc != -ENOENT) { /* the engine did not answer: list again */
 		out_of_step(w, err);
+		return rc;
+	}
+	return 0;
 }
 
 /* The engine's list of Steward's containers, each inspected, replaces the
@@ -114,7 +122,7 @@ static int relist(struct sw_container_watch *w, char *err, size_t errlen)
 	if ((rc = sw_driver_containers_list(w->d, NULL, list, SW_CONTAINER_WATCH_MAX, &got, err, errlen)) < 0)
 		goto out;
 	/* The list is newest first; the set is oldest first. */
-	for (size_t k = got; k-- > 0 && !w->stop;) {
+	for (size_t k = got; k-- > 0 && !stopping(w);) {
 		int r = sw_driver_container_state(w->d, list[k].id, &states[n], err, errlen);
 		if (r == -ENOENT) /* removed since the list */
 			continue;
@@ -143,15 +151,21 @@ out:
 }
 
 /* One event line: {"Type":"container","Action":"start","Actor":{"ID":...}}. */
-static void event(struct sw_container_watch *w, const char *p, size_t len)
+static int event(struct sw_container_watch *w, const char *p, size_t len)
 {
+	int rc = 0;
 	json_t *ev = json_loadb(p, len, 0, NULL);
+	if (!ev) { /* an event missed: list again */
+		out_of_step(w, "the engine sent an event that is not JSON");
+		return -EIO;
+	}
 	const char *type = json_string_value(json_object_get(ev, "Type"));
 	const char *action = json_string_value(json_object_get(ev, "Action"));
 	const char *id = json_string_value(json_object_get(json_object_get(ev, "Actor"), "ID"));
 	if (type && action && id && strcmp(type, "container") == 0 && sw_driver_token_ok(id, "", SW_DRIVER_ID_MAX - 1))
-		refresh(w, id, strcmp(action, "destroy") == 0);
+		rc = refresh(w, id, strcmp(action, "destroy") == 0);
 	json_decref(ev);
+	return rc;
 }
 
 static int on_data(void *arg, const char *p, size_t n)
@@ -160,15 +174,19 @@ static int on_data(void *arg, const char *p, size_t n)
 	while (n > 0) {
 		const char *nl = memchr(p, '\n', n);
 		size_t take = nl ? (size_t)(nl - p) : n;
-		if (!w->skipping && w->line.len + take > EVENT_LINE_MAX)
-			w->skipping = true;
-		if (!w->skipping && sw_buf_append(&w->line, p, take) < 0)
+		if (w->line.len + take > EVENT_LINE_MAX) { /* an event missed: list again */
+			out_of_step(w, "the engine sent an event too long to read");
+			return -EFBIG;
+		}
+		if (sw_buf_append(&w->line, p, take) < 0) {
+			out_of_step(w, "out of memory");
 			return -ENOMEM;
+		}
 		if (nl) {
-			if (!w->skipping && w->line.len)
-				event(w, (const char *)w->line.data, w->line.len);
+			int rc = w->line.len ? event(w, (const char *)w->line.data, w->line.len) : 0;
+			if (rc < 0)
+				return rc; /* out of step already, saying why */
 			w->line.len = 0;
-			w->skipping = false;
 			take++;
 		}
 		p += take;
@@ -195,16 +213,19 @@ static void follow(struct sw_container_watch *w, int64_t since)
 		return;
 	}
 	w->line.len = 0;
-	w->skipping = false;
 	struct sw_driver_http h = { .method = "GET", .url = (const char *)url.data,
 				    .unix_socket = w->d->docker_socket, .on_data = on_data, .data_arg = w,
 				    .cancel = &w->stop };
 	int rc = sw_driver_http_run(&h, "the Docker engine", err, sizeof(err));
+	pthread_mutex_lock(&w->mu);
+	bool was_in_step = w->in_step; /* else an inspect failed and said why */
+	pthread_mutex_unlock(&w->mu);
 	if (rc == 0 && h.status != 200)
 		sw_driver_answer_error(&h, "the engine's events cannot be followed", err, sizeof(err));
 	else if (rc == 0)
 		snprintf(err, sizeof(err), "the engine's event stream ended");
-	out_of_step(w, err);
+	if (was_in_step)
+		out_of_step(w, err);
 	sw_buf_release(&h.response);
 	sw_buf_release(&url);
 }
@@ -214,7 +235,7 @@ static void pause_ms(struct sw_container_watch *w, unsigned ms)
 {
 	struct timespec ts = sw_deadline_after_ms(CLOCK_REALTIME, ms);
 	pthread_mutex_lock(&w->mu);
-	while (!w->stop && pthread_cond_timedwait(&w->cv, &w->mu, &ts) == 0)
+	while (!stopping(w) && pthread_cond_timedwait(&w->cv, &w->mu, &ts) == 0)
 		;
 	pthread_mutex_unlock(&w->mu);
 }
@@ -225,7 +246,7 @@ static void *watch_main(void *arg)
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	while (!w->stop) {
+	while (!stopping(w)) {
 		/* A second back: events of the second the list is made in come
 		 * again (inspecting again is harmless), none is missed. */
 		int64_t since = (int64_t)time(NULL) - 1;
@@ -236,7 +257,7 @@ static void *watch_main(void *arg)
 			continue;
 		}
 		follow(w, since);
-		if (!w->stop)
+		if (!stopping(w))
 			pause_ms(w, SW_CONTAINER_WATCH_RETRY_MS / 5);
 	}
 	return NULL;
@@ -271,7 +292,7 @@ void sw_container_watch_free(struct sw_container_watch *w)
 	if (!w)
 		return;
 	pthread_mutex_lock(&w->mu);
-	w->stop = true;
+	__atomic_store_n(&w->stop, true, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&w->cv);
 	pthread_mutex_unlock(&w->mu);
 	pthread_join(w->thread, NULL);
