@@ -3,8 +3,9 @@
 // rate, counting dockerd's CPU on both sides.
 //
 // For each count N of running containers (BENCH_METRICS_CONTAINERS, default
-// "0 50 200"; each a busybox `sleep` of the tests' base image, labelled with
-// one application so the loop samples it), in the same run:
+// "0 50 200"; each a busybox `sleep` of the tests' base image with host
+// networking, labelled with one application so the loop samples it), in the
+// same run:
 //   stats:   nothing of Steward runs; this script asks the engine
 //            GET /containers/{id}/stats?stream=false for every container once
 //            a second (one request at a time per container, all in parallel,
@@ -13,8 +14,10 @@
 //            this script's own.
 //   steward: stewardd's metrics loop at one tick a second
 //            (METRICS_SAMPLE_INTERVAL_MS=1000, its test setting; the real
-//            interval is 15 s) for the same time: the engine's list and one
-//            inspect per container, then the sampler's cgroup reads. Cost:
+//            interval is 15 s) for the same time: Steward's containers come
+//            from the engine's event stream (listed once when stewardd
+//            starts, left out with its first seconds: 3 s and 10 ms per
+//            container), so a tick is the sampler's cgroup reads. Cost:
 //            stewardd's whole process CPU (its idle work included: counted
 //            against it) plus dockerd's.
 // CPU is utime + stime of /proc/<pid>/stat over the window. Prints a markdown
@@ -86,7 +89,7 @@ async function scaleTo(n) {
 	while (containers.length < n) {
 		const c = await dockerRequest('POST', '/containers/create', {
 			Image: image, Cmd: ['sleep', '3600'], Labels: { 'steward.application': app },
-			HostConfig: { NetworkMode: 'none' },
+			HostConfig: { NetworkMode: 'host' },
 		});
 		if (c.status !== 201) throw new Error(`create: ${c.status} ${c.text}`);
 		const id = c.json().Id;
@@ -123,7 +126,7 @@ try {
 		const statsDockerd = cpuMs(dpid) - d0, statsSelf = selfMs() - s0;
 		// steward: the loop at 1 Hz; its first seconds (start-up, cgroup mapping) are left out
 		srv = await h.startStewardd({ db: pg, env: { DOCKER_HOST: engine.host, METRICS_SAMPLE_INTERVAL_MS: 1000, METRICS_EBPF: '0', DATABASE_URL: srv.env.DATABASE_URL } });
-		await h.sleep(3000);
+		await h.sleep(3000 + 10 * n);
 		const pid = srv.proc.pid;
 		d0 = cpuMs(dpid);
 		const w0 = cpuMs(pid);
@@ -144,11 +147,12 @@ const lines = [
 	`${new Date().toISOString()}, ${os.cpus().length} cores (${os.cpus()[0].model}), ${SECONDS} s per row, one tick a second, stewardd ${process.env.STEWARDD}.`,
 	'CPU per tick is milliseconds of CPU (utime + stime) per second of the window; dockerd is counted on both sides.',
 	'',
-	'| containers | stats: dockerd ms/tick | stats: poller ms/tick | steward: stewardd ms/tick | steward: dockerd ms/tick | stats total / steward total |',
-	'|---|---|---|---|---|---|',
+	'| containers | stats: dockerd ms/tick | stats: poller ms/tick | steward: stewardd ms/tick | steward: dockerd ms/tick | steward us per container per tick | stats total / steward total |',
+	'|---|---|---|---|---|---|---|',
 	...rows.map((r) => {
 		const a = r.statsDockerd + r.statsSelf, b = r.stewSelf + r.stewDockerd;
-		return `| ${r.n} | ${per(r.statsDockerd)} | ${per(r.statsSelf)} | ${per(r.stewSelf)} | ${per(r.stewDockerd)} | ${b > 0 ? (a / b).toFixed(1) + 'x' : '-'} |`;
+		const us = r.n ? ((b / SECONDS) * 1000 / r.n).toFixed(0) : '-';
+		return `| ${r.n} | ${per(r.statsDockerd)} | ${per(r.statsSelf)} | ${per(r.stewSelf)} | ${per(r.stewDockerd)} | ${us} | ${b > 0 ? (a / b).toFixed(1) + 'x' : '-'} |`;
 	}),
 	'',
 ];

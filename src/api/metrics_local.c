@@ -1,6 +1,9 @@
 /* A host's sampler with its engine (struct sw_api_metrics_host: the
- * sampler, the engine's disk usage on its slower schedule, the engine's
- * inspect answers kept between ticks), and the local server's, made once
+ * sampler, the engine's disk usage on its slower schedule, Steward's
+ * containers followed by the engine's events (container_watch.h: a tick
+ * asks the engine nothing), and, while that watch is not in step with
+ * the engine, its list with the inspect answers kept between ticks), and
+ * the local server's, made once
  * on a thread of its own (loading the eBPF programs takes a while): one
  * sample of the local host with an organization's containers on demand.
  * Used by the sample route (metrics.c) and the 15-second loop
@@ -17,6 +20,7 @@
 #include "steward/api/api.h"
 #include "steward/auth/auth.h"
 #include "steward/driver/container_state.h"
+#include "steward/driver/container_watch.h"
 #include "steward/driver/driver.h"
 #include "steward/io/io.h"
 #include "steward/base/json.h"
@@ -61,6 +65,10 @@ struct sw_api_metrics_host {
 		uint64_t checked_ms, seen_ms; /* monotonic */
 	} *inspected;
 	size_t ninspected, inspected_cap;
+	/* Steward's containers followed by the engine's events: while it is
+	 * in step, a sample asks the engine nothing (list and inspect above
+	 * are the fallback while it is not). NULL without a driver. */
+	struct sw_container_watch *watch;
 };
 
 static struct {
@@ -99,6 +107,9 @@ struct sw_api_metrics_host *sw_api_metrics_host_new(char *why, size_t whylen)
 	else
 		sw_log_warn("metrics: %s; container network is not measured, OOM kills come from cgroup files", bpf);
 	h->driver = sw_driver_local_new(); /* NULL: containers.error says so */
+	if (h->driver && !(h->watch = sw_container_watch_new(h->driver)))
+		sw_log_warn("metrics: the engine's events cannot be followed (%s): every sample lists the containers",
+			    strerror(errno));
 	return h;
 }
 
@@ -106,6 +117,7 @@ void sw_api_metrics_host_free(struct sw_api_metrics_host *h)
 {
 	if (!h)
 		return;
+	sw_container_watch_free(h->watch); /* before the driver it uses */
 	sw_metrics_sampler_free(h->sampler);
 	sw_driver_free(h->driver);
 	pthread_mutex_destroy(&h->disk_mu);
@@ -247,6 +259,20 @@ static int container_state(struct sw_api_metrics_host *h, const struct sw_contai
 	return 0;
 }
 
+static void ref_from_state(struct sw_metrics_container_ref *r, const struct sw_container_state *st, const char *app)
+{
+	snprintf(r->id, sizeof(r->id), "%s", st->id);
+	snprintf(r->application_id, sizeof(r->application_id), "%s", app ? app : st->application_id);
+	snprintf(r->name, sizeof(r->name), "%s", st->name);
+	snprintf(r->state, sizeof(r->state), "%s", st->state);
+	snprintf(r->health, sizeof(r->health), "%s", st->health);
+	r->restart_count = st->restart_count;
+	r->pid = st->pid;
+}
+
+static int containers_watched(struct sw_api_metrics_host *h, json_t *apps, size_t cap,
+			      struct sw_metrics_container_ref *refs, size_t *ret_n, char *err, size_t errlen);
+
 /* The containers of the applications in apps (every container labelled
  * steward.application when apps is NULL) on d's engine, at most cap, with
  * what the sampler needs of each; *ret_n set. An engine failure leaves
@@ -272,6 +298,11 @@ static struct sw_metrics_container_ref *containers_read(struct sw_api_metrics_ho
 		free(list);
 		return refs;
 	}
+	if (h->watch && containers_watched(h, apps, cap, refs, ret_n, err, errlen) == 0) {
+		free(list);
+		return refs;
+	}
+	err[0] = '\0'; /* not in step with the engine: asked below */
 	size_t n = 0;
 	for (size_t i = 0; i < napps && n < cap && !err[0]; i++) {
 		size_t got = 0;
@@ -289,19 +320,39 @@ static struct sw_metrics_container_ref *containers_read(struct sw_api_metrics_ho
 				break;
 			if (!app && !st.application_id[0])
 				continue; /* not Steward's */
-			struct sw_metrics_container_ref *r = &refs[n++];
-			snprintf(r->id, sizeof(r->id), "%s", st.id);
-			snprintf(r->application_id, sizeof(r->application_id), "%s", app ? app : st.application_id);
-			snprintf(r->name, sizeof(r->name), "%s", st.name);
-			snprintf(r->state, sizeof(r->state), "%s", st.state);
-			snprintf(r->health, sizeof(r->health), "%s", st.health);
-			r->restart_count = st.restart_count;
-			r->pid = st.pid;
+			ref_from_state(&refs[n++], &st, app);
 		}
 	}
 	free(list);
 	*ret_n = n;
 	return refs;
+}
+
+/* The containers of apps as containers_read() gives them, from h's watch
+ * of the engine's events: no engine call. -EAGAIN (why in err) while the
+ * watch is not in step with the engine. */
+static int containers_watched(struct sw_api_metrics_host *h, json_t *apps, size_t cap,
+			      struct sw_metrics_container_ref *refs, size_t *ret_n, char *err, size_t errlen)
+{
+	size_t napps = apps ? json_array_size(apps) : 1;
+	size_t per_list = apps ? METRICS_CONTAINERS_PER_APP : cap;
+	struct sw_container_state *states = calloc(per_list ? per_list : 1, sizeof(*states));
+	if (!states) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	size_t n = 0;
+	int rc = 0;
+	for (size_t i = 0; i < napps && n < cap && rc == 0; i++) {
+		const char *app = apps ? json_string_value(json_array_get(apps, i)) : NULL;
+		size_t got = 0;
+		rc = sw_container_watch_list(h->watch, app, states, SW_MIN(cap - n, per_list), &got, err, errlen);
+		for (size_t k = 0; k < got && rc == 0; k++)
+			ref_from_state(&refs[n++], &states[k], app);
+	}
+	free(states);
+	*ret_n = n;
+	return rc;
 }
 
 /* Copies the engine's disk usage into the sample, reading it again first

@@ -32,8 +32,9 @@
  *   answer holds the tick up to REMOTE_SAMPLE_MS (the interval, at least
  *   1 s; its command expires). Another
  *   replica samples only the remote servers its own live readers watch
- *   (sw_api_metrics_live_watch), for their frames: nothing folded. An agent's sample carries no
- *   cumulative container CPU time, so a remote container's cpu_usec is 0.
+ *   (sw_api_metrics_live_watch), for their frames: nothing folded. An agent's sample carries
+ *   each container's cumulative CPU time (cpuTimeMicroseconds), folded into
+ *   cpu_usec as the local host's is.
  * - Alerts: METRIC_THRESHOLD rules are evaluated by the writer, each on
  *   its target server's sample of the tick (local or remote).
  * - Gauges are folded into sum, count, min and max; counters (network

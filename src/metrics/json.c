@@ -61,6 +61,11 @@ static void container(struct sw_json *j, const struct sw_metrics_container *c)
 		sw_json_key(j, "cpuPercent");
 		sw_json_null(j);
 	}
+	sw_json_key(j, "cpuTimeMicroseconds");
+	if (c->have_cpu_usage)
+		sw_json_int(j, (int64_t)SW_MIN(c->cpu_usage_us, (uint64_t)INT64_MAX));
+	else
+		sw_json_null(j);
 	sw_json_key(j, "memoryBytes");
 	if (c->have_memory)
 		sw_json_int(j, (int64_t)SW_MIN(c->memory_bytes, (uint64_t)INT64_MAX));
@@ -250,6 +255,10 @@ static void container_read(const json_t *o, struct sw_metrics_container *c)
 	const json_t *cpu = json_object_get(o, "cpuPercent");
 	c->have_cpu = json_is_number(cpu);
 	c->cpu_pct = json_number_value(cpu);
+	/* The cumulative CPU time the minute rows' cpu_usec comes from (an
+	 * agent's sample: metrics_loop.c folds its deltas). */
+	c->have_cpu_usage = json_is_integer(json_object_get(o, "cpuTimeMicroseconds"));
+	c->cpu_usage_us = ru64(o, "cpuTimeMicroseconds");
 	const json_t *mem = json_object_get(o, "memoryBytes");
 	c->have_memory = json_is_integer(mem);
 	c->memory_bytes = ru64(o, "memoryBytes");

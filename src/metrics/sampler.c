@@ -376,6 +376,7 @@ static void sample_container(struct sw_metrics_sampler *s, const struct sw_metri
 	c->cgroup_id = e->cgroup_id;
 	if (e->have_usage) {
 		c->cpu_usage_us = e->usage_us;
+		c->have_cpu_usage = true;
 		c->have_cpu = e->have_prev && e->usage_at_us > e->prev_usage_at_us;
 		if (c->have_cpu) {
 			out->container_cpu_src = e->cpu_src;

@@ -196,10 +196,10 @@ async function findOrStartEngine() {
 // containers a test leaves running are killed 1 s after their SIGTERM
 // when it stops (a container that ignores it, such as sleep as PID 1,
 // would otherwise hold the file's exit for the default 15 s).
-async function spawnDockerd() {
+async function spawnDockerd(again = null) {
 	if (!fs.existsSync(DOCKERD)) dockerSkip(`no Docker engine answers and ${DOCKERD} is missing (apt-get install docker.io)`);
 	if (process.getuid() !== 0) dockerSkip('no Docker engine answers and starting dockerd needs root');
-	const dir = tempDir('swd-');
+	const dir = again || tempDir('swd-');
 	const socket = path.join(dir, 'docker.sock');
 	fs.writeFileSync(path.join(dir, 'daemon.json'), '{}\n');
 	const log = fs.openSync(path.join(dir, 'dockerd.log'), 'a');
@@ -223,7 +223,7 @@ async function spawnDockerd() {
 	const deadline = Date.now() + 60000;
 	while (Date.now() < deadline) {
 		if (proc.exitCode !== null || proc.signalCode !== null) break;
-		if (fs.existsSync(socket) && (await ping(socket))) return { socket, host: `unix://${socket}`, own: true };
+		if (fs.existsSync(socket) && (await ping(socket))) return { socket, host: `unix://${socket}`, own: true, proc, dir };
 		await sleep(200);
 	}
 	const tail = fs.readFileSync(path.join(dir, 'dockerd.log'), 'utf8').split('\n').slice(-8).join('\n');
@@ -233,12 +233,25 @@ async function spawnDockerd() {
 // Another engine beside the first (a second server on this machine), never
 // the one startDocker() answers: {socket, host, request(method, path, body?,
 // opts?), baseImage()} with request as dockerRequest on its socket.
+//
+// restart(): the engine stopped (SIGTERM, as a host's service manager
+// does; its containers are stopped with it) and started again on the same
+// socket and data root, resolving once it answers.
 export async function startSecondDocker() {
 	const first = await startDocker();
 	const e = await spawnDockerd();
 	assert.notEqual(e.socket, first.socket);
 	e.request = (method, apiPath, body, opts = {}) => rawRequest(e.socket, method, API + apiPath, body, opts);
 	e.baseImage = () => importBase(e.request);
+	e.restart = async () => {
+		const { pid } = e.proc;
+		process.kill(pid, 'SIGTERM');
+		const deadline = Date.now() + 30000;
+		while (alive(pid) && Date.now() < deadline) await sleep(50);
+		assert.ok(!alive(pid), 'dockerd stopped within 30 s of its SIGTERM');
+		const again = await spawnDockerd(e.dir);
+		e.proc = again.proc;
+	};
 	return e;
 }
 

@@ -74,3 +74,15 @@ export async function member(srv, owner, email, role) {
 export async function issueToken(srv, who, name = 'ci') {
 	return ok(call(srv, 'POST', '/api-tokens', who, { body: { name } }), 201);
 }
+
+// An application on the organization's local server, made in the database
+// (the metrics tests need only its id and its server's): {server, project,
+// env, app} ids. sql(query) answers the trimmed text of psql.
+export async function localApplication(sql, orgId, name) {
+	const server = await sql(`SELECT id FROM servers WHERE organization_id = '${orgId}' AND is_local`);
+	const project = await sql(`INSERT INTO projects (organization_id, name) VALUES ('${orgId}', 'p') RETURNING id`);
+	const env = await sql(`INSERT INTO environments (organization_id, project_id, name) VALUES ('${orgId}', '${project}', 'production') RETURNING id`);
+	const app = await sql(`INSERT INTO applications (organization_id, project_id, environment_id, server_id, name)
+	VALUES ('${orgId}', '${project}', '${env}', '${server}', '${name}') RETURNING id`);
+	return { server, project, env, app };
+}

@@ -15,7 +15,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as h from './harness.mjs';
-import { call, ok, setup } from './identity.mjs';
+import { call, ok, setup, localApplication } from './identity.mjs';
 import { startDocker, baseImage, removeByLabel, dockerRequest } from './docker.mjs';
 
 h.stewarddPath();
@@ -32,11 +32,7 @@ const srv = await h.startStewardd({
 const sql = async (q) => (await pg.psql(q, srv.dbName)).trim();
 
 const owner = await setup(srv);
-const server = await sql(`SELECT id FROM servers WHERE organization_id = '${owner.org.id}' AND is_local`);
-const project = await sql(`INSERT INTO projects (organization_id, name) VALUES ('${owner.org.id}', 'p') RETURNING id`);
-const env = await sql(`INSERT INTO environments (organization_id, project_id, name) VALUES ('${owner.org.id}', '${project}', 'production') RETURNING id`);
-const app = await sql(`INSERT INTO applications (organization_id, project_id, environment_id, server_id, name)
-	VALUES ('${owner.org.id}', '${project}', '${env}', '${server}', 'spin') RETURNING id`);
+const { server, app } = await localApplication(sql, owner.org.id, 'spin');
 after(async () => {
 	await removeByLabel(`steward.application=${app}`);
 	await h.cleanupAll();

@@ -391,9 +391,10 @@ TEST(a_sample_of_the_fixture_tree_has_every_group)
 	sw_metrics_sample_release(&r);
 	json_decref(bad);
 	/* A container's figures, nulls staying "not read". */
-	json_t *c = json_pack("{s:s,s:s,s:s,s:s,s:I,s:f,s:I,s:n,s:{s:I,s:I,s:I,s:I},s:I}", "containerId", "c1",
+	json_t *c = json_pack("{s:s,s:s,s:s,s:s,s:I,s:f,s:I,s:I,s:n,s:{s:I,s:I,s:I,s:I},s:I}", "containerId", "c1",
 			      "applicationId", "a1", "state", "running", "health", "unhealthy", "restartCount",
-			      (json_int_t)3, "cpuPercent", 12.5, "memoryBytes", (json_int_t)4096,
+			      (json_int_t)3, "cpuPercent", 12.5, "cpuTimeMicroseconds", (json_int_t)7000001,
+			      "memoryBytes", (json_int_t)4096,
 			      "memoryLimitBytes", "network", "rxBytes", (json_int_t)10, "txBytes", (json_int_t)20,
 			      "rxPackets", (json_int_t)1, "txPackets", (json_int_t)2, "oomKills", (json_int_t)1);
 	json_array_append_new(json_object_get(json_object_get(doc, "containers"), "items"), c);
@@ -403,6 +404,8 @@ TEST(a_sample_of_the_fixture_tree_has_every_group)
 	CHECK_STR_EQ(r.container[0].ref.application_id, "a1");
 	CHECK_INT_EQ(r.container[0].ref.restart_count, 3);
 	CHECK(r.container[0].have_cpu && near(r.container[0].cpu_pct, 12.5, 1e-9));
+	/* The cumulative CPU time the minute rows' cpu_usec is folded from. */
+	CHECK(r.container[0].have_cpu_usage && r.container[0].cpu_usage_us == 7000001);
 	CHECK(r.container[0].have_memory && r.container[0].memory_bytes == 4096);
 	CHECK(r.container[0].memory_limit == UINT64_MAX);
 	CHECK(r.container[0].have_net && r.container[0].net_tx_bytes == 20);
@@ -541,6 +544,7 @@ TEST(this_process_as_a_container_has_cpu_and_memory)
 	} else {
 		CHECK(a.container[0].cpu_pct >= 0);
 		CHECK(a.container[0].memory_bytes > 0);
+		CHECK(a.container[0].have_cpu_usage && a.container[0].cpu_usage_us > 0);
 	}
 	sw_metrics_sample_release(&a);
 	sw_metrics_sampler_free(s);

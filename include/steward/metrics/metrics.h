@@ -92,8 +92,9 @@ struct sw_metrics_container {
 	struct sw_metrics_container_ref ref;
 	uint64_t cgroup_id;        /* the unified hierarchy's id (its directory's inode); 0 unknown */
 	bool have_cpu, have_memory, have_net, have_oom;
+	bool have_cpu_usage;       /* cpu_usage_us was read */
 	double cpu_pct;            /* of one core: 200 is two cores busy */
-	uint64_t cpu_usage_us;     /* cumulative */
+	uint64_t cpu_usage_us;     /* cumulative, of the container's cgroup */
 	uint64_t memory_bytes;
 	uint64_t memory_limit;     /* UINT64_MAX: no limit */
 	uint64_t net_rx_bytes, net_tx_bytes, net_rx_packets, net_tx_packets; /* cumulative */
@@ -179,7 +180,8 @@ void sw_metrics_sample_write(const struct sw_metrics_sample *s, const char *serv
 /* The figures of a sample written by sw_metrics_sample_write (an agent's
  * metrics.sample) read back into *ret: CPU total and load, memory, file
  * systems' sizes, interfaces' bytes and rates, containers (ids, state,
- * health, restarts, CPU %, memory and limit, network bytes, OOM kills).
+ * health, restarts, CPU % and cumulative CPU time, memory and limit,
+ * network bytes, OOM kills).
  * Host facts, per-core figures and sources are not read; taken_at_ms is
  * left 0 for the caller. A member missing or null is a figure not read.
  * -EINVAL when o is not a sample, -ENOMEM; release *ret either way. */
