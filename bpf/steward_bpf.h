@@ -4,20 +4,18 @@
 #ifndef STEWARD_BPF_SHARED_H
 #define STEWARD_BPF_SHARED_H
 
-/* Cgroups whose traffic is counted at once; the least recently updated
- * is dropped past it (an LRU map), which only a host with more live
- * cgroups than this could notice. */
+/* Cgroups whose traffic is counted at once (the loader's table of
+ * attached cgroups; the map itself grows with the attachments). */
 #define SW_BPF_CGROUPS_MAX 16384
 /* Bytes of OOM records waiting for the sampler (each 40 bytes). */
 #define SW_BPF_OOM_RING_BYTES (64 * 1024)
 
-/* Per cgroup and per CPU (the map is per-CPU, so no atomics on the
- * packet path); the loader sums the CPUs. */
+/* Per cgroup, per direction (the storage key's attach type: ingress is
+ * received, egress sent) and per CPU (per-CPU storage, so no atomics on
+ * the packet path); the loader sums the CPUs. */
 struct sw_bpf_net {
-	__u64 rx_bytes;
-	__u64 rx_packets;
-	__u64 tx_bytes;
-	__u64 tx_packets;
+	__u64 bytes;
+	__u64 packets;
 };
 
 struct sw_bpf_oom {
