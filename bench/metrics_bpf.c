@@ -12,8 +12,11 @@
  * - the floor: a cgroup_skb program that only returns 1, one for each
  *   hook: what the hook and the statistics cost without any work (the
  *   statistics read the clock twice per run);
- * - the earlier counters (bench/net_hash.bpf.c): keyed by
- *   bpf_skb_cgroup_id in an LRU per-CPU hash, as bpf/net.bpf.c had them.
+ * - the earlier counters (bench/net_peers.bpf.c): keyed by
+ *   bpf_skb_cgroup_id in an LRU per-CPU hash, as bpf/net.bpf.c had them;
+ * - a one-element per-CPU array (bench/net_peers.bpf.c), whose lookup the
+ *   verifier inlines: the cheapest counting there is, but it has no
+ *   cgroup in it (a program and map per container would be needed).
  * Then, per round, it sends MiB over one loopback TCP connection (the
  * receiver a child process, in the same cgroup) in 64 KiB writes (large
  * segments) and 20,000 messages of 100 bytes with TCP_NODELAY (small
@@ -40,7 +43,7 @@
 #include <fcntl.h>
 #include <linux/bpf.h>
 #include "steward/metrics/bpf.h"
-#include "net_hash.skel.h"
+#include "net_peers.skel.h"
 
 #define CGROUP2_MAGIC 0x63677270
 
@@ -123,17 +126,28 @@ static int floor_attach(struct peer *f, int cg)
 	return 0;
 }
 
-static void hash_detach(struct net_hash_bpf *h)
+static void peers_detach(struct net_peers_bpf *h)
 {
-	bpf_link__destroy(h->links.hash_ingress);
-	bpf_link__destroy(h->links.hash_egress);
-	h->links.hash_ingress = h->links.hash_egress = NULL;
+	struct bpf_link **l[] = { &h->links.hash_ingress, &h->links.hash_egress, &h->links.array_ingress,
+				  &h->links.array_egress };
+	for (size_t i = 0; i < 4; i++) {
+		bpf_link__destroy(*l[i]);
+		*l[i] = NULL;
+	}
 }
 
-static int hash_attach(struct net_hash_bpf *h, int cg)
+static int hash_attach(struct net_peers_bpf *h, int cg)
 {
 	if (!(h->links.hash_ingress = bpf_program__attach_cgroup(h->progs.hash_ingress, cg)) ||
 	    !(h->links.hash_egress = bpf_program__attach_cgroup(h->progs.hash_egress, cg)))
+		return -1;
+	return 0;
+}
+
+static int array_attach(struct net_peers_bpf *h, int cg)
+{
+	if (!(h->links.array_ingress = bpf_program__attach_cgroup(h->progs.array_ingress, cg)) ||
+	    !(h->links.array_egress = bpf_program__attach_cgroup(h->progs.array_egress, cg)))
 		return -1;
 	return 0;
 }
@@ -151,15 +165,15 @@ static void prog_runs(int fd, uint64_t *runs, uint64_t *ns)
 }
 
 /* Runs and ns of each program on each hook: [program][hook][runs, ns]. */
-enum { OURS, FLOOR, HASH, PROGS };
-static const char *const prog_names[PROGS] = { "bpf/net.bpf.c (per-CPU cgroup storage)",
-					       "floor: empty program",
-					       "earlier: LRU per-CPU hash by cgroup id" };
+enum { OURS, FLOOR, HASH, ARRAY, PROGS };
+static const char *const prog_names[PROGS] = { "bpf/net.bpf.c (per-CPU cgroup storage)", "floor: empty program",
+					       "earlier: LRU per-CPU hash by cgroup id",
+					       "per-CPU array, inlined (no cgroup)" };
 struct reading {
 	uint64_t v[PROGS][2][2];
 };
 
-static void read_all(struct sw_metrics_bpf *b, const struct peer *fl, struct net_hash_bpf *h, struct reading *r)
+static void read_all(struct sw_metrics_bpf *b, const struct peer *fl, struct net_peers_bpf *h, struct reading *r)
 {
 	struct sw_metrics_bpf_stats s;
 	sw_metrics_bpf_stats(b, &s);
@@ -171,6 +185,8 @@ static void read_all(struct sw_metrics_bpf *b, const struct peer *fl, struct net
 		prog_runs(fl->prog[d], &r->v[FLOOR][d][0], &r->v[FLOOR][d][1]);
 	prog_runs(h ? bpf_program__fd(h->progs.hash_ingress) : -1, &r->v[HASH][0][0], &r->v[HASH][0][1]);
 	prog_runs(h ? bpf_program__fd(h->progs.hash_egress) : -1, &r->v[HASH][1][0], &r->v[HASH][1][1]);
+	prog_runs(h ? bpf_program__fd(h->progs.array_ingress) : -1, &r->v[ARRAY][0][0], &r->v[ARRAY][0][1]);
+	prog_runs(h ? bpf_program__fd(h->progs.array_egress) : -1, &r->v[ARRAY][1][0], &r->v[ARRAY][1][1]);
 }
 
 static double per_run(const struct reading *a, const struct reading *b, int p, int d)
@@ -183,7 +199,7 @@ static void report(const char *what, const struct reading *a, const struct readi
 {
 	double floor_in = per_run(a, b, FLOOR, 0), floor_out = per_run(a, b, FLOOR, 1);
 	for (int p = 0; p < PROGS; p++) {
-		if (p == HASH && !have_hash)
+		if ((p == HASH || p == ARRAY) && !have_hash)
 			continue;
 		double in = per_run(a, b, p, 0), out = per_run(a, b, p, 1);
 		uint64_t rin = b->v[p][0][0] - a->v[p][0][0], rout = b->v[p][1][0] - a->v[p][1][0];
@@ -271,9 +287,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "the empty program did not load: %s\n", strerror(errno));
 		return 1;
 	}
-	struct net_hash_bpf *h = net_hash_bpf__open_and_load();
+	struct net_peers_bpf *h = net_peers_bpf__open_and_load();
 	if (!h)
-		fprintf(stderr, "(the earlier hash-keyed counters did not load: %s; left out)\n", strerror(errno));
+		fprintf(stderr, "(the peers of bench/net_peers.bpf.c did not load: %s; left out)\n", strerror(errno));
 	static char chunk[65536];
 	memset(chunk, 'x', sizeof(chunk));
 
@@ -296,15 +312,17 @@ int main(int argc, char **argv)
 		}
 		int cg = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		bool ok = cg >= 0 && move_self(dir) == 0;
-		/* Attached in the order ours, floor, hash shifted by the round. */
+		/* Attached in the order ours, floor, hash, array shifted by the round. */
 		for (int k = 0; ok && k < PROGS; k++) {
 			int p = (k + round - 1) % PROGS;
 			if (p == OURS)
 				ok = sw_metrics_bpf_watch(b, dir, (uint64_t)st.st_ino) == 0;
 			else if (p == FLOOR)
 				ok = floor_attach(&fl, cg) == 0;
-			else if (h)
+			else if (p == HASH && h)
 				ok = hash_attach(h, cg) == 0;
+			else if (p == ARRAY && h)
+				ok = array_attach(h, cg) == 0;
 		}
 		if (cg >= 0)
 			close(cg);
@@ -328,7 +346,7 @@ int main(int argc, char **argv)
 		}
 		floor_detach(&fl);
 		if (h)
-			hash_detach(h);
+			peers_detach(h);
 		if (move_self(backdir) < 0)
 			fprintf(stderr, "cannot move back to %s: %s\n", backdir, strerror(errno));
 		if (rmdir(dir) < 0)
@@ -364,7 +382,7 @@ int main(int argc, char **argv)
 	printf("\n");
 	rc = 0;
 out:
-	net_hash_bpf__destroy(h);
+	net_peers_bpf__destroy(h);
 	for (int i = 0; i < 2; i++)
 		if (fl.prog[i] >= 0)
 			close(fl.prog[i]);
