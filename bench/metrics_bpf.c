@@ -14,9 +14,12 @@
  *   statistics read the clock twice per run);
  * - the earlier counters (bench/net_peers.bpf.c): keyed by
  *   bpf_skb_cgroup_id in an LRU per-CPU hash, as bpf/net.bpf.c had them;
- * - a one-element per-CPU array (bench/net_peers.bpf.c), whose lookup the
- *   verifier inlines: the cheapest counting there is, but it has no
- *   cgroup in it (a program and map per container would be needed).
+ * - per-CPU cgroup storage (bench/net_peers.bpf.c): one program for every
+ *   cgroup, its counters reached with bpf_get_local_storage(), a helper
+ *   call per packet that bpf/net.bpf.c (a copy per cgroup, with a per-CPU
+ *   array whose lookup the verifier inlines) does without.
+ * It also times sw_metrics_bpf_watch(), which loads and attaches a copy
+ * (once per container), and prints the memory of a copy.
  * Then, per round, it sends MiB over one loopback TCP connection (the
  * receiver a child process, in the same cgroup) in 64 KiB writes (large
  * segments) and 20,000 messages of 100 bytes with TCP_NODELAY (small
@@ -37,6 +40,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -128,8 +132,8 @@ static int floor_attach(struct peer *f, int cg)
 
 static void peers_detach(struct net_peers_bpf *h)
 {
-	struct bpf_link **l[] = { &h->links.hash_ingress, &h->links.hash_egress, &h->links.array_ingress,
-				  &h->links.array_egress };
+	struct bpf_link **l[] = { &h->links.hash_ingress, &h->links.hash_egress, &h->links.storage_ingress,
+				  &h->links.storage_egress };
 	for (size_t i = 0; i < 4; i++) {
 		bpf_link__destroy(*l[i]);
 		*l[i] = NULL;
@@ -144,10 +148,10 @@ static int hash_attach(struct net_peers_bpf *h, int cg)
 	return 0;
 }
 
-static int array_attach(struct net_peers_bpf *h, int cg)
+static int storage_attach(struct net_peers_bpf *h, int cg)
 {
-	if (!(h->links.array_ingress = bpf_program__attach_cgroup(h->progs.array_ingress, cg)) ||
-	    !(h->links.array_egress = bpf_program__attach_cgroup(h->progs.array_egress, cg)))
+	if (!(h->links.storage_ingress = bpf_program__attach_cgroup(h->progs.storage_ingress, cg)) ||
+	    !(h->links.storage_egress = bpf_program__attach_cgroup(h->progs.storage_egress, cg)))
 		return -1;
 	return 0;
 }
@@ -165,10 +169,10 @@ static void prog_runs(int fd, uint64_t *runs, uint64_t *ns)
 }
 
 /* Runs and ns of each program on each hook: [program][hook][runs, ns]. */
-enum { OURS, FLOOR, HASH, ARRAY, PROGS };
-static const char *const prog_names[PROGS] = { "bpf/net.bpf.c (per-CPU cgroup storage)", "floor: empty program",
-					       "earlier: LRU per-CPU hash by cgroup id",
-					       "per-CPU array, inlined (no cgroup)" };
+enum { OURS, FLOOR, HASH, STORAGE, PROGS };
+static const char *const prog_names[PROGS] = { "bpf/net.bpf.c (a copy per cgroup, per-CPU array)",
+					       "floor: empty program", "earlier: LRU per-CPU hash by cgroup id",
+					       "per-CPU cgroup storage" };
 struct reading {
 	uint64_t v[PROGS][2][2];
 };
@@ -185,8 +189,8 @@ static void read_all(struct sw_metrics_bpf *b, const struct peer *fl, struct net
 		prog_runs(fl->prog[d], &r->v[FLOOR][d][0], &r->v[FLOOR][d][1]);
 	prog_runs(h ? bpf_program__fd(h->progs.hash_ingress) : -1, &r->v[HASH][0][0], &r->v[HASH][0][1]);
 	prog_runs(h ? bpf_program__fd(h->progs.hash_egress) : -1, &r->v[HASH][1][0], &r->v[HASH][1][1]);
-	prog_runs(h ? bpf_program__fd(h->progs.array_ingress) : -1, &r->v[ARRAY][0][0], &r->v[ARRAY][0][1]);
-	prog_runs(h ? bpf_program__fd(h->progs.array_egress) : -1, &r->v[ARRAY][1][0], &r->v[ARRAY][1][1]);
+	prog_runs(h ? bpf_program__fd(h->progs.storage_ingress) : -1, &r->v[STORAGE][0][0], &r->v[STORAGE][0][1]);
+	prog_runs(h ? bpf_program__fd(h->progs.storage_egress) : -1, &r->v[STORAGE][1][0], &r->v[STORAGE][1][1]);
 }
 
 static double per_run(const struct reading *a, const struct reading *b, int p, int d)
@@ -199,7 +203,7 @@ static void report(const char *what, const struct reading *a, const struct readi
 {
 	double floor_in = per_run(a, b, FLOOR, 0), floor_out = per_run(a, b, FLOOR, 1);
 	for (int p = 0; p < PROGS; p++) {
-		if ((p == HASH || p == ARRAY) && !have_hash)
+		if ((p == HASH || p == STORAGE) && !have_hash)
 			continue;
 		double in = per_run(a, b, p, 0), out = per_run(a, b, p, 1);
 		uint64_t rin = b->v[p][0][0] - a->v[p][0][0], rout = b->v[p][1][0] - a->v[p][1][0];
@@ -301,6 +305,7 @@ int main(int argc, char **argv)
 	struct reading first, r0, r1, r2;
 	struct sw_metrics_cgroup_net n = { 0 };
 	uint64_t sent = 0;
+	double watch_us = 0;
 	read_all(b, &fl, h, &first);
 	for (int round = 1; round <= rounds; round++) {
 		struct stat st;
@@ -312,17 +317,22 @@ int main(int argc, char **argv)
 		}
 		int cg = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		bool ok = cg >= 0 && move_self(dir) == 0;
-		/* Attached in the order ours, floor, hash, array shifted by the round. */
+		/* Attached in the order ours, floor, hash, storage shifted by the round. */
 		for (int k = 0; ok && k < PROGS; k++) {
 			int p = (k + round - 1) % PROGS;
-			if (p == OURS)
+			if (p == OURS) {
+				struct timespec t0, t1;
+				clock_gettime(CLOCK_MONOTONIC, &t0);
 				ok = sw_metrics_bpf_watch(b, dir, (uint64_t)st.st_ino) == 0;
+				clock_gettime(CLOCK_MONOTONIC, &t1);
+				watch_us += (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
+			}
 			else if (p == FLOOR)
 				ok = floor_attach(&fl, cg) == 0;
 			else if (p == HASH && h)
 				ok = hash_attach(h, cg) == 0;
-			else if (p == ARRAY && h)
-				ok = array_attach(h, cg) == 0;
+			else if (p == STORAGE && h)
+				ok = storage_attach(h, cg) == 0;
 		}
 		if (cg >= 0)
 			close(cg);
@@ -372,13 +382,18 @@ int main(int argc, char **argv)
 	       "bytes of TCP payload written (IP and TCP headers, handshakes and ACKs counted too)\n",
 	       (unsigned long)n.tx_bytes, (unsigned long)n.tx_packets, (unsigned long)n.rx_bytes,
 	       (unsigned long)n.rx_packets, (unsigned long)sent);
-	printf("maps: %lu bytes of memlock (the storage map, the OOM ring buffer) + %lu bytes of cgroup storage per "
-	       "watched cgroup, on %d possible CPUs",
-	       (unsigned long)s.map_bytes, (unsigned long)(s.cgroups ? s.storage_bytes / s.cgroups : 0),
-	       libbpf_num_possible_cpus());
+	printf("watching a cgroup (loading and attaching its copy): %.0f us on average over %d\n", watch_us / rounds,
+	       rounds);
+	printf("memory: %lu bytes of memlock per copy's map and %lu per copy's two programs (%lu copies loaded), "
+	       "the OOM ring buffer %lu, on %d possible CPUs",
+	       (unsigned long)(s.cgroups ? s.net_map_bytes / s.cgroups : 0),
+	       (unsigned long)(s.cgroups ? s.net_prog_bytes / s.cgroups : 0), (unsigned long)s.cgroups,
+	       (unsigned long)(s.map_bytes - s.net_map_bytes), libbpf_num_possible_cpus());
 	if (h)
-		printf("; the earlier LRU per-CPU hash of 16,384 cgroups alone: %lu bytes",
-		       (unsigned long)sw_metrics_bpf_memlock(bpf_map__fd(h->maps.hash_by_cgroup)));
+		printf("; the earlier LRU per-CPU hash of 16,384 cgroups: %lu bytes, the cgroup storage map: %lu "
+		       "(its storages, two per cgroup, not counted there)",
+		       (unsigned long)sw_metrics_bpf_memlock(bpf_map__fd(h->maps.hash_by_cgroup)),
+		       (unsigned long)sw_metrics_bpf_memlock(bpf_map__fd(h->maps.storage_net)));
 	printf("\n");
 	rc = 0;
 out:

@@ -7,10 +7,12 @@
  *   to per-CPU cgroup storage: keyed by the socket's cgroup id
  *   (bpf_skb_cgroup_id) in an LRU per-CPU hash of 16,384 cgroups, a
  *   lookup per packet (and an insert for a cgroup's first).
- * array_*: a per-CPU array of one element, which the verifier inlines (no
- *   helper call at all, Linux 6.10 and later): it would need a program
- *   and a map of its own loaded for each container (the array has no
- *   cgroup in it), which is what the cgroup storage saves. */
+ * storage_*: one program for every cgroup, its counters in per-CPU cgroup
+ *   storage (BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE, keyed by cgroup and
+ *   attach type, made when the program is attached to a cgroup) reached
+ *   with bpf_get_local_storage(): one helper call per packet, where
+ *   bpf/net.bpf.c (a copy per cgroup, a per-CPU array whose lookup the
+ *   verifier inlines) makes none. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
@@ -69,31 +71,35 @@ int hash_egress(struct __sk_buff *skb)
 	return 1;
 }
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__type(value, struct hash_net);
-} array_net SEC(".maps");
+/* Per cgroup, per direction (the key's attach type), per CPU. */
+struct storage_net {
+	__u64 bytes;
+	__u64 packets;
+};
 
-static __always_inline void array_count(struct __sk_buff *skb, int egress)
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE);
+	__type(key, struct bpf_cgroup_storage_key);
+	__type(value, struct storage_net);
+} storage_net SEC(".maps");
+
+static __always_inline void storage_count(struct __sk_buff *skb)
 {
-	__u32 k = 0;
-	struct hash_net *v = bpf_map_lookup_elem(&array_net, &k);
-	if (v)
-		add(v, skb, egress);
+	struct storage_net *v = bpf_get_local_storage(&storage_net, 0);
+	v->bytes += skb->len;
+	v->packets++;
 }
 
 SEC("cgroup_skb/ingress")
-int array_ingress(struct __sk_buff *skb)
+int storage_ingress(struct __sk_buff *skb)
 {
-	array_count(skb, 0);
+	storage_count(skb);
 	return 1;
 }
 
 SEC("cgroup_skb/egress")
-int array_egress(struct __sk_buff *skb)
+int storage_egress(struct __sk_buff *skb)
 {
-	array_count(skb, 1);
+	storage_count(skb);
 	return 1;
 }

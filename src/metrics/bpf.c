@@ -3,11 +3,11 @@
  * The programs are attached through BPF links: a link detaches when its
  * last descriptor closes, so a crashed stewardd leaves nothing attached
  * to the host's cgroups, and links never displace programs others
- * attached to the same cgroup. The network pair is attached to each
- * watched cgroup (a container's), once per cgroup however many callers
- * watch it; when the cgroup is removed the kernel detaches the links
- * itself (their cgroup id reads 0 then) and sw_metrics_bpf_sweep()
- * closes them. libbpf's own messages are silenced: the
+ * attached to the same cgroup. Each watched cgroup (a container's) gets
+ * a copy of the network pair of its own, with its own counters, loaded
+ * and attached once per cgroup however many callers watch it; when the
+ * cgroup is removed the kernel detaches the links itself (their cgroup id
+ * reads 0 then) and sw_metrics_bpf_sweep() unloads the copy. libbpf's own messages are silenced: the
  * first failure becomes one sentence in `why`, which the caller logs. */
 #include <errno.h>
 #include <stdio.h>
@@ -28,14 +28,14 @@
 #include <net.skel.h>
 #include <oom.skel.h>
 
-/* One watched cgroup: its two links (descriptors). */
+/* One watched cgroup: its copy of the network programs and their links. */
 struct watch {
 	uint64_t cgroup_id;
-	int ingress, egress;
+	struct net_bpf *net;
+	struct bpf_link *ingress, *egress;
 };
 
 struct sw_metrics_bpf {
-	struct net_bpf *net;
 	struct oom_bpf *oom;
 	struct watch *watch;
 	size_t nwatch, capwatch;
@@ -110,11 +110,14 @@ struct sw_metrics_bpf *sw_metrics_bpf_open(const char *cgroup2_root, char *why, 
 		step = "counting CPUs";
 		goto fail;
 	}
+	/* A copy loads for each watched cgroup; one now says whether any can. */
 	step = "loading the network counters";
-	if (!(b->net = net_bpf__open_and_load())) {
+	struct net_bpf *net = net_bpf__open_and_load();
+	if (!net) {
 		err = errno;
 		goto fail;
 	}
+	net_bpf__destroy(net);
 	step = "opening the unified cgroup hierarchy";
 	if (access(cgroup2_root, R_OK | X_OK) != 0) {
 		err = errno;
@@ -143,12 +146,9 @@ void sw_metrics_bpf_close(struct sw_metrics_bpf *b)
 	if (!b)
 		return;
 	ring_buffer__free(b->ring);
-	for (size_t i = 0; i < b->nwatch; i++) {
-		close(b->watch[i].ingress);
-		close(b->watch[i].egress);
-	}
+	for (size_t i = 0; i < b->nwatch; i++)
+		net_bpf__destroy(b->watch[i].net); /* its links with it */
 	free(b->watch);
-	net_bpf__destroy(b->net);
 	oom_bpf__destroy(b->oom);
 	free(b->percpu);
 	free(b);
@@ -181,17 +181,15 @@ int sw_metrics_bpf_watch(struct sw_metrics_bpf *b, const char *cgroup_dir, uint6
 	int cg = open(cgroup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg < 0)
 		return -errno;
-	struct watch w = { cgroup_id, -1, -1 };
-	w.ingress = bpf_link_create(bpf_program__fd(b->net->progs.sw_net_ingress), cg, BPF_CGROUP_INET_INGRESS, NULL);
-	int err = w.ingress < 0 ? errno : 0;
-	if (!err) {
-		w.egress = bpf_link_create(bpf_program__fd(b->net->progs.sw_net_egress), cg, BPF_CGROUP_INET_EGRESS, NULL);
-		err = w.egress < 0 ? errno : 0;
-	}
+	struct watch w = { .cgroup_id = cgroup_id };
+	int err = 0;
+	if (!(w.net = net_bpf__open_and_load()) ||
+	    !(w.ingress = w.net->links.sw_net_ingress = bpf_program__attach_cgroup(w.net->progs.sw_net_ingress, cg)) ||
+	    !(w.egress = w.net->links.sw_net_egress = bpf_program__attach_cgroup(w.net->progs.sw_net_egress, cg)))
+		err = errno ? errno : EINVAL;
 	close(cg);
 	if (err) {
-		if (w.ingress >= 0)
-			close(w.ingress);
+		net_bpf__destroy(w.net);
 		return -err;
 	}
 	b->watch[b->nwatch++] = w;
@@ -217,9 +215,8 @@ size_t sw_metrics_bpf_sweep(struct sw_metrics_bpf *b)
 	size_t keep = 0;
 	for (size_t i = 0; i < b->nwatch; i++) {
 		struct watch *w = &b->watch[i];
-		if (link_defunct(w->ingress)) {
-			close(w->ingress);
-			close(w->egress);
+		if (link_defunct(bpf_link__fd(w->ingress))) {
+			net_bpf__destroy(w->net);
 		} else {
 			b->watch[keep++] = *w;
 		}
@@ -229,11 +226,9 @@ size_t sw_metrics_bpf_sweep(struct sw_metrics_bpf *b)
 }
 
 /* One direction's counters, summed over the CPUs. */
-static int net_read(struct sw_metrics_bpf *b, uint64_t cgroup_id, enum bpf_attach_type type, uint64_t *bytes,
-		    uint64_t *packets)
+static int net_read(struct sw_metrics_bpf *b, const struct watch *w, __u32 dir, uint64_t *bytes, uint64_t *packets)
 {
-	struct bpf_cgroup_storage_key key = { .cgroup_inode_id = cgroup_id, .attach_type = type };
-	if (bpf_map_lookup_elem(bpf_map__fd(b->net->maps.net_by_cgroup), &key, b->percpu) != 0)
+	if (bpf_map_lookup_elem(bpf_map__fd(w->net->maps.net_counts), &dir, b->percpu) != 0)
 		return -errno;
 	for (int i = 0; i < b->ncpu; i++) {
 		*bytes += b->percpu[i].bytes;
@@ -245,11 +240,12 @@ static int net_read(struct sw_metrics_bpf *b, uint64_t cgroup_id, enum bpf_attac
 int sw_metrics_bpf_net(struct sw_metrics_bpf *b, uint64_t cgroup_id, struct sw_metrics_cgroup_net *ret)
 {
 	memset(ret, 0, sizeof(*ret));
-	if (!watch_find(b, cgroup_id))
+	const struct watch *w = watch_find(b, cgroup_id);
+	if (!w)
 		return -ENOENT;
-	int rc = net_read(b, cgroup_id, BPF_CGROUP_INET_INGRESS, &ret->rx_bytes, &ret->rx_packets);
+	int rc = net_read(b, w, SW_BPF_NET_RX, &ret->rx_bytes, &ret->rx_packets);
 	if (rc == 0)
-		rc = net_read(b, cgroup_id, BPF_CGROUP_INET_EGRESS, &ret->tx_bytes, &ret->tx_packets);
+		rc = net_read(b, w, SW_BPF_NET_TX, &ret->tx_bytes, &ret->tx_packets);
 	return rc;
 }
 
@@ -273,14 +269,15 @@ int sw_metrics_bpf_oom_wait(struct sw_metrics_bpf *b, int timeout_ms,
 	return n;
 }
 
+/* Adds a program's runs and run time to *runs and *ns. */
 static void prog_stats(struct bpf_program *p, uint64_t *runs, uint64_t *ns)
 {
 	struct bpf_prog_info info;
 	__u32 len = sizeof(info);
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) == 0) {
-		*runs = info.run_cnt;
-		*ns = info.run_time_ns;
+		*runs += info.run_cnt;
+		*ns += info.run_time_ns;
 	}
 }
 
@@ -301,16 +298,18 @@ uint64_t sw_metrics_bpf_memlock(int fd)
 int sw_metrics_bpf_stats(struct sw_metrics_bpf *b, struct sw_metrics_bpf_stats *ret)
 {
 	memset(ret, 0, sizeof(*ret));
-	prog_stats(b->net->progs.sw_net_ingress, &ret->ingress_runs, &ret->ingress_ns);
-	prog_stats(b->net->progs.sw_net_egress, &ret->egress_runs, &ret->egress_ns);
 	prog_stats(b->oom->progs.sw_oom_mark_victim, &ret->oom_runs, &ret->oom_ns);
-	/* The kernel's memlock of a cgroup storage map leaves its storages
-	 * out: each watched cgroup has two (one per direction), each a
-	 * struct bpf_cgroup_storage (104 bytes on 6.18) and a per-CPU value. */
-	ret->map_bytes = sw_metrics_bpf_memlock(bpf_map__fd(b->net->maps.net_by_cgroup)) +
-			 sw_metrics_bpf_memlock(bpf_map__fd(b->oom->maps.oom_events));
+	ret->map_bytes = sw_metrics_bpf_memlock(bpf_map__fd(b->oom->maps.oom_events));
+	for (size_t i = 0; i < b->nwatch; i++) {
+		struct net_bpf *n = b->watch[i].net;
+		prog_stats(n->progs.sw_net_ingress, &ret->ingress_runs, &ret->ingress_ns);
+		prog_stats(n->progs.sw_net_egress, &ret->egress_runs, &ret->egress_ns);
+		ret->net_map_bytes += sw_metrics_bpf_memlock(bpf_map__fd(n->maps.net_counts));
+		ret->net_prog_bytes += sw_metrics_bpf_memlock(bpf_program__fd(n->progs.sw_net_ingress)) +
+				       sw_metrics_bpf_memlock(bpf_program__fd(n->progs.sw_net_egress));
+	}
+	ret->map_bytes += ret->net_map_bytes;
 	ret->cgroups = b->nwatch;
-	ret->storage_bytes = (uint64_t)b->nwatch * 2 * (104 + (uint64_t)b->ncpu * sizeof(struct sw_bpf_net));
 	return 0;
 }
 

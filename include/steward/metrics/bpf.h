@@ -42,19 +42,21 @@ struct sw_metrics_bpf *sw_metrics_bpf_open(const char *cgroup2_root, char *why, 
 /* Detaches and unloads; NULL-safe. */
 void sw_metrics_bpf_close(struct sw_metrics_bpf *b);
 /* Counts the traffic of the cgroup whose directory is cgroup_dir (and of
- * the cgroups below it) from now on: attaches the pair of cgroup_skb
- * programs to it through links (multi-attach, so programs others attached
- * stay), once however often it is called for the same cgroup_id (the
- * directory's inode). 0 or -errno. */
+ * the cgroups below it) from now on: loads a copy of the pair of
+ * cgroup_skb programs with counters of its own and attaches it to the
+ * cgroup through links (multi-attach, so programs others attached stay),
+ * once however often it is called for the same cgroup_id (the directory's
+ * inode). 0 or -errno. */
 int sw_metrics_bpf_watch(struct sw_metrics_bpf *b, const char *cgroup_dir, uint64_t cgroup_id);
 /* Forgets the watched cgroups that were removed (the kernel detached
- * their links); the count still watched. One syscall per watched cgroup:
- * call it when containers went, not per packet or per container. */
+ * their links) and unloads their copies; the count still watched. One
+ * syscall per watched cgroup: call it when containers went, not per
+ * tick for every container. */
 size_t sw_metrics_bpf_sweep(struct sw_metrics_bpf *b);
 /* The count of watched cgroups (removed ones not yet swept included). */
 size_t sw_metrics_bpf_watched(const struct sw_metrics_bpf *b);
 /* The counters of one watched cgroup since it was first watched; a
- * cgroup not watched: zeros and -ENOENT. */
+ * cgroup not watched, or removed: zeros and -ENOENT. */
 int sw_metrics_bpf_net(struct sw_metrics_bpf *b, uint64_t cgroup_id, struct sw_metrics_cgroup_net *ret);
 /* Hands each OOM event waiting in the ring buffer to cb, without
  * blocking; the count handed, or -errno. */
@@ -66,12 +68,14 @@ int sw_metrics_bpf_oom_wait(struct sw_metrics_bpf *b, int timeout_ms,
 
 /* The programs' own cost, from the kernel's BPF run-time statistics
  * (counted only while someone holds BPF_ENABLE_STATS: see
- * sw_metrics_bpf_enable_stats()), and the memory their maps hold. */
+ * sw_metrics_bpf_enable_stats()), and the memory their maps hold; the
+ * network figures summed over the copies of every watched cgroup. */
 struct sw_metrics_bpf_stats {
 	uint64_t ingress_runs, ingress_ns, egress_runs, egress_ns, oom_runs, oom_ns;
-	uint64_t map_bytes; /* the kernel's "memlock" of every map (a cgroup storage map's leaves its storages out) */
-	uint64_t cgroups;   /* watched cgroups */
-	uint64_t storage_bytes; /* their storages: two per cgroup, 104 bytes of kernel struct and a per-CPU value each */
+	uint64_t map_bytes;      /* the kernel's "memlock" of every map */
+	uint64_t cgroups;        /* watched cgroups, each with a copy of the network programs */
+	uint64_t net_map_bytes;  /* the copies' maps (in map_bytes too) */
+	uint64_t net_prog_bytes; /* the copies' programs ("memlock" of each) */
 };
 int sw_metrics_bpf_stats(struct sw_metrics_bpf *b, struct sw_metrics_bpf_stats *ret);
 /* Turns the kernel's run-time statistics on for as long as the returned
