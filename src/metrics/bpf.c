@@ -119,10 +119,20 @@ struct sw_metrics_bpf *sw_metrics_bpf_open(const char *cgroup2_root, char *why, 
 	}
 	net_bpf__destroy(net);
 	step = "opening the unified cgroup hierarchy";
-	if (access(cgroup2_root, R_OK | X_OK) != 0) {
+	int cg = open(cgroup2_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg < 0) {
 		err = errno;
 		goto fail;
 	}
+	/* Attaching to a cgroup needs CAP_NET_ADMIN, as querying one does:
+	 * asked now, without attaching anything, so that a sampler allowed to
+	 * load but not to attach says so instead of null counters later. */
+	step = "attaching the network counters";
+	__u32 nprogs = 0;
+	err = bpf_prog_query(cg, BPF_CGROUP_INET_INGRESS, 0, NULL, NULL, &nprogs) < 0 ? errno : 0;
+	close(cg);
+	if (err)
+		goto fail;
 	step = "loading the OOM tracepoint";
 	if (!(b->oom = oom_bpf__open_and_load()) || (err = oom_bpf__attach(b->oom)) != 0) {
 		err = err ? -err : errno;

@@ -14,7 +14,9 @@
 //   cpuacct.usage on v1) read here around the same window, within 5%;
 // - the network programs are attached to a container's own cgroup, one
 //   pair however often it is sampled, and their links are closed once the
-//   container is gone (read from the probe's own descriptors in /proc).
+//   container is gone (read from the probe's own descriptors in /proc);
+// - a probe that may load eBPF but not attach it to cgroups (no
+//   CAP_NET_ADMIN nor CAP_SYS_ADMIN) says so at start-up.
 //
 // Needs root (loading eBPF) and the kernel's BTF: otherwise SKIP (77) with
 // the sampler's reason.
@@ -325,4 +327,19 @@ test("a container's cgroup gets one pair of network programs, and their links go
 	assert.equal(left, 0, 'the removed container\'s links are closed');
 	assert.equal(probeCgroupLinks().filter((id) => id === unifiedCgroupId(b.pid)).length, 2, 'the other container keeps its pair');
 	assert.ok((await sample(b.id, b.pid, appId)).network, 'and its counters');
+});
+
+test('a sampler allowed to load eBPF but not to attach it to cgroups says so instead of loading', async (t) => {
+	// CAP_NET_ADMIN and CAP_SYS_ADMIN are what attaching to a cgroup needs
+	// (either); CAP_BPF, which loading needs, stays. setpriv (util-linux)
+	// drops them for the probe alone.
+	const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => fs.existsSync(p));
+	if (!setpriv) return t.skip('setpriv (util-linux) is not installed');
+	const drop = '-net_admin,-sys_admin';
+	const p = spawn(setpriv, [`--bounding-set=${drop}`, `--inh-caps=${drop}`, probeBin], { stdio: ['pipe', 'pipe', 'inherit'] });
+	const first = readline.createInterface({ input: p.stdout });
+	const line = await withTimeout(new Promise((r) => first.once('line', r)), 20000, 'the probe\'s first line');
+	p.stdin.end('quit\n');
+	console.log(`probe without CAP_NET_ADMIN: ${line}`);
+	assert.match(line, /^bpf eBPF off: attaching the network counters: not permitted/);
 });
