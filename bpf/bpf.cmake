@@ -52,6 +52,12 @@ if(SW_BPF_OK)
     COMMAND ${SW_BPFTOOL} btf dump file ${SW_VMLINUX_BTF} format c > ${_gen}/vmlinux.h
     COMMENT "Generating vmlinux.h from the kernel's BTF"
     VERBATIM)
+  # The UAPI headers' <asm/types.h> (bpf/net.bpf.c includes <linux/bpf.h>)
+  # lives in the multiarch folder, which clang -target bpf does not search.
+  set(_uapi_arch "")
+  if(CMAKE_LIBRARY_ARCHITECTURE AND EXISTS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE}/asm)
+    set(_uapi_arch -I/usr/include/${CMAKE_LIBRARY_ARCHITECTURE})
+  endif()
   set(_skels "")
   foreach(prog net oom)
     set(_obj ${_gen}/${prog}.bpf.o)
@@ -63,7 +69,7 @@ if(SW_BPF_OK)
     add_custom_command(
       OUTPUT ${_gen}/${prog}.skel.h
       COMMAND ${SW_BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_${_arch}
-              -I${_gen} -I${CMAKE_SOURCE_DIR}/bpf ${LIBBPF_CFLAGS}
+              -I${_gen} -I${CMAKE_SOURCE_DIR}/bpf ${LIBBPF_CFLAGS} ${_uapi_arch}
               -c ${CMAKE_SOURCE_DIR}/bpf/${prog}.bpf.c -o ${_obj}
       ${_strip_cmd}
       COMMAND ${SW_BPFTOOL} gen skeleton ${_obj} name ${prog}_bpf > ${_gen}/${prog}.skel.h

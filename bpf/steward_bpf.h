@@ -4,20 +4,22 @@
 #ifndef STEWARD_BPF_SHARED_H
 #define STEWARD_BPF_SHARED_H
 
-/* Cgroups whose traffic is counted at once; the least recently updated
- * is dropped past it (an LRU map), which only a host with more live
- * cgroups than this could notice. */
+/* Cgroups whose traffic is counted at once (the loader's table of
+ * watched cgroups, each with its own copy of bpf/net.bpf.c). */
 #define SW_BPF_CGROUPS_MAX 16384
+/* The elements of net.bpf.c's per-CPU array. */
+#define SW_BPF_NET_RX 0
+#define SW_BPF_NET_TX 1
+#define SW_BPF_NET_DIRECTIONS 2
 /* Bytes of OOM records waiting for the sampler (each 40 bytes). */
 #define SW_BPF_OOM_RING_BYTES (64 * 1024)
 
-/* Per cgroup and per CPU (the map is per-CPU, so no atomics on the
- * packet path); the loader sums the CPUs. */
+/* Per cgroup (a copy of the programs each), per direction and per CPU
+ * (a per-CPU array, so no atomics on the packet path); the loader sums
+ * the CPUs. */
 struct sw_bpf_net {
-	__u64 rx_bytes;
-	__u64 rx_packets;
-	__u64 tx_bytes;
-	__u64 tx_packets;
+	__u64 bytes;
+	__u64 packets;
 };
 
 struct sw_bpf_oom {

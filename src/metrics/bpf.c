@@ -3,7 +3,11 @@
  * The programs are attached through BPF links: a link detaches when its
  * last descriptor closes, so a crashed stewardd leaves nothing attached
  * to the host's cgroups, and links never displace programs others
- * attached to the same cgroup. libbpf's own messages are silenced: the
+ * attached to the same cgroup. Each watched cgroup (a container's) gets
+ * a copy of the network pair of its own, with its own counters, loaded
+ * and attached once per cgroup however many callers watch it; when the
+ * cgroup is removed the kernel detaches the links itself (their cgroup id
+ * reads 0 then) and sw_metrics_bpf_sweep() unloads the copy. libbpf's own messages are silenced: the
  * first failure becomes one sentence in `why`, which the caller logs. */
 #include <errno.h>
 #include <stdio.h>
@@ -24,10 +28,17 @@
 #include <net.skel.h>
 #include <oom.skel.h>
 
-struct sw_metrics_bpf {
+/* One watched cgroup: its copy of the network programs and their links. */
+struct watch {
+	uint64_t cgroup_id;
 	struct net_bpf *net;
-	struct oom_bpf *oom;
 	struct bpf_link *ingress, *egress;
+};
+
+struct sw_metrics_bpf {
+	struct oom_bpf *oom;
+	struct watch *watch;
+	size_t nwatch, capwatch;
 	struct ring_buffer *ring;
 	int ncpu;
 	struct sw_bpf_net *percpu; /* ncpu values, for lookups */
@@ -87,7 +98,7 @@ struct sw_metrics_bpf *sw_metrics_bpf_open(const char *cgroup2_root, char *why, 
 		return NULL;
 	}
 	struct sw_metrics_bpf *b = calloc(1, sizeof(*b));
-	int cg = -1, err = 0;
+	int err = 0;
 	const char *step = "";
 	if (!b) {
 		snprintf(why, whylen, "eBPF off: out of memory");
@@ -99,30 +110,29 @@ struct sw_metrics_bpf *sw_metrics_bpf_open(const char *cgroup2_root, char *why, 
 		step = "counting CPUs";
 		goto fail;
 	}
+	/* A copy loads for each watched cgroup; one now says whether any can. */
 	step = "loading the network counters";
-	if (!(b->net = net_bpf__open_and_load())) {
+	struct net_bpf *net = net_bpf__open_and_load();
+	if (!net) {
 		err = errno;
 		goto fail;
 	}
+	net_bpf__destroy(net);
 	step = "opening the unified cgroup hierarchy";
-	cg = open(cgroup2_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int cg = open(cgroup2_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg < 0) {
 		err = errno;
 		goto fail;
 	}
+	/* Attaching to a cgroup needs CAP_NET_ADMIN, as querying one does:
+	 * asked now, without attaching anything, so that a sampler allowed to
+	 * load but not to attach says so instead of null counters later. */
 	step = "attaching the network counters";
-	b->ingress = bpf_program__attach_cgroup(b->net->progs.sw_net_ingress, cg);
-	if (!b->ingress) {
-		err = errno;
-		goto fail;
-	}
-	b->egress = bpf_program__attach_cgroup(b->net->progs.sw_net_egress, cg);
-	if (!b->egress) {
-		err = errno;
-		goto fail;
-	}
+	__u32 nprogs = 0;
+	err = bpf_prog_query(cg, BPF_CGROUP_INET_INGRESS, 0, NULL, NULL, &nprogs) < 0 ? errno : 0;
 	close(cg);
-	cg = -1;
+	if (err)
+		goto fail;
 	step = "loading the OOM tracepoint";
 	if (!(b->oom = oom_bpf__open_and_load()) || (err = oom_bpf__attach(b->oom)) != 0) {
 		err = err ? -err : errno;
@@ -136,8 +146,6 @@ struct sw_metrics_bpf *sw_metrics_bpf_open(const char *cgroup2_root, char *why, 
 	}
 	return b;
 fail:
-	if (cg >= 0)
-		close(cg);
 	snprintf(why, whylen, "eBPF off: %s: %s", step, why_errno(err ? err : EINVAL));
 	sw_metrics_bpf_close(b);
 	return NULL;
@@ -148,27 +156,107 @@ void sw_metrics_bpf_close(struct sw_metrics_bpf *b)
 	if (!b)
 		return;
 	ring_buffer__free(b->ring);
-	bpf_link__destroy(b->ingress);
-	bpf_link__destroy(b->egress);
-	net_bpf__destroy(b->net);
+	for (size_t i = 0; i < b->nwatch; i++)
+		net_bpf__destroy(b->watch[i].net); /* its links with it */
+	free(b->watch);
 	oom_bpf__destroy(b->oom);
 	free(b->percpu);
 	free(b);
 }
 
+static struct watch *watch_find(struct sw_metrics_bpf *b, uint64_t cgroup_id)
+{
+	for (size_t i = 0; i < b->nwatch; i++)
+		if (b->watch[i].cgroup_id == cgroup_id)
+			return &b->watch[i];
+	return NULL;
+}
+
+int sw_metrics_bpf_watch(struct sw_metrics_bpf *b, const char *cgroup_dir, uint64_t cgroup_id)
+{
+	if (!cgroup_id)
+		return -EINVAL;
+	if (watch_find(b, cgroup_id))
+		return 0;
+	if (b->nwatch == SW_BPF_CGROUPS_MAX)
+		return -ENOSPC;
+	if (b->nwatch == b->capwatch) {
+		size_t cap = b->capwatch ? b->capwatch * 2 : 16;
+		struct watch *n = realloc(b->watch, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		b->watch = n;
+		b->capwatch = cap;
+	}
+	int cg = open(cgroup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg < 0)
+		return -errno;
+	struct watch w = { .cgroup_id = cgroup_id };
+	int err = 0;
+	if (!(w.net = net_bpf__open_and_load()) ||
+	    !(w.ingress = w.net->links.sw_net_ingress = bpf_program__attach_cgroup(w.net->progs.sw_net_ingress, cg)) ||
+	    !(w.egress = w.net->links.sw_net_egress = bpf_program__attach_cgroup(w.net->progs.sw_net_egress, cg)))
+		err = errno ? errno : EINVAL;
+	close(cg);
+	if (err) {
+		net_bpf__destroy(w.net);
+		return -err;
+	}
+	b->watch[b->nwatch++] = w;
+	return 0;
+}
+
+/* Whether the kernel detached the link (its cgroup was removed). */
+static bool link_defunct(int fd)
+{
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
+	memset(&info, 0, sizeof(info));
+	return bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.cgroup.cgroup_id == 0;
+}
+
+size_t sw_metrics_bpf_watched(const struct sw_metrics_bpf *b)
+{
+	return b->nwatch;
+}
+
+size_t sw_metrics_bpf_sweep(struct sw_metrics_bpf *b)
+{
+	size_t keep = 0;
+	for (size_t i = 0; i < b->nwatch; i++) {
+		struct watch *w = &b->watch[i];
+		if (link_defunct(bpf_link__fd(w->ingress))) {
+			net_bpf__destroy(w->net);
+		} else {
+			b->watch[keep++] = *w;
+		}
+	}
+	b->nwatch = keep;
+	return keep;
+}
+
+/* One direction's counters, summed over the CPUs. */
+static int net_read(struct sw_metrics_bpf *b, const struct watch *w, __u32 dir, uint64_t *bytes, uint64_t *packets)
+{
+	if (bpf_map_lookup_elem(bpf_map__fd(w->net->maps.net_counts), &dir, b->percpu) != 0)
+		return -errno;
+	for (int i = 0; i < b->ncpu; i++) {
+		*bytes += b->percpu[i].bytes;
+		*packets += b->percpu[i].packets;
+	}
+	return 0;
+}
+
 int sw_metrics_bpf_net(struct sw_metrics_bpf *b, uint64_t cgroup_id, struct sw_metrics_cgroup_net *ret)
 {
 	memset(ret, 0, sizeof(*ret));
-	__u64 key = cgroup_id;
-	if (bpf_map_lookup_elem(bpf_map__fd(b->net->maps.net_by_cgroup), &key, b->percpu) != 0)
-		return -errno;
-	for (int i = 0; i < b->ncpu; i++) {
-		ret->rx_bytes += b->percpu[i].rx_bytes;
-		ret->rx_packets += b->percpu[i].rx_packets;
-		ret->tx_bytes += b->percpu[i].tx_bytes;
-		ret->tx_packets += b->percpu[i].tx_packets;
-	}
-	return 0;
+	const struct watch *w = watch_find(b, cgroup_id);
+	if (!w)
+		return -ENOENT;
+	int rc = net_read(b, w, SW_BPF_NET_RX, &ret->rx_bytes, &ret->rx_packets);
+	if (rc == 0)
+		rc = net_read(b, w, SW_BPF_NET_TX, &ret->tx_bytes, &ret->tx_packets);
+	return rc;
 }
 
 int sw_metrics_bpf_oom_drain(struct sw_metrics_bpf *b,
@@ -191,19 +279,19 @@ int sw_metrics_bpf_oom_wait(struct sw_metrics_bpf *b, int timeout_ms,
 	return n;
 }
 
+/* Adds a program's runs and run time to *runs and *ns. */
 static void prog_stats(struct bpf_program *p, uint64_t *runs, uint64_t *ns)
 {
 	struct bpf_prog_info info;
 	__u32 len = sizeof(info);
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) == 0) {
-		*runs = info.run_cnt;
-		*ns = info.run_time_ns;
+		*runs += info.run_cnt;
+		*ns += info.run_time_ns;
 	}
 }
 
-/* The "memlock:" line of a map's /proc/self/fdinfo entry. */
-static uint64_t map_memlock(int fd)
+uint64_t sw_metrics_bpf_memlock(int fd)
 {
 	char path[64], line[128];
 	uint64_t v = 0;
@@ -220,11 +308,18 @@ static uint64_t map_memlock(int fd)
 int sw_metrics_bpf_stats(struct sw_metrics_bpf *b, struct sw_metrics_bpf_stats *ret)
 {
 	memset(ret, 0, sizeof(*ret));
-	prog_stats(b->net->progs.sw_net_ingress, &ret->ingress_runs, &ret->ingress_ns);
-	prog_stats(b->net->progs.sw_net_egress, &ret->egress_runs, &ret->egress_ns);
 	prog_stats(b->oom->progs.sw_oom_mark_victim, &ret->oom_runs, &ret->oom_ns);
-	ret->map_bytes = map_memlock(bpf_map__fd(b->net->maps.net_by_cgroup)) +
-			 map_memlock(bpf_map__fd(b->oom->maps.oom_events));
+	ret->map_bytes = sw_metrics_bpf_memlock(bpf_map__fd(b->oom->maps.oom_events));
+	for (size_t i = 0; i < b->nwatch; i++) {
+		struct net_bpf *n = b->watch[i].net;
+		prog_stats(n->progs.sw_net_ingress, &ret->ingress_runs, &ret->ingress_ns);
+		prog_stats(n->progs.sw_net_egress, &ret->egress_runs, &ret->egress_ns);
+		ret->net_map_bytes += sw_metrics_bpf_memlock(bpf_map__fd(n->maps.net_counts));
+		ret->net_prog_bytes += sw_metrics_bpf_memlock(bpf_program__fd(n->progs.sw_net_ingress)) +
+				       sw_metrics_bpf_memlock(bpf_program__fd(n->progs.sw_net_egress));
+	}
+	ret->map_bytes += ret->net_map_bytes;
+	ret->cgroups = b->nwatch;
 	return 0;
 }
 
@@ -257,6 +352,21 @@ void sw_metrics_bpf_close(struct sw_metrics_bpf *b)
 	free(b);
 }
 
+int sw_metrics_bpf_watch(struct sw_metrics_bpf *b, const char *cgroup_dir, uint64_t cgroup_id)
+{
+	return -ENOTSUP;
+}
+
+size_t sw_metrics_bpf_watched(const struct sw_metrics_bpf *b)
+{
+	return 0;
+}
+
+size_t sw_metrics_bpf_sweep(struct sw_metrics_bpf *b)
+{
+	return 0;
+}
+
 int sw_metrics_bpf_net(struct sw_metrics_bpf *b, uint64_t cgroup_id, struct sw_metrics_cgroup_net *ret)
 {
 	memset(ret, 0, sizeof(*ret));
@@ -284,6 +394,11 @@ int sw_metrics_bpf_stats(struct sw_metrics_bpf *b, struct sw_metrics_bpf_stats *
 int sw_metrics_bpf_enable_stats(void)
 {
 	return -ENOTSUP;
+}
+
+uint64_t sw_metrics_bpf_memlock(int fd)
+{
+	return 0;
 }
 
 #endif

@@ -13,7 +13,9 @@
  * memory.events) or, on a v1 or hybrid host, from the cpuacct and memory
  * controllers. Network counters per container come only from eBPF:
  * containers run with host networking, so their namespace's counters are
- * the host's; without eBPF the field is null and the sample says why. */
+ * the host's; without eBPF the field is null and the sample says why.
+ * The eBPF counters are attached to a container's cgroup when it is
+ * mapped (sw_metrics_bpf_watch()), so they count from its first sample. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -45,6 +47,7 @@ struct cgroup_entry {
 	bool seen;                 /* in the current sample's refs */
 	bool resolved;             /* mapped (successfully or not) for this pid */
 	uint64_t cgroup_id;        /* unified hierarchy */
+	bool net_watched;          /* its traffic counted by eBPF */
 	int fd[CG_FILES];          /* -1 when absent */
 	enum sw_metrics_source cpu_src, mem_src;
 	uint64_t usage_us, usage_at_us;         /* the latest reading */
@@ -281,6 +284,9 @@ static void resolve(struct sw_metrics_sampler *s, struct cgroup_entry *e)
 		if ((size_t)snprintf(dir, sizeof(dir), "%s%s", s->unified_root, unified) < sizeof(dir) &&
 		    stat(dir, &st) == 0)
 			e->cgroup_id = (uint64_t)st.st_ino;
+		/* Its traffic is counted from now on (once per cgroup: a
+		 * container sampled again after a gap keeps its counters). */
+		e->net_watched = s->bpf && e->cgroup_id && sw_metrics_bpf_watch(s->bpf, dir, e->cgroup_id) == 0;
 	}
 	if ((e->fd[CG_CPU] = open_at(s->unified_root, unified, "cpu.stat")) >= 0)
 		e->cpu_src = SW_METRICS_SRC_CGROUP_V2;
@@ -396,14 +402,15 @@ static void sample_container(struct sw_metrics_sampler *s, const struct sw_metri
 	}
 	if (c->have_oom)
 		out->container_oom_src = out->container_memory_src;
-	if (s->bpf && e->cgroup_id) {
-		struct sw_metrics_cgroup_net n;
-		sw_metrics_bpf_net(s->bpf, e->cgroup_id, &n); /* -ENOENT: no traffic yet, zeros */
+	struct sw_metrics_cgroup_net n;
+	if (s->bpf && e->net_watched && sw_metrics_bpf_net(s->bpf, e->cgroup_id, &n) == 0) {
 		c->net_rx_bytes = n.rx_bytes;
 		c->net_tx_bytes = n.tx_bytes;
 		c->net_rx_packets = n.rx_packets;
 		c->net_tx_packets = n.tx_packets;
 		c->have_net = true;
+	}
+	if (s->bpf && e->cgroup_id) {
 		for (size_t i = 0; i < s->noom; i++)
 			if (s->oom[i].cgroup_id == e->cgroup_id)
 				c->oom_events = s->oom[i].count;
@@ -525,6 +532,10 @@ static int fill(struct sw_metrics_sampler *s, const struct sw_metrics_container_
 			entry_close(&s->cg[i]);
 	}
 	s->ncg = keep;
+	/* Links to removed cgroups (the kernel detached them) are closed once
+	 * more cgroups are watched than containers listed. */
+	if (s->bpf && sw_metrics_bpf_watched(s->bpf) > s->ncg)
+		sw_metrics_bpf_sweep(s->bpf);
 	out->container_net_src = s->bpf ? SW_METRICS_SRC_EBPF : SW_METRICS_SRC_NONE;
 	snprintf(out->bpf_status, sizeof(out->bpf_status), "%s", s->bpf_status);
 	return 0;

@@ -11,7 +11,12 @@
 //   the cgroup's own (memory.events, or memory.oom_control on v1);
 // - the CPU % of a container spinning under a half-core quota matches the
 //   rate of its cgroup's own CPU counter (cpu.stat usage_usec, or
-//   cpuacct.usage on v1) read here around the same window, within 5%.
+//   cpuacct.usage on v1) read here around the same window, within 5%;
+// - the network programs are attached to a container's own cgroup, one
+//   pair however often it is sampled, and their links are closed once the
+//   container is gone (read from the probe's own descriptors in /proc);
+// - a probe that may load eBPF but not attach it to cgroups (no
+//   CAP_NET_ADMIN nor CAP_SYS_ADMIN) says so at start-up.
 //
 // Needs root (loading eBPF) and the kernel's BTF: otherwise SKIP (77) with
 // the sampler's reason.
@@ -128,6 +133,34 @@ function cgroupOomKills(pid) {
 		if (!file || !fs.existsSync(file)) continue;
 		const m = fs.readFileSync(file, 'utf8').match(new RegExp(`^${key} (\\d+)$`, 'm'));
 		if (m) return Number(m[1]);
+	}
+	return null;
+}
+
+// The probe's BPF links to cgroups, from its descriptors' fdinfo: the
+// cgroup id of each (0 once the kernel detached it: the cgroup is gone).
+function probeCgroupLinks() {
+	const dir = `/proc/${probe.pid}/fdinfo`;
+	const ids = [];
+	for (const fd of fs.readdirSync(dir)) {
+		let info;
+		try {
+			info = fs.readFileSync(`${dir}/${fd}`, 'utf8');
+		} catch {
+			continue; // closed meanwhile
+		}
+		if (!/^link_type:\s+cgroup$/m.test(info)) continue;
+		ids.push(BigInt(info.match(/^cgroup_id:\s+(\d+)$/m)[1]));
+	}
+	return ids;
+}
+
+// A process's cgroup id in the unified hierarchy (its directory's inode).
+function unifiedCgroupId(pid) {
+	const rel = fs.readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').find((l) => l.startsWith('0::'))?.slice(3);
+	for (const root of ['/sys/fs/cgroup', '/sys/fs/cgroup/unified']) {
+		const dir = rel !== undefined && `${root}${rel}`;
+		if (dir && fs.existsSync(`${dir}/cgroup.procs`) && fs.statfsSync(root).type === 0x63677270) return fs.statSync(dir, { bigint: true }).ino;
 	}
 	return null;
 }
@@ -266,4 +299,47 @@ test('the CPU % of a spinning container matches its cgroup counter within 5%', a
 	console.log(`container ${c.id.slice(0, 12)}: cpuPercent ${s.cpuPercent}, its cgroup counter says ${own.toFixed(2)}%`);
 	assert.ok(typeof s.cpuPercent === 'number' && s.cpuPercent > 1, 'the container is busy');
 	assert.ok(Math.abs(s.cpuPercent - own) <= own * 0.05, `${s.cpuPercent}% within 5% of ${own.toFixed(2)}%`);
+});
+
+test("a container's cgroup gets one pair of network programs, and their links go when it goes", async () => {
+	const a = await run('sleep 600');
+	const b = await run('sleep 600');
+	const idA = unifiedCgroupId(a.pid);
+	assert.ok(idA, 'the container has a cgroup in the unified hierarchy');
+	// Sampled three times, with another container between: still one pair.
+	await sample(a.id, a.pid, appId);
+	await sample(b.id, b.pid, appId);
+	await sample(a.id, a.pid, appId);
+	const onA = probeCgroupLinks().filter((id) => id === idA).length;
+	assert.equal(onA, 2, 'an ingress and an egress link on the container\'s cgroup');
+	// Gone: the engine removes its cgroup, the kernel detaches the links,
+	// and the sampler closes them (samples without that container).
+	const del = await dockerRequest('DELETE', `/containers/${a.id}?force=true`);
+	assert.equal(del.status, 204, del.text);
+	const deadline = Date.now() + 30000;
+	let left = probeCgroupLinks().filter((id) => id === idA || id === 0n).length;
+	while (left > 0 && Date.now() < deadline) {
+		await sleep(100);
+		await sample(b.id, b.pid, appId);
+		left = probeCgroupLinks().filter((id) => id === idA || id === 0n).length;
+	}
+	console.log(`container ${a.id.slice(0, 12)} removed: ${left} links of the probe left on its cgroup or detached`);
+	assert.equal(left, 0, 'the removed container\'s links are closed');
+	assert.equal(probeCgroupLinks().filter((id) => id === unifiedCgroupId(b.pid)).length, 2, 'the other container keeps its pair');
+	assert.ok((await sample(b.id, b.pid, appId)).network, 'and its counters');
+});
+
+test('a sampler allowed to load eBPF but not to attach it to cgroups says so instead of loading', async (t) => {
+	// CAP_NET_ADMIN and CAP_SYS_ADMIN are what attaching to a cgroup needs
+	// (either); CAP_BPF, which loading needs, stays. setpriv (util-linux)
+	// drops them for the probe alone.
+	const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => fs.existsSync(p));
+	if (!setpriv) return t.skip('setpriv (util-linux) is not installed');
+	const drop = '-net_admin,-sys_admin';
+	const p = spawn(setpriv, [`--bounding-set=${drop}`, `--inh-caps=${drop}`, probeBin], { stdio: ['pipe', 'pipe', 'inherit'] });
+	const first = readline.createInterface({ input: p.stdout });
+	const line = await withTimeout(new Promise((r) => first.once('line', r)), 20000, 'the probe\'s first line');
+	p.stdin.end('quit\n');
+	console.log(`probe without CAP_NET_ADMIN: ${line}`);
+	assert.match(line, /^bpf eBPF off: attaching the network counters: not permitted/);
 });
