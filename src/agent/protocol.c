@@ -193,6 +193,7 @@ static const struct cmd {
 		{ "dumpSha256", F_ID, true, 64, M(args.context_sha256) }, END } },
 	[SW_AGENT_CMD_METRICS_SAMPLE] = { "metrics.sample", { END } },
 	[SW_AGENT_CMD_HOST_FACTS] = { "host.facts", { END } },
+	[SW_AGENT_CMD_PORT_FREE] = { "port.free", { END } },
 	[SW_AGENT_CMD_VOLUME_LIST] = { "volume.list", { APPLICATION, END } },
 	/* A file written into a container (a service's secret configuration):
 	 * base64 of at most 48 KiB. */
