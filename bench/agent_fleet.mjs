@@ -17,14 +17,19 @@
 //      hint) and started again on the same address under BENCH_STORM_AGENTS
 //      agents: each agent's time from its drop to its next welcome, and the
 //      welcomes per 500 ms; then the same after a SIGKILL (no hint: the
-//      agents' backoff alone).
+//      agents' backoff alone);
+//   5. a build context's stream (BENCH_STREAM_MIB MiB of random bytes)
+//      through the remote driver, the holder's session and the socket to a
+//      real steward-agent, against a plain loopback TCP copy of the same tar
+//      stream in the same run (bench_agent_stream, BENCH_AGENT_STREAM).
 //
 //   STEWARDD=build-bench/stewardd STEWARD_AGENT=build-bench/steward-agent \
 //   BENCH_AGENT_FLEET=build-bench/bench/bench_agent_fleet node bench/agent_fleet.mjs
 //
 // Settings: BENCH_AGENTS (10000), BENCH_AGENTS_WINDOW_S (30), BENCH_AGENTS_ROUNDS (1),
-// BENCH_STORM_AGENTS (1000), BENCH_RTT_COUNT (500), BENCH_RESULTS
-// (bench/results/agents.md). Every wait is bounded; exits 77 saying why
+// BENCH_STORM_AGENTS (1000), BENCH_RTT_COUNT (500), BENCH_STREAM_MIB (256),
+// BENCH_AGENTS_PARTS (the parts to run, of "idle,rtt,fleet,storm,stream";
+// all by default), BENCH_RESULTS (bench/results/agents.md). Every wait is bounded; exits 77 saying why
 // when PostgreSQL or a binary is missing.
 
 import fs from 'node:fs';
@@ -47,8 +52,12 @@ const WINDOW_S = num('BENCH_AGENTS_WINDOW_S', 30, 300);
 const STORM = num('BENCH_STORM_AGENTS', 1000, 5000);
 const RTT_COUNT = num('BENCH_RTT_COUNT', 500, 100000);
 const ROUNDS = num('BENCH_AGENTS_ROUNDS', 1, 10);
+const STREAM_MIB = num('BENCH_STREAM_MIB', 256, 4096);
+const PARTS = new Set((process.env.BENCH_AGENTS_PARTS || 'idle,rtt,fleet,storm,stream').split(','));
+for (const p of PARTS)
+	if (!['idle', 'rtt', 'fleet', 'storm', 'stream'].includes(p)) { console.error(`BENCH_AGENTS_PARTS: no part ${p}`); process.exit(2); }
 const OUT = process.env.BENCH_RESULTS || path.join(here, 'results', 'agents.md');
-for (const v of ['STEWARD_AGENT', 'BENCH_AGENT_FLEET']) {
+for (const v of ['STEWARD_AGENT', 'BENCH_AGENT_FLEET', ...(PARTS.has('stream') ? ['BENCH_AGENT_STREAM'] : [])]) {
 	if (!process.env[v] || !fs.existsSync(process.env[v])) h.skip(`${v} is not set to a built binary`);
 }
 h.stewarddPath();
@@ -122,9 +131,10 @@ const firstServer = await sql("SELECT id FROM servers WHERE name = 'bench-1'");
 const rows = [];
 const say = (s) => console.error(`[agents] ${s}`);
 
-// ---- 1. steward-agent idle ----
-{
-	const made = await ok(call(srv, 'POST', '/servers', owner, { body: { name: 'real-agent', host: '127.0.0.1' } }), 201);
+// A real steward-agent for a new server, connected and welcomed; its
+// Docker socket is absent (nobody serves it) and so is its Caddy.
+async function realAgent(name) {
+	const made = await ok(call(srv, 'POST', '/servers', owner, { body: { name, host: '127.0.0.1' } }), 201);
 	const [, url, token] = /^STEWARD_URL='([^']+)' STEWARD_AGENT_TOKEN='(sta_[A-Za-z0-9_-]{43})'/.exec(made.agentCommand);
 	const dataDir = h.makeTempDir('sw-bench-agent-');
 	const agent = spawn(process.env.STEWARD_AGENT, [], {
@@ -137,6 +147,12 @@ const say = (s) => console.error(`[agents] ${s}`);
 		if (Date.now() > deadline) throw new Error('steward-agent never came ONLINE');
 		await sleep(100);
 	}
+	return { agent, dataDir, serverId: made.id };
+}
+
+// ---- 1. steward-agent idle ----
+if (PARTS.has('idle')) {
+	const { agent, dataDir } = await realAgent('real-agent');
 	const journalOpen = fs.readdirSync(`/proc/${agent.pid}/fd`).some((fd) => {
 		try { return fs.readlinkSync(`/proc/${agent.pid}/fd/${fd}`).startsWith(dataDir); } catch { return false; }
 	});
@@ -151,7 +167,7 @@ const say = (s) => console.error(`[agents] ${s}`);
 }
 
 // ---- 2. round trip of a no-op command ----
-{
+if (PARTS.has('rtt')) {
 	const f = fleet(srv.port, tokensFile, 1, 1, 120, { BENCH_RTT: `${srv.env.DATABASE_URL}|${firstServer}|${RTT_COUNT}` });
 	const line = await f.next(/^rtt /, 120000);
 	await f.done();
@@ -165,7 +181,7 @@ const say = (s) => console.error(`[agents] ${s}`);
 // plane's heartbeats, echoed) against the same stewardd, one after the
 // other, BENCH_AGENTS_ROUNDS times (2, 1, 2, 1, ...). The RSS is the first
 // pass's (later ones start from an allocator that has grown already).
-{
+if (PARTS.has('fleet')) {
 	const pid = srv.proc.pid;
 	let c0 = cpuTicks(pid), p0 = pgTicks(pg);
 	await sleep(WINDOW_S * 1000);
@@ -198,7 +214,7 @@ const say = (s) => console.error(`[agents] ${s}`);
 }
 
 // ---- 4. reconnect storms ----
-for (const signal of ['SIGTERM', 'SIGKILL']) {
+for (const signal of PARTS.has('storm') ? ['SIGTERM', 'SIGKILL'] : []) {
 	const f = fleet(srv.port, tokensFile, STORM, 0, 300);
 	await f.next(/^online /, 120000);
 	const port = srv.port;
@@ -215,6 +231,30 @@ for (const signal of ['SIGTERM', 'SIGKILL']) {
 	rows.push([`reconnect storm, ${n} agents, stewardd ${signal === 'SIGTERM' ? 'stopped (goaway hint)' : 'killed (backoff only)'} and restarted`,
 		`drop to welcome p50 ${(p50 / 1000).toFixed(1)} s, p99 ${(p99 / 1000).toFixed(1)} s, max ${(max / 1000).toFixed(1)} s; peak ${peak} welcomes/s`,
 		'p99 <= 15 s', `restart took ${(upMs / 1000).toFixed(1)} s; welcomes per 500 ms: ${accepts.join(' ')}`]);
+	say(rows.at(-1).join(' | '));
+}
+
+// ---- 5. a build context's stream ----
+if (PARTS.has('stream')) {
+	const { agent, serverId } = await realAgent('stream-agent');
+	const work = h.makeTempDir('sw-bench-stream-');
+	const proc = spawn(process.env.BENCH_AGENT_STREAM, [srv.env.DATABASE_URL, serverId,
+		path.join(srv.env.STEWARD_DATA_DIR, 'master.key'), work, String(STREAM_MIB)], { stdio: ['ignore', 'pipe', 'inherit'] });
+	let out = '';
+	proc.stdout.on('data', (b) => (out += b));
+	const code = await Promise.race([new Promise((r) => proc.once('exit', r)), sleep(600000).then(() => 'timeout')]);
+	if (code !== 0) { proc.kill('SIGKILL'); throw new Error(`bench_agent_stream: ${code}`); }
+	agent.kill('SIGTERM');
+	const runs = { tcp: [], agent: [] };
+	for (const l of out.trim().split('\n')) {
+		const [k, bytes, us] = l.split(' ');
+		runs[k].push(Number(bytes) / Number(us)); // bytes per µs = MB/s
+	}
+	const med = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
+	const tcp = med(runs.tcp), ag = med(runs.agent);
+	rows.push([`build context stream, ${STREAM_MIB} MiB tar (random bytes), remote driver to steward-agent staged and checked`,
+		`${ag.toFixed(1)} MB/s (runs: ${runs.agent.map((v) => v.toFixed(1)).join(', ')})`, '-',
+		`plain loopback TCP copy of the same tar stream into a file: ${tcp.toFixed(1)} MB/s (runs: ${runs.tcp.map((v) => v.toFixed(1)).join(', ')}); ratio ${(ag / tcp * 100).toFixed(2)}%`]);
 	say(rows.at(-1).join(' | '));
 }
 

@@ -872,6 +872,8 @@ static bool pump_in(struct session *s)
 	}
 }
 
+static bool pump_out(struct conn *k);
+
 /* Handles every whole frame read so far; false when the session is over. */
 static bool handle_frames(struct session *s)
 {
@@ -894,6 +896,12 @@ static bool handle_frames(struct session *s)
 			continue;
 		case SW_WS_MESSAGE:
 			on_message(s, &ev);
+			/* Its answer (an input chunk's credit, a heartbeat's echo)
+			 * goes now, not after the rest of what was read: a window
+			 * of a build's context is 1 MiB, and the control plane
+			 * puts the next chunks as the credit comes. */
+			if (k->out.buf.len && !pump_out(k))
+				return false;
 			break;
 		case SW_WS_PING:
 			sw_ws_out_control(&k->out, SW_WS_OP_PONG, ev.data, ev.len);

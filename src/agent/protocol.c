@@ -193,6 +193,7 @@ static const struct cmd {
 		{ "dumpSha256", F_ID, true, 64, M(args.context_sha256) }, END } },
 	[SW_AGENT_CMD_METRICS_SAMPLE] = { "metrics.sample", { END } },
 	[SW_AGENT_CMD_HOST_FACTS] = { "host.facts", { END } },
+	[SW_AGENT_CMD_PORT_FREE] = { "port.free", { END } },
 	[SW_AGENT_CMD_VOLUME_LIST] = { "volume.list", { APPLICATION, END } },
 	/* A file written into a container (a service's secret configuration):
 	 * base64 of at most 48 KiB. */
@@ -258,6 +259,18 @@ static bool string_fits(const struct field *f, const char *s, size_t len)
 	}
 	if (len > f->max || (len == 0 && f->type != F_DATA && f->type != F_BASE64))
 		return false;
+	if (f->type == F_DATA)
+		return true;
+	if (f->type == F_BASE64) {
+		/* A chunk is 64 KiB of it: ranges, not in_set()'s strchr() a byte. */
+		for (size_t i = 0; i < len; i++) {
+			unsigned char c = (unsigned char)s[i];
+			if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+			      c == '+' || c == '/' || c == '='))
+				return false;
+		}
+		return true;
+	}
 	for (size_t i = 0; i < len; i++) {
 		char c = s[i];
 		switch (f->type) {
@@ -267,10 +280,6 @@ static bool string_fits(const struct field *f, const char *s, size_t len)
 			break;
 		case F_TEXT:
 			if ((unsigned char)c < 0x20 || c == 0x7F)
-				return false;
-			break;
-		case F_BASE64:
-			if (!in_set(c, "+/="))
 				return false;
 			break;
 		case F_NAME:

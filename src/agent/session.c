@@ -62,6 +62,13 @@ struct session {
 	json_t *out_batch;        /* [{id, seq, stream, data}] */
 	size_t out_batch_bytes;
 	bool out_inflight;
+	/* The input credit the same way: the agent acks every chunk, and the
+	 * write in flight is followed by one of the latest count that came
+	 * meanwhile (a build's context is written once per batch of acks,
+	 * not once per 48 KiB chunk; bench/results/agents.md). */
+	bool taken_inflight;
+	char taken_id[37];        /* "": none waits */
+	uint64_t taken_n;
 	/* ids sent on this connection, the latest; allocated with the first
 	 * command (most sessions are idle: 10,000 of them would hold 12 MB) */
 	char (*sent)[37];
@@ -531,6 +538,44 @@ static void fetch_input(struct session *s)
 }
 
 static void flush_output(struct session *s);
+static void flush_taken(struct session *s);
+
+static void taken_done(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct session *s = arg;
+	s->taken_inflight = false;
+	flush_taken(s); /* before the unhold, as output_done() */
+	command_written(arg, res, err);
+}
+
+static void flush_taken(struct session *s)
+{
+	if (s->taken_inflight || !s->taken_id[0])
+		return;
+	char taken[24];
+	snprintf(taken, sizeof(taken), "%llu", (unsigned long long)s->taken_n);
+	const char *params[] = { s->server_id, s->taken_id, taken };
+	if (query(s, &sw_db_stmt_agent_input_taken, params, 3, taken_done))
+		s->taken_inflight = true;
+	s->taken_id[0] = '\0';
+}
+
+/* An ack's inputTaken: written now, or after the write in flight with the
+ * latest count (another command's waiting count is written first). */
+static void on_input_taken(struct session *s, const char *id, uint64_t n)
+{
+	if (s->taken_id[0] && strcmp(s->taken_id, id) != 0) {
+		char taken[24];
+		snprintf(taken, sizeof(taken), "%llu", (unsigned long long)s->taken_n);
+		const char *params[] = { s->server_id, s->taken_id, taken };
+		query(s, &sw_db_stmt_agent_input_taken, params, 3, command_written);
+		s->taken_id[0] = '\0';
+	}
+	if (!s->taken_id[0] || n > s->taken_n)
+		s->taken_n = n;
+	snprintf(s->taken_id, sizeof(s->taken_id), "%s", id);
+	flush_taken(s);
+}
 
 static void output_done(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
@@ -580,10 +625,7 @@ static void on_command_answer(struct session *s, const struct sw_agent_msg *m)
 	if (!sw_is_uuid(sw_str_cstr(m->id)))
 		return;
 	if (m->type == SW_AGENT_MSG_ACK && m->input_taken) {
-		char taken[24];
-		snprintf(taken, sizeof(taken), "%llu", (unsigned long long)m->input_taken);
-		const char *params[] = { s->server_id, m->id, taken };
-		query(s, &sw_db_stmt_agent_input_taken, params, 3, command_written);
+		on_input_taken(s, m->id, m->input_taken);
 		return;
 	}
 	if (m->type == SW_AGENT_MSG_ACK) {

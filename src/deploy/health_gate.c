@@ -1,5 +1,4 @@
-/* The health gate of a new version, and the free port a BLUE_GREEN colour
- * listens on.
+/* The health gate of a new version.
  *
  * The gate is a plain HTTP/1.1 GET on 127.0.0.1 of the application's
  * server (containers run with host networking and listen on $PORT), made
@@ -11,35 +10,14 @@
  * Success is exactly the application's healthCheckExpectedStatus. Between
  * failed tries the container is looked up: one that exited fails the gate
  * at once ("the container exited"), rather than after every retry. */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #include "deploy/pipeline_internal.h"
 
 #define SW_PL_HEALTH_INTERVAL_MS 1000
-
-int sw_pl_free_port(unsigned *ret_port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	int r = 0;
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&a, &len) < 0)
-		r = -errno;
-	close(fd);
-	if (r)
-		return r;
-	*ret_port = ntohs(a.sin_port);
-	return 0;
-}
 
 /* The state of the container named name of app_id ("" when gone). */
 static void container_state(struct sw_pl *p, const char *app_id, const char *name, char state[24])

@@ -172,9 +172,6 @@ int sw_pl_volume_drop(struct sw_pl *p, const char *name, char *err, size_t errle
 int sw_pl_volumes_prune(struct sw_pl *p, const char *app_id, PGresult *keep, char *err, size_t errlen);
 
 /* ---- health_gate.c ---- */
-/* A free TCP port on 127.0.0.1 (bound and released: another process may
- * take it before the container does, which the health gate then sees). */
-int sw_pl_free_port(unsigned *ret_port);
 /* The health gate: GET http://127.0.0.1:<port><path> every second until it
  * answers expected, at most retries tries of timeout_s each; between tries
  * the container container (name) is checked to be running. 0; -ECANCELED

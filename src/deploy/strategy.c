@@ -595,12 +595,13 @@ int sw_pl_deploy(struct sw_job *job, void *ctx, char *err, size_t errlen)
 	unsigned port = t.app_port;
 	if (blue_green) {
 		colour = strcmp(running_colour(old, nold), "blue") == 0 ? "green" : "blue";
-		if ((r = sw_pl_free_port(&port)) != 0) {
-			snprintf(err, errlen, "No free port was found for the new colour (%s).", strerror(-r));
+		char e[256];
+		if ((r = sw_driver_free_port(p.driver, &port, e, sizeof(e))) != 0) {
+			snprintf(err, errlen, "No free port was found on the server for the new colour (%s).", e);
 			goto failed;
 		}
-		sw_pl_log(&p, "BLUE_GREEN: the %s colour starts on port %u beside the running version.",
-			  colour, port);
+		sw_pl_log(&p, "BLUE_GREEN: the %s colour starts on port %u beside the running version (found "
+			  "free on the server).", colour, port);
 	} else {
 		sw_pl_log(&p, "RECREATE: the running version stops, then the new one starts on port %u.", port);
 	}

@@ -11,6 +11,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include "steward/base/limits.h"
+#include "steward/base/log.h"
 #include "steward/driver/container_state.h"
 #include "steward/driver/remote.h"
 #include "driver/driver_internal.h"
@@ -57,7 +58,7 @@ static const enum sw_agent_cmd kinds[] = {
 	SW_AGENT_CMD_ROUTE_REMOVE,     SW_AGENT_CMD_PROXY_STATE,	    SW_AGENT_CMD_CONTAINER_FILE,
 	SW_AGENT_CMD_IMAGE_BUILD,      SW_AGENT_CMD_CONTAINER_INSPECT,  SW_AGENT_CMD_CONTAINER_PROBE,
 	SW_AGENT_CMD_SERVICE_DUMP,     SW_AGENT_CMD_SERVICE_RESTORE,
-	SW_AGENT_CMD_CONTAINER_LOGS,
+	SW_AGENT_CMD_CONTAINER_LOGS,  SW_AGENT_CMD_PORT_FREE,
 };
 
 uint32_t sw_driver_agent_kinds(void)
@@ -291,6 +292,20 @@ static int container_probe(struct sw_driver *d, const struct sw_agent_msg *cmd, 
 	return rc;
 }
 
+/* port.free: a free port on this server's loopback, by the local driver's
+ * own bind() (a BLUE_GREEN colour's port is the server's, not the control
+ * plane's). Logged, so the server's side can be seen choosing it. */
+static int port_free(struct sw_driver *d, json_t **res, char *err, size_t errlen)
+{
+	unsigned port = 0;
+	int rc = sw_driver_free_port(d, &port, err, errlen);
+	if (rc == 0) {
+		sw_log_info("agent: port.free: 127.0.0.1:%u is free on this server", port);
+		*res = json_pack("{s:i}", "port", (int)port);
+	}
+	return rc;
+}
+
 /* container.logs (without follow): each line goes back as progress, one
  * JSON object a line, {"stream": 1 or 2, "timeUs", "text": base64 of its
  * raw bytes} (the control plane scrubs and cleans them, as a local read's),
@@ -390,6 +405,8 @@ static int run(struct sw_driver *d, const struct sw_agent_msg *cmd, json_t **res
 		return container_inspect(d, cmd, res, err, errlen);
 	case SW_AGENT_CMD_CONTAINER_PROBE:
 		return container_probe(d, cmd, res, err, errlen);
+	case SW_AGENT_CMD_PORT_FREE:
+		return port_free(d, res, err, errlen);
 	default:
 		snprintf(err, errlen, "not run by this agent");
 		return -EOPNOTSUPP;

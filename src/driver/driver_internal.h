@@ -97,6 +97,8 @@ struct sw_rd_ops {
 			       char *err, size_t errlen);
 	/* MemAvailable of the remote host, from its agent's host.facts. */
 	int (*memory_available)(struct sw_driver *d, uint64_t *ret_bytes);
+	/* The agent's port.free: a free port on the server's loopback. */
+	int (*free_port)(struct sw_driver *d, unsigned *ret_port, char *err, size_t errlen);
 	/* The agent's container.probe (q already checked). */
 	int (*http_probe)(struct sw_driver *d, const struct sw_http_probe *q, int *ret_status,
 			  uint64_t *ret_ms, char *err, size_t errlen);

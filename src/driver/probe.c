@@ -6,7 +6,9 @@
  * server's agent (container.probe), whose executor calls this same code on
  * its own local driver (agent_exec.c), so the request never leaves the
  * server it is about. The bounds (loopback host, port, path, timeout) are
- * sw_agent_probe_valid()'s, on both sides of the channel. */
+ * sw_agent_probe_valid()'s, on both sides of the channel. A BLUE_GREEN
+ * colour's free port is found the same way: here, or by the agent's
+ * port.free on the server that runs the container. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -137,6 +139,31 @@ static const char *probe_why(int r)
 	default:
 		return strerror(-r);
 	}
+}
+
+int sw_driver_free_port(struct sw_driver *d, unsigned *ret_port, char *err, size_t errlen)
+{
+	if (d && d->remote)
+		return d->rops->free_port(d, ret_port, err, errlen);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		int r = -errno;
+		snprintf(err, errlen, "no socket for a port: %s", strerror(-r));
+		return r;
+	}
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int r = 0;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) < 0)
+		r = -errno;
+	close(fd);
+	if (r) {
+		snprintf(err, errlen, "no free port on 127.0.0.1: %s", strerror(-r));
+		return r;
+	}
+	*ret_port = ntohs(a.sin_port);
+	return 0;
 }
 
 int sw_driver_http_probe(struct sw_driver *d, const struct sw_http_probe *q, int *ret_status,

@@ -1008,6 +1008,25 @@ static int rd_memory_available(struct sw_driver *d, uint64_t *ret_bytes)
 	return rc;
 }
 
+/* ---- a BLUE_GREEN colour's port, found free on the server itself ---- */
+
+static int rd_free_port(struct sw_driver *d, unsigned *ret_port, char *err, size_t errlen)
+{
+	json_t *res;
+	int rc = call(d, "port.free", json_object(), 0, &res, err, errlen);
+	if (rc)
+		return rc;
+	json_t *v = json_object_get(res, "port");
+	if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 65535) {
+		json_decref(res);
+		snprintf(err, errlen, "The server's agent sent no port.");
+		return -EPROTO;
+	}
+	*ret_port = (unsigned)json_integer_value(v);
+	json_decref(res);
+	return 0;
+}
+
 /* ---- the health gate's probe, made by the agent on its own loopback ---- */
 
 static int rd_http_probe(struct sw_driver *d, const struct sw_http_probe *q, int *ret_status, uint64_t *ret_ms,
@@ -1051,6 +1070,7 @@ static const struct sw_rd_ops ops = {
 	.container_put_file = rd_container_put_file,
 	.container_state = rd_container_state,
 	.memory_available = rd_memory_available,
+	.free_port = rd_free_port,
 	.http_probe = rd_http_probe,
 	.service_dump = rd_service_dump,
 	.service_restore = rd_service_restore,

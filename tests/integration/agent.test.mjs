@@ -166,7 +166,7 @@ test('the agent dials with its token and says hello with the host facts', async 
 		'container.start', 'container.stop', 'container.remove', 'container.list', 'container.inspect', 'container.logs', 'volume.create',
 		'volume.remove', 'caddy.route.set', 'caddy.route.remove', 'caddy.state', 'service.dump',
 		'service.restore', 'metrics.sample', 'host.facts', 'volume.list',
-		'container.file', 'container.probe']);
+		'container.file', 'container.probe', 'port.free']);
 });
 
 test('heartbeats are answered with their sequence number', async () => {

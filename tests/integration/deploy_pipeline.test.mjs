@@ -202,7 +202,7 @@ test('BLUE_GREEN starts the other colour beside the old, switches Caddy with no 
 	assert.ok(seen.includes('200 blog v1') && seen.at(-1) === '200 blog v2');
 	assert.equal((await W.viaCaddy(w, 'blog.example.com')).text, 'blog v2\n');
 	const log = await W.logText(w, d2.id);
-	assert.match(log, /BLUE_GREEN: the green colour starts on port \d+ beside the running version\./);
+	assert.match(log, /BLUE_GREEN: the green colour starts on port \d+ beside the running version \(found free on the server\)\./);
 	assert.ok(log.indexOf('==> SWITCHING') < log.indexOf('Removed the container sw-'), 'the old colour goes after the switch');
 	const c2 = await engineContainers(app);
 	assert.deepEqual(c2.map((c) => [c.labels['steward.colour'], c.labels['com.docker.compose.project'], c.state]),

@@ -200,6 +200,15 @@ test('a git deployment to the remote server is built, run and served there (RECR
 	const running = (await containersOn(second.request, app)).filter(([, state]) => state === 'running');
 	assert.equal(running.length, 1, JSON.stringify(running));
 	assert.deepEqual(await containersOn(dockerRequest, app), []);
+	// The new colour's port was found free on the server, by its agent
+	// (port.free: a bind() there), not on the control plane: the command's
+	// answer, the agent's own log line and the container's PORT agree.
+	const [, colourPort] = /BLUE_GREEN: the \w+ colour starts on port (\d+) beside the running version \(found free on the server\)/.exec(await W.logText(w, d2.id)) ?? [];
+	assert.ok(colourPort, await W.logText(w, d2.id));
+	assert.equal((await w.sql(`SELECT string_agg(status || ':' || (result->>'port'), ',') FROM agent_commands WHERE server_id = '${server.id}' AND kind = 'port.free' AND created_at BETWEEN '${d2.startedAt}' AND '${d2.finishedAt}'`)).trim(), `SUCCEEDED:${colourPort}`);
+	assert.match(agent.log(), new RegExp(`port\\.free: 127\\.0\\.0\\.1:${colourPort} is free on this server`));
+	const env2 = (await second.request('GET', `/containers/${running[0][0]}/json`)).json().Config.Env;
+	assert.ok(env2.includes(`PORT=${colourPort}`), JSON.stringify(env2));
 
 	// A rollback to the first version: its image on the second engine, no build.
 	const rb = await ok(w.call('POST', `/deployments/${d1.id}/rollback`), 201);

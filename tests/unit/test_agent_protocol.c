@@ -102,6 +102,8 @@ TEST(commands_of_the_closed_set)
 	sw_agent_msg_release(&m);
 
 	CHECK(!refused(CMD("metrics.sample", "{}")));
+	CHECK(!refused(CMD("port.free", "{}")));
+	CHECK(refused(CMD("port.free", "{\"port\":8080}"))); /* the server picks it, not the caller */
 	CHECK(!refused(CMD("container.stop", "{\"name\":\"a\",\"timeoutS\":10}")));
 	CHECK(!refused(CMD("service.dump", "{\"name\":\"db\",\"engine\":\"postgres\",\"port\":5432,\"database\":\"app_db\",\"username\":\"app\",\"password\":\"pw\",\"dataDir\":\"/var/lib/postgresql/data\"}")));
 	CHECK(!refused(CMD("service.restore", "{\"name\":\"db\",\"engine\":\"redis\",\"port\":5432,\"database\":\"app_db\",\"username\":\"app\",\"password\":\"pw\",\"dataDir\":\"/var/lib/postgresql/data\",\"dumpBytes\":3,\"dumpSha256\":\"ab\"}")));

@@ -177,6 +177,21 @@ TEST(the_driver_refuses_a_probe_outside_its_bounds)
 	sw_driver_free(d);
 }
 
+TEST(port_free_is_a_port_the_agent_bound_on_its_loopback)
+{
+	struct sw_agent_outcome o = run(CMD("port.free", "{}"));
+	REQUIRE(o.ok);
+	json_int_t port = json_integer_value(json_object_get(o.result, "port"));
+	json_decref(o.result);
+	CHECK(port > 0 && port < 65536);
+	/* Free: this process binds it now. */
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+	close(fd);
+}
+
 TEST(kinds_and_codes)
 {
 	uint32_t k = sw_driver_agent_kinds();
@@ -186,6 +201,7 @@ TEST(kinds_and_codes)
 	CHECK(k & SW_AGENT_KIND_BIT(SW_AGENT_CMD_CONTAINER_INSPECT));
 	CHECK(k & SW_AGENT_KIND_BIT(SW_AGENT_CMD_CONTAINER_PROBE));
 	CHECK(k & SW_AGENT_KIND_BIT(SW_AGENT_CMD_CONTAINER_LOGS));
+	CHECK(k & SW_AGENT_KIND_BIT(SW_AGENT_CMD_PORT_FREE));
 	CHECK(!(k & SW_AGENT_KIND_BIT(SW_AGENT_CMD_HOST_FACTS))); /* the agent's main runs it */
 	static const int errs[] = { ENOENT, EEXIST, EBUSY, EINVAL, ECONNREFUSED, ETIMEDOUT, EFBIG, ECANCELED };
 	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++)

@@ -75,7 +75,8 @@ TEST(scrub_replaces_every_value_of_4_bytes_or_more_within_the_buffer)
 TEST(free_port_can_be_bound)
 {
 	unsigned port = 0;
-	REQUIRE(sw_pl_free_port(&port) == 0);
+	char e[128];
+	REQUIRE(sw_driver_free_port(NULL, &port, e, sizeof(e)) == 0);
 	CHECK(port > 0 && port < 65536);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
@@ -170,7 +171,8 @@ TEST(health_gate_fails_after_its_tries_with_the_last_answer)
 TEST(health_gate_says_a_refused_connection_and_stops_when_asked)
 {
 	unsigned port;
-	REQUIRE(sw_pl_free_port(&port) == 0);
+	char e[128];
+	REQUIRE(sw_driver_free_port(NULL, &port, e, sizeof(e)) == 0);
 	struct sw_job job;
 	volatile bool stop = false;
 	struct sw_pl p;

@@ -63,6 +63,7 @@ enum sw_agent_cmd {
 	SW_AGENT_CMD_VOLUME_LIST,
 	SW_AGENT_CMD_CONTAINER_FILE,
 	SW_AGENT_CMD_CONTAINER_PROBE, /* the health gate's GET, made on the server's own loopback */
+	SW_AGENT_CMD_PORT_FREE, /* a free port on the server's loopback (a BLUE_GREEN colour's) */
 	SW_AGENT_CMD_COUNT,
 };
 

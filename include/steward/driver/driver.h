@@ -301,6 +301,15 @@ int sw_driver_http_probe(struct sw_driver *d, const struct sw_http_probe *q, int
 			 uint64_t *ret_ms, char *err, size_t errlen);
 
 /* ---- host ---- */
+/* A free TCP port on 127.0.0.1 of the server the driver drives, found
+ * there by bind() to port 0 (then released: another process may take it
+ * before the container does, which the health gate then sees). Directly on
+ * the local host; by the agent's port.free on a remote one, whose executor
+ * calls this same code on its own local driver, so the port is free on the
+ * machine that runs the container. d NULL: this host. 0, or -errno with a
+ * sentence (a remote server: what a command can fail with, -EOPNOTSUPP
+ * when its agent's version does not carry port.free). */
+int sw_driver_free_port(struct sw_driver *d, unsigned *ret_port, char *err, size_t errlen);
 /* MemAvailable of the server, bytes, from <HOST_PROC_PATH or /proc>/meminfo.
  * -ENODATA when the kernel does not report it. */
 int sw_driver_memory_available(struct sw_driver *d, uint64_t *ret_bytes);
