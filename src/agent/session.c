@@ -44,6 +44,7 @@ struct session {
 	char token_hash[65];
 	char connection_id[37];
 	char peer[46];
+	uint64_t protocol;        /* chosen at the hello (the welcome says it) */
 	uint64_t hb_seq;          /* the last heartbeat sent */
 	uint64_t last_answer_ms;  /* monotonic: the hello, the last heartbeat answered, or the last
 				   * command message (a heartbeat's answer may queue behind a
@@ -615,7 +616,7 @@ static void hello_done(void *arg, const PGresult *res, const struct sw_db_error 
 			s->last_answer_ms = sw_loop_now_ms(s->loop);
 			struct sw_agent_msg w = { .type = SW_AGENT_MSG_WELCOME,
 						  .connection_id = s->connection_id,
-						  .protocol = SW_AGENT_PROTOCOL_MAX,
+						  .protocol = s->protocol,
 						  .heartbeat_ms = heartbeat_ms };
 			send_msg(s, &w);
 			sw_log_info("agent online server=%s peer=%s connection=%s", s->server_id, s->peer,
@@ -644,6 +645,7 @@ static void on_hello(struct session *s, const struct sw_agent_msg *m)
 		close_with(s, SW_WS_CLOSE_POLICY, reason);
 		return;
 	}
+	s->protocol = protocol;
 	json_t *host = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I}", "os", m->host.os, "kernel",
 				 m->host.kernel, "arch", m->host.arch, "hostname", m->host.hostname,
 				 "cores", (json_int_t)m->host.cores, "memoryBytes",
@@ -943,6 +945,19 @@ static void on_notify(void *arg, const char *payload)
 			if (strcmp(s->server_id, payload + 8) == 0) {
 				fetch_pending(s);
 				fetch_input(s);
+			}
+	} else if (strncmp(payload, "cancel:", 7) == 0 && strlen(payload) == 7 + 36 + 1 + 36 &&
+		   payload[7 + 36] == ':') {
+		/* "cancel:<server>:<command>": its waiter gave up (a log
+		 * follow's reader left); the holder tells the agent
+		 * (protocol 2), which stops it and answers its result. */
+		char server[37];
+		snprintf(server, sizeof(server), "%.36s", payload + 7);
+		struct sw_agent_msg m = { .type = SW_AGENT_MSG_CANCEL, .id = payload + 7 + 37 };
+		for (struct session *s = sessions; s; s = s->next)
+			if (strcmp(s->server_id, server) == 0 && s->state == ONLINE && s->protocol >= 2) {
+				sw_log_info("agent session server=%s: command %s cancelled", server, m.id);
+				send_msg(s, &m);
 			}
 	}
 }

@@ -263,8 +263,8 @@ test('the real agent: PENDING -> ONLINE with its facts; SIGKILL -> OFFLINE; sile
 	const s = await addServer('web-3');
 	const a = startAgent(s.agentCommand);
 	const { server: on } = await waitStatus(s.id, 'ONLINE', 10000 * SLACK);
-	await a.waitLine(/agent: connected as [0-9a-f-]{36} \(protocol 1, heartbeat 300 ms\)/, 5000);
-	assert.equal(on.agentProtocol, 1);
+	await a.waitLine(/agent: connected as [0-9a-f-]{36} \(protocol 2, heartbeat 300 ms\)/, 5000);
+	assert.equal(on.agentProtocol, 2);
 	assert.match(on.agentVersion, /^\d+\.\d+\.\d+/);
 	assert.match(on.agentBootId, /^[0-9a-f-]{36}$/);
 	assert.equal(on.agentBootId, fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim());
@@ -299,6 +299,8 @@ test('the real agent: PENDING -> ONLINE with its facts; SIGKILL -> OFFLINE; sile
 	c.sock.write(text(HELLO));
 	const welcome = await waitFor(c, () => messages(c).find((m) => m.type === 'welcome'), 5000, 'the welcome');
 	assert.match(welcome.connectionId, /^[0-9a-f-]{36}$/);
+	// Its hello offers protocol 1 only: the welcome chooses 1 (no cancel is
+	// ever sent to it), not this control plane's newest.
 	assert.equal(welcome.protocol, 1);
 	assert.equal(welcome.heartbeatMs, HB);
 	const t0 = Date.now();
