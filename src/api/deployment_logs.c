@@ -167,10 +167,8 @@ static void stored_done(void *arg, const PGresult *res, const struct sw_db_error
 		return;
 	}
 	size_t n = 0;
-	unsigned char *body = PQgetisnull(res, 0, 1)
-				      ? NULL
-				      : PQunescapeBytea((const unsigned char *)PQgetvalue(res, 0, 1), &n);
-	if (!PQgetisnull(res, 0, 1) && !body) {
+	unsigned char *body = NULL;
+	if (sw_deploy_log_stored_bytes(res, &body, &n) < 0) {
 		sw_api_internal_error(req);
 		return;
 	}
@@ -244,6 +242,7 @@ static void live_found(void *arg, const PGresult *res, const struct sw_db_error 
 		.deployment_id = st->id,
 		.data_dir = sw_http_config(req)->data_dir,
 		.status = PQgetvalue(res, 0, SW_DB_DEPLOYMENT_STATUS),
+		.log_bytes = strtoull(PQgetvalue(res, 0, SW_DB_DEPLOYMENT_LOG_BYTE_COUNT), NULL, 10),
 		.error_message = PQgetisnull(res, 0, SW_DB_DEPLOYMENT_ERROR_MESSAGE)
 					 ? NULL
 					 : PQgetvalue(res, 0, SW_DB_DEPLOYMENT_ERROR_MESSAGE),
@@ -319,8 +318,9 @@ static const struct sw_route routes[] = {
 		    "that is not an id the stream sends (not canonical decimal: a sign, leading "
 		    "zeros, past 2^63 - 1) is 422 on `Last-Event-ID`; an empty one starts over. A reader "
 		    "served by a stewardd process other than the one running the deployment (several "
-		    "replicas on one database) gets the same events, read from the file every second "
-		    "while the deployment runs. A reader more than 4 MiB of log behind the writer, "
+		    "replicas on one database) gets the same events, read every second while the "
+		    "deployment runs from the file or, without it there, from the copy the runner "
+		    "stores in the database. A reader more than 4 MiB of log behind the writer, "
 		    "or that reads nothing for 30 s, loses the "
 		    "stream (resume with Last-Event-ID); a stopping server ends streams cleanly. At "
 		    "most 2000 live readers per deployment in one process: past it 503 "

@@ -455,6 +455,33 @@ test('two replicas: the agent held by replica B, a deployment requested on B and
 	const past = await h.request(b.port, 'GET', `/deployments/${d.id}/logs`, { headers: { Cookie: `steward_session=${w.owner.cookie}`, Range: `bytes=${fileA.length}-` } });
 	assert.equal(past.status, 416);
 	assert.equal(past.headers['content-range'], `bytes */${fileA.length}`);
+	// Its SSE stream on B too: the whole log from the stored copy, then the status.
+	const liveB = async (headers = {}) => {
+		const r = await h.request(b.port, 'GET', `/deployments/${d.id}/live`, { headers: { Cookie: `steward_session=${w.owner.cookie}`, ...headers }, timeoutMs: 20000 * h.SLACK });
+		assert.equal(r.status, 200);
+		// Events with their data lines joined by \n (a line per data field).
+		return r.text.split('\n\n').filter((blk) => blk.trim() && !blk.startsWith(':')).map((blk) => {
+			const e = { event: 'message', id: null, data: [] };
+			for (const l of blk.split('\n')) {
+				const i = l.indexOf(':');
+				const v = l.slice(i + 2);
+				if (l.startsWith('event:')) e.event = v;
+				else if (l.startsWith('id:')) e.id = v;
+				else if (l.startsWith('data:')) e.data.push(v);
+			}
+			return e;
+		});
+	};
+	const evs = await liveB();
+	const logs = evs.filter((e) => e.event === 'log');
+	assert.equal(logs.map((e) => `${e.data.join('\n')}\n`).join(''), logA.replaceAll('\r', '\n'), 'B streams the whole log');
+	assert.equal(Number(logs.at(-1).id), fileA.length);
+	assert.equal(evs.at(-1).event, 'status');
+	assert.equal(JSON.parse(evs.at(-1).data.join('\n')).status, 'SUCCEEDED');
+	// Resumed after a line in the middle: the rest of the file, from the next line.
+	const mid = logs[Math.floor(logs.length / 2)].id;
+	const rest = (await liveB({ 'Last-Event-ID': mid })).filter((e) => e.event === 'log');
+	assert.equal(rest.map((e) => `${e.data.join('\n')}\n`).join(''), fileA.subarray(Number(mid)).toString('utf8').replaceAll('\r', '\n'));
 	const back = new Promise((resolve) => agent.once('exit', resolve));
 	agent.kill('SIGTERM');
 	await back;
