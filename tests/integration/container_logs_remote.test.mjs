@@ -8,7 +8,8 @@
 // follow=true streams the lines written after the reader connects
 // (container.logs with follow on the agent, its output crossing as the
 // command's chunks) and closing the reader cancels the agent's command
-// (its log says so, the row ends); a follow ends with the container; a log of more than 4 MiB (5,000 lines of 1,000
+// (its log says so, the row ends); a follow ends with the container; an
+// agent follows at most 4 logs at once (a fifth ends saying so); a log of more than 4 MiB (5,000 lines of 1,000
 // bytes) arrives through the channel's output chunks cut at the same cap,
 // truncated: true, its lines whole and in order; with the agent gone, 409
 // SERVER_NOT_CONNECTED.
@@ -155,12 +156,16 @@ test('follow=true on a remote server: lines written after the reader connects ar
 		[[followContainer, 'stdout', 'before follow'], [followContainer, 'stdout', 'after follow ***']]);
 	const cmds = await logCommands();
 	assert.equal(cmds.length, before + 1);
-	const [id, status] = cmds.at(-1);
-	assert.equal(status, 'ACKED', 'the agent is following');
+	const [id] = cmds.at(-1);
+	const deadline = Date.now() + 20000 * h.SLACK;
+	// The agent's ack is written on its own (the lines may be stored first).
+	while ((await logCommands()).find(([x]) => x === id)[1] !== 'ACKED') {
+		assert.ok(Date.now() < deadline, 'the agent is following: its command ACKED');
+		await h.sleep(50);
+	}
 
 	// The reader leaves: the control plane cancels, the agent's command ends.
 	c.destroy();
-	const deadline = Date.now() + 20000 * h.SLACK;
 	while (!(agent.log().includes(`command ${id} cancelled by the control plane`) &&
 		agent.log().includes(`container.logs follow of ${followContainer} ended by its cancel`))) {
 		assert.ok(Date.now() < deadline, `the agent stopped following; its log:\n${agent.log()}`);
@@ -192,6 +197,40 @@ test('a remote follow ends with the container, with an end event', { timeout: 90
 	assert.deepEqual(evs.filter((e) => e.event === 'log').map((e) => JSON.parse(e.data).text), ['bye']);
 	assert.equal(evs.at(-1).event, 'end');
 	assert.deepEqual(JSON.parse(evs.at(-1).data), { containerId: followContainer, error: null });
+});
+
+test('an agent follows at most 4 container logs at once: a fifth follow ends at once saying so; closing the readers ends them all', { timeout: 90000 }, async () => {
+	// The first application's container keeps running (sleep 600).
+	const req = `GET /applications/${app.id}/logs?follow=true&tail=1 HTTP/1.1\r\nCookie: steward_session=${w.owner.cookie}\r\nHost: x\r\n\r\n`;
+	const acked = async () => (await logCommands()).filter(([, st]) => st === 'ACKED').map(([id]) => id);
+	const readers = [];
+	for (let i = 0; i < 4; i++) {
+		const c = await h.Conn.open(w.srv.port);
+		await c.write(req);
+		readers.push(c);
+		assert.ok(await c.waitFor(() => c.text().includes('later line'), 20000 * h.SLACK), c.text());
+	}
+	const deadline = Date.now() + 20000 * h.SLACK;
+	let following;
+	while ((following = await acked()).length !== 4) {
+		assert.ok(Date.now() < deadline, `four follows on the agent (${following.length})`);
+		await h.sleep(50);
+	}
+	const fifth = await h.Conn.open(w.srv.port);
+	await fifth.write(req);
+	const [res] = await fifth.responses(1, 20000 * h.SLACK);
+	fifth.destroy();
+	const end = events(res.text).at(-1);
+	assert.equal(end.event, 'end');
+	assert.match(JSON.parse(end.data).error, /follows as many container logs as it may/);
+	for (const c of readers) c.destroy();
+	for (;;) {
+		const rows = await logCommands();
+		if (following.every((id) => ['SUCCEEDED', 'FAILED'].includes(rows.find(([x]) => x === id)[1])) &&
+			following.every((id) => agent.log().includes(`command ${id} cancelled by the control plane`))) break;
+		assert.ok(Date.now() < deadline + 20000 * h.SLACK, `the four follows ended; agent:\n${agent.log()}`);
+		await h.sleep(50);
+	}
 });
 
 test('a log over 4 MiB comes through the channel whole up to the cap, truncated', { timeout: 120000 }, async () => {
