@@ -8,7 +8,10 @@
  * blocking-with-deadlines code on poll(2): the dial and the handshake run
  * with socket timeouts, the session on a non-blocking socket. A command
  * runs on a thread of its own, one at a time (the others wait in a short
- * queue), so heartbeats are answered while a slow one runs; the thread
+ * queue), so heartbeats are answered while a slow one runs; a container
+ * log follow (container.logs with follow, protocol 2) runs beside them on
+ * a thread of its own, at most SW_AGENT_FOLLOWS_MAX, until the control
+ * plane's cancel or the connection's end (it is cancelled then). A thread
  * wakes the loop through a pipe when it is done, and the loop journals and
  * sends its result. A session that ends waits for the command running and
  * journals its result (its next connection's resend is answered from the
@@ -327,6 +330,11 @@ struct job {
 	struct sw_agent_stream stream;
 	struct session *s;
 	bool begun;             /* journaled and acknowledged already */
+	bool done;              /* atomic: the runner thread is over */
+	pthread_t thread;
+	/* Its output: the runner appends, the loop sends (under s->mu). */
+	struct sw_buf pending;
+	uint64_t out_seq;       /* progress chunks sent */
 	int fd;                 /* the staged input, or -1 */
 	EVP_MD_CTX *sha;        /* over the input taken so far */
 	uint64_t bytes;
@@ -339,7 +347,7 @@ struct session {
 	struct sw_agent_journal *journal;
 	const struct sw_agent_executor *exec;
 	struct job *running;    /* on the runner thread */
-	pthread_t thread;
+	struct job *follows[SW_AGENT_FOLLOWS_MAX]; /* container log follows, each on its thread */
 	int wake[2];            /* the runner writes a byte when it is done */
 	struct job *queue[QUEUED_COMMANDS];
 	unsigned nqueue;
@@ -352,13 +360,11 @@ struct session {
 	bool ending;            /* a close was sent or received */
 	struct dial_result drop;
 	struct job *receiving;  /* a command whose input is arriving */
-	/* The running command's output: the runner appends, the loop sends. */
+	/* The running commands' output (each job's pending). */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct sw_buf pending;  /* under mu */
 	bool out_closed;        /* under mu: the connection ended, output is dropped */
-	int out_wake[2];        /* the runner writes a byte when pending grows */
-	uint64_t out_seq;       /* progress chunks sent for the running command */
+	int out_wake[2];        /* a runner writes a byte when its pending grows */
 };
 
 static int send_msg(struct session *s, const struct sw_agent_msg *m)
@@ -448,6 +454,7 @@ static void job_free(struct job *j)
 		close(j->fd);
 	EVP_MD_CTX_free(j->sha);
 	sw_agent_msg_release(&j->m);
+	sw_buf_release(&j->pending);
 	free(j);
 }
 
@@ -457,10 +464,10 @@ static void stream_output(struct sw_agent_stream *st, const char *data, size_t l
 	struct job *j = (struct job *)((char *)st - offsetof(struct job, stream));
 	struct session *s = j->s;
 	pthread_mutex_lock(&s->mu);
-	while (!s->out_closed && s->pending.len && s->pending.len + len > PROGRESS_PENDING_MAX)
+	while (!s->out_closed && j->pending.len && j->pending.len + len > PROGRESS_PENDING_MAX)
 		pthread_cond_wait(&s->cv, &s->mu);
-	bool wake = !s->out_closed && s->pending.len == 0;
-	if (!s->out_closed && sw_buf_append(&s->pending, data, len) < 0)
+	bool wake = !s->out_closed && j->pending.len == 0;
+	if (!s->out_closed && sw_buf_append(&j->pending, data, len) < 0)
 		wake = false;
 	pthread_mutex_unlock(&s->mu);
 	char byte = 1;
@@ -469,34 +476,43 @@ static void stream_output(struct sw_agent_stream *st, const char *data, size_t l
 		}
 }
 
-/* On the loop: moves the running command's output into the channel's
- * queue as progress chunks, cut at line ends, while the queue has room
- * (all of it when force: the command has ended and its result follows). */
-static void flush_progress(struct session *s, bool force)
+/* On the loop, under s->mu: moves j's output into the channel's queue as
+ * progress chunks, cut at line ends, while the queue has room (all of it
+ * when force: the command has ended and its result follows). */
+static void flush_job(struct session *s, struct job *j, bool force)
 {
-	struct job *j = s->running;
-	pthread_mutex_lock(&s->mu);
-	while (j && !s->ending && s->pending.len && (force || s->k->out.buf.len < PROGRESS_QUEUE_MAX)) {
-		size_t n = SW_MIN(s->pending.len, (size_t)PROGRESS_CHUNK);
-		if (n < s->pending.len) {
-			const char *nl = memrchr(s->pending.data, '\n', n);
+	while (!s->ending && j->pending.len && (force || s->k->out.buf.len < PROGRESS_QUEUE_MAX)) {
+		size_t n = SW_MIN(j->pending.len, (size_t)PROGRESS_CHUNK);
+		if (n < j->pending.len) {
+			const char *nl = memrchr(j->pending.data, '\n', n);
 			if (nl)
-				n = (size_t)(nl - s->pending.data) + 1;
+				n = (size_t)(nl - j->pending.data) + 1;
 		}
 		char *text = malloc(n + 1);
 		if (!text)
 			break;
-		memcpy(text, s->pending.data, n);
+		memcpy(text, j->pending.data, n);
 		text[n] = '\0';
-		struct sw_agent_msg p = { .type = SW_AGENT_MSG_PROGRESS, .id = j->m.id, .seq = s->out_seq,
+		struct sw_agent_msg p = { .type = SW_AGENT_MSG_PROGRESS, .id = j->m.id, .seq = j->out_seq,
 					  .stream = "log", .data = text };
 		if (send_msg(s, &p) == 0)
-			s->out_seq++;
+			j->out_seq++;
 		free(text);
-		sw_buf_consume(&s->pending, n);
+		sw_buf_consume(&j->pending, n);
 	}
 	if (s->ending)
-		sw_buf_consume(&s->pending, s->pending.len);
+		sw_buf_consume(&j->pending, j->pending.len);
+}
+
+/* On the loop: the running commands' output, as flush_job() moves it. */
+static void flush_progress(struct session *s, bool force)
+{
+	pthread_mutex_lock(&s->mu);
+	if (s->running)
+		flush_job(s, s->running, force);
+	for (unsigned i = 0; i < SW_AGENT_FOLLOWS_MAX; i++)
+		if (s->follows[i])
+			flush_job(s, s->follows[i], false);
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 }
@@ -504,10 +520,10 @@ static void flush_progress(struct session *s, bool force)
 static void *runner(void *arg)
 {
 	struct job *j = arg;
-	j->stream = (struct sw_agent_stream){ .input_fd = j->fd, .output = stream_output };
 	j->o.stream = &j->stream;
 	j->s->exec->run(j->s->exec->arg, &j->m, &j->o);
 	j->o.stream = NULL;
+	__atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
 	char byte = 1;
 	while (write(j->s->wake[1], &byte, 1) < 0 && errno == EINTR) {
 	}
@@ -533,8 +549,8 @@ static void start_next(struct session *s)
 			send_msg(s, &ack);
 		}
 		s->running = j;
-		s->out_seq = 0;
-		if (pthread_create(&s->thread, NULL, runner, j) != 0) {
+		j->stream = (struct sw_agent_stream){ .input_fd = j->fd, .output = stream_output };
+		if (pthread_create(&j->thread, NULL, runner, j) != 0) {
 			s->running = NULL;
 			snprintf(j->o.error_code, sizeof(j->o.error_code), "FAILED");
 			snprintf(j->o.error_message, sizeof(j->o.error_message), "the agent could not start the command");
@@ -544,27 +560,110 @@ static void start_next(struct session *s)
 	}
 }
 
-/* The running command is done (or the session ends: waits for it). */
-static void reap(struct session *s)
+/* A command whose thread is over (or, when the session ends, will be:
+ * waited for): its output, then its result. */
+static void reap_job(struct session *s, struct job *j)
 {
-	struct job *j = s->running;
-	if (!j)
-		return;
-	pthread_join(s->thread, NULL);
-	char byte;
-	while (read(s->wake[0], &byte, 1) < 0 && errno == EINTR) {
-	}
+	pthread_join(j->thread, NULL);
 	/* Its output goes before its result, which says how many chunks
 	 * there were (the control plane may store them out of order). */
-	flush_progress(s, true);
-	if (j->o.ok && s->out_seq) {
+	pthread_mutex_lock(&s->mu);
+	flush_job(s, j, true);
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	if (j->o.ok && j->out_seq) {
 		if (!j->o.result)
 			j->o.result = json_object();
-		json_object_set_new(j->o.result, "outputChunks", json_integer((json_int_t)s->out_seq));
+		json_object_set_new(j->o.result, "outputChunks", json_integer((json_int_t)j->out_seq));
 	}
-	s->running = NULL;
 	finish(s, j->m.id, &j->o);
 	job_free(j);
+}
+
+/* The commands whose threads are done; every one when all (the session
+ * ends: a follow is cancelled first, the running command waited for). */
+static void reap(struct session *s, bool all)
+{
+	char drain[64];
+	while (read(s->wake[0], drain, sizeof(drain)) > 0) {
+	}
+	for (unsigned i = 0; i < SW_AGENT_FOLLOWS_MAX; i++) {
+		struct job *j = s->follows[i];
+		if (j && all)
+			__atomic_store_n(&j->stream.cancel, true, __ATOMIC_RELAXED);
+		if (j && (all || __atomic_load_n(&j->done, __ATOMIC_ACQUIRE))) {
+			s->follows[i] = NULL;
+			reap_job(s, j);
+		}
+	}
+	struct job *j = s->running;
+	if (j && (all || __atomic_load_n(&j->done, __ATOMIC_ACQUIRE))) {
+		s->running = NULL;
+		reap_job(s, j);
+	}
+}
+
+/* A command that starts now: journaled as begun, acknowledged; NULL when
+ * it could not be (answered already). */
+static struct job *job_begin(struct session *s, const struct sw_agent_msg *m, const uint8_t digest[32])
+{
+	if (sw_agent_journal_begin(s->journal, m->id, digest) < 0) {
+		refuse_command(s, m->id, "JOURNAL_FAILED", "the agent could not journal the command; it was not run");
+		return NULL;
+	}
+	struct job *j = job_new(s, m);
+	if (!j) {
+		struct sw_agent_outcome o = { .ok = false, .error_code = "FAILED",
+					      .error_message = "out of memory; the command was not run" };
+		finish(s, m->id, &o);
+		return NULL;
+	}
+	j->begun = true;
+	struct sw_agent_msg ack = { .type = SW_AGENT_MSG_ACK, .id = m->id };
+	send_msg(s, &ack);
+	return j;
+}
+
+/* container.logs with follow: beside the queue, on a thread of its own
+ * (it lasts until cancelled), at most SW_AGENT_FOLLOWS_MAX at once. */
+static void start_follow(struct session *s, const struct sw_agent_msg *m, const uint8_t digest[32])
+{
+	unsigned slot = 0;
+	while (slot < SW_AGENT_FOLLOWS_MAX && s->follows[slot])
+		slot++;
+	if (slot == SW_AGENT_FOLLOWS_MAX) {
+		refuse_command(s, m->id, "BUSY", "the agent follows as many container logs as it may; it was not run");
+		return;
+	}
+	struct job *j = job_begin(s, m, digest);
+	if (!j)
+		return;
+	j->stream = (struct sw_agent_stream){ .input_fd = -1, .output = stream_output };
+	if (pthread_create(&j->thread, NULL, runner, j) != 0) {
+		snprintf(j->o.error_code, sizeof(j->o.error_code), "FAILED");
+		snprintf(j->o.error_message, sizeof(j->o.error_message), "the agent could not start the command");
+		finish(s, j->m.id, &j->o);
+		job_free(j);
+		return;
+	}
+	s->follows[slot] = j;
+	sw_log_info("agent: command %s follows container %s", m->id, m->args.name);
+}
+
+/* The control plane's cancel: a follow (or the running command) of that
+ * id is told to stop; its result goes as it ends. */
+static void on_cancel(struct session *s, const char *id)
+{
+	for (unsigned i = 0; i < SW_AGENT_FOLLOWS_MAX; i++)
+		if (s->follows[i] && strcmp(s->follows[i]->m.id, id) == 0) {
+			__atomic_store_n(&s->follows[i]->stream.cancel, true, __ATOMIC_RELAXED);
+			sw_log_info("agent: command %s cancelled by the control plane", id);
+			return;
+		}
+	if (s->running && strcmp(s->running->m.id, id) == 0) {
+		__atomic_store_n(&s->running->stream.cancel, true, __ATOMIC_RELAXED);
+		sw_log_info("agent: command %s cancelled by the control plane", id);
+	}
 }
 
 /* The command whose input is arriving ends without running: journaled
@@ -588,21 +687,10 @@ static void receive_command(struct session *s, const struct sw_agent_msg *m, con
 		refuse_command(s, m->id, "BUSY", "the agent is receiving another command's input; it was not run");
 		return;
 	}
-	if (sw_agent_journal_begin(s->journal, m->id, digest) < 0) {
-		refuse_command(s, m->id, "JOURNAL_FAILED", "the agent could not journal the command; it was not run");
+	struct job *j = job_begin(s, m, digest);
+	if (!j)
 		return;
-	}
-	struct job *j = job_new(s, m);
-	if (!j) {
-		struct sw_agent_outcome o = { .ok = false, .error_code = "FAILED",
-					      .error_message = "out of memory; the command was not run" };
-		finish(s, m->id, &o);
-		return;
-	}
-	j->begun = true;
 	s->receiving = j;
-	struct sw_agent_msg ack = { .type = SW_AGENT_MSG_ACK, .id = m->id };
-	send_msg(s, &ack);
 	j->fd = open(s->c->data_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	j->sha = EVP_MD_CTX_new();
 	if (j->fd < 0 || !j->sha || EVP_DigestInit_ex(j->sha, EVP_sha256(), NULL) != 1)
@@ -738,6 +826,13 @@ static void on_command(struct session *s, const struct sw_agent_msg *m)
 		receive_command(s, m, digest);
 		return;
 	}
+	if (m->kind == SW_AGENT_CMD_CONTAINER_LOGS && m->args.follow) {
+		for (unsigned i = 0; i < SW_AGENT_FOLLOWS_MAX; i++)
+			if (s->follows[i] && strcmp(s->follows[i]->m.id, m->id) == 0)
+				return; /* following already */
+		start_follow(s, m, digest);
+		return;
+	}
 	struct job *j = s->nqueue < QUEUED_COMMANDS ? job_new(s, m) : NULL;
 	if (!j) {
 		refuse_command(s, m->id, "BUSY", "the agent has too many commands waiting; it was not run");
@@ -845,6 +940,10 @@ static void on_message(struct session *s, const struct sw_ws_event *ev)
 		if (s->welcomed)
 			on_input(s, &m);
 		break;
+	case SW_AGENT_MSG_CANCEL:
+		if (s->welcomed)
+			on_cancel(s, m.id);
+		break;
 	default:
 		end_session(s, SW_WS_CLOSE_POLICY, "a message only an agent sends");
 		break;
@@ -948,7 +1047,7 @@ static void end_commands(struct session *s)
 	s->out_closed = true; /* the running command's output is dropped from now on */
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
-	reap(s);
+	reap(s, true);
 	for (unsigned i = 0; i < s->nqueue; i++)
 		job_free(s->queue[i]);
 	s->nqueue = 0;
@@ -1014,7 +1113,7 @@ static void run_session(struct session *s, volatile int *stop)
 		}
 		flush_progress(s, false);
 		if (n > 0 && (pf[1].revents & POLLIN)) {
-			reap(s);
+			reap(s, false);
 			start_next(s);
 			n--;
 		}
@@ -1082,7 +1181,7 @@ int sw_agent_run(const struct sw_agent_config *c, const struct sw_agent_executor
 		sw_ws_reader_init(&k.reader, SW_WS_CLIENT, SW_AGENT_MAX_MESSAGE);
 		sw_ws_out_init(&k.out, SW_WS_CLIENT, SW_AGENT_MAX_QUEUED_OUTPUT);
 		struct session s = { .c = c, .k = &k, .journal = journal, .exec = exec };
-		if (pipe2(s.wake, O_CLOEXEC) < 0) {
+		if (pipe2(s.wake, O_CLOEXEC | O_NONBLOCK) < 0) {
 			sw_log_error("agent: cannot make a pipe for the command runner: %s", strerror(errno));
 			break;
 		}
@@ -1113,7 +1212,6 @@ int sw_agent_run(const struct sw_agent_config *c, const struct sw_agent_executor
 		close(s.out_wake[1]);
 		pthread_mutex_destroy(&s.mu);
 		pthread_cond_destroy(&s.cv);
-		sw_buf_release(&s.pending);
 		conn_close(&k);
 		if (stopped(stop))
 			break;

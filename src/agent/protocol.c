@@ -121,6 +121,10 @@ static const struct field type_fields[SW_AGENT_MSG_COUNT][8] = {
 		{ "error", F_NESTED, false, 0, 0, error_fields },
 		END,
 	},
+	[SW_AGENT_MSG_CANCEL] = {
+		{ "id", F_ID, true, SW_AGENT_MAX_ID_LEN, M(id) },
+		END,
+	},
 };
 
 static const char *const type_names[SW_AGENT_MSG_COUNT] = {
@@ -128,7 +132,7 @@ static const char *const type_names[SW_AGENT_MSG_COUNT] = {
 	[SW_AGENT_MSG_HEARTBEAT] = "heartbeat", [SW_AGENT_MSG_GOAWAY] = "goaway",
 	[SW_AGENT_MSG_COMMAND] = "command",   [SW_AGENT_MSG_INPUT] = "input",
 	[SW_AGENT_MSG_ACK] = "ack",           [SW_AGENT_MSG_PROGRESS] = "progress",
-	[SW_AGENT_MSG_RESULT] = "result",
+	[SW_AGENT_MSG_RESULT] = "result",     [SW_AGENT_MSG_CANCEL] = "cancel",
 };
 
 /* Command payloads: the members each kind takes. */

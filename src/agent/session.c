@@ -44,7 +44,7 @@ struct session {
 	char token_hash[65];
 	char connection_id[37];
 	char peer[46];
-	uint64_t protocol;        /* chosen at the hello */
+	uint64_t protocol;        /* chosen at the hello (the welcome says it) */
 	uint64_t hb_seq;          /* the last heartbeat sent (1) or received (2) */
 	uint64_t last_answer_ms;  /* monotonic: the hello, the last heartbeat answered, or the last
 				   * command message (a heartbeat's answer may queue behind a
@@ -997,6 +997,19 @@ static void on_notify(void *arg, const char *payload)
 			if (strcmp(s->server_id, payload + 8) == 0) {
 				fetch_pending(s);
 				fetch_input(s);
+			}
+	} else if (strncmp(payload, "cancel:", 7) == 0 && strlen(payload) == 7 + 36 + 1 + 36 &&
+		   payload[7 + 36] == ':') {
+		/* "cancel:<server>:<command>": its waiter gave up (a log
+		 * follow's reader left); the holder tells the agent
+		 * (protocol 2), which stops it and answers its result. */
+		char server[37];
+		snprintf(server, sizeof(server), "%.36s", payload + 7);
+		struct sw_agent_msg m = { .type = SW_AGENT_MSG_CANCEL, .id = payload + 7 + 37 };
+		for (struct session *s = sessions; s; s = s->next)
+			if (strcmp(s->server_id, server) == 0 && s->state == ONLINE && s->protocol >= 2) {
+				sw_log_info("agent session server=%s: command %s cancelled", server, m.id);
+				send_msg(s, &m);
 			}
 	}
 }

@@ -32,8 +32,14 @@
  * - A remote server: its agent's container.logs through the remote
  *   driver (the command's output carries the raw lines back; they are
  *   scrubbed and cleaned here, as a local read's). Its agent not
- *   connected: 409 SERVER_NOT_CONNECTED. follow=true on a remote server is
- *   409 SERVER_NOT_CONNECTED too: the channel does not carry a follow yet. */
+ *   connected: 409 SERVER_NOT_CONNECTED. With follow, each follower
+ *   thread opens its own database connection and awaits a container.logs
+ *   with follow (protocol 2): the agent follows on a thread of its own
+ *   (at most SW_AGENT_FOLLOWS_MAX per server: past it the container's
+ *   `end` event says the agent is busy), its lines cross replicas as
+ *   output chunks, and the reader's leaving cancels the wait, which sends
+ *   the agent a cancel through whichever replica holds it. A follow lasts
+ *   at most SW_AGENT_FOLLOW_MAX_MS (the command's expiry). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -77,6 +83,8 @@ struct follower {
 	char topic_id[37];
 	struct sw_hub_topic *topic;
 	char container[SW_DRIVER_ID_MAX];
+	bool remote;
+	char server_id[37]; /* remote: its server */
 	unsigned tail;
 	int64_t since_us;
 	struct sw_scrubber *scrubber;
@@ -188,10 +196,26 @@ static void *follow_main(void *arg)
 	struct sw_container_logs_query q = { .container = f->container, .tail = f->tail,
 					     .since_us = f->since_us, .follow = true,
 					     .cancel = &f->cancel };
-	struct sw_driver *d = sw_api_local_driver();
-	int rc = d ? sw_driver_container_logs(d, &q, follow_line, f, err, sizeof(err)) : -EIO;
-	if (!d)
-		snprintf(err, sizeof(err), "the local server's driver is not configured");
+	struct sw_driver *d = NULL;
+	PGconn *conn = NULL;
+	int rc = -EIO;
+	if (!f->remote) {
+		d = sw_api_local_driver();
+		if (!d)
+			snprintf(err, sizeof(err), "the local server's driver is not configured");
+	} else if (PQstatus(conn = PQconnectdb(sw_api_runtime_conninfo())) != CONNECTION_OK) {
+		snprintf(err, sizeof(err), "the database cannot be reached");
+	} else {
+		/* The agent's container.logs with follow, over this thread's
+		 * own connection; the reader's leaving cancels it there. */
+		rc = sw_driver_remote_new(conn, f->server_id, NULL, 0, &d, err, sizeof(err));
+	}
+	if (d && (!f->remote || rc == 0))
+		rc = sw_driver_container_logs(d, &q, follow_line, f, err, sizeof(err));
+	if (f->remote) {
+		sw_driver_free(d);
+		PQfinish(conn);
+	}
 	/* The engine's sentences hold no variable values (an id, a status). */
 	sw_hub_writer_close(f->topic, end_chunk(f, rc && rc != -ECANCELED ? err : NULL));
 	follower_unref(f);
@@ -538,6 +562,8 @@ static void follow_start(struct op *o)
 		snprintf(f->container, sizeof(f->container), "%s", o->chosen[i].id);
 		f->tail = o->tail;
 		f->since_us = o->since_us;
+		f->remote = o->remote;
+		memcpy(f->server_id, o->server_id, sizeof(f->server_id));
 		f->scrubber = o->scrubber[i];
 		o->scrubber[i] = NULL;
 		r->f[i] = f;
@@ -622,13 +648,6 @@ static void app_loaded(void *arg, const PGresult *res, const struct sw_db_error 
 	/* Its columns start as the runtime target's do. */
 	o->remote = strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_IS_LOCAL), "t") != 0;
 	snprintf(o->server_id, sizeof(o->server_id), "%s", PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_ID));
-	if (o->remote && o->follow) {
-		op_free(o);
-		sw_http_error(req, 409, "SERVER_NOT_CONNECTED",
-			      "Following a remote server's container logs is not available yet: read them "
-			      "without follow (pass since=<the last line's time> to go on).");
-		return;
-	}
 	o->variables = json_loads(PQgetvalue(res, 0, SW_DB_RUNTIME_LOGS_VARIABLES), 0, NULL);
 	if (!json_is_array(o->variables)) {
 		op_free(o);
@@ -708,8 +727,10 @@ static const struct sw_route routes[] = {
 	    "(pass since=<the last line's time> to go on). A reader more than 4 MiB behind loses the "
 	    "stream; at most 256 containers are followed per process (503 past it).\n\n"
 	    "A remote server: read through its agent (the same lines, tail, since, cap and scrubbing); "
-	    "its agent not connected: 409 SERVER_NOT_CONNECTED; follow=true on a remote server is not "
-	    "available yet (409 SERVER_NOT_CONNECTED). A container engine that does not answer: 502 RUNTIME_UNAVAILABLE. "
+	    "its agent not connected: 409 SERVER_NOT_CONNECTED; follow=true on a remote server streams "
+	    "the same events through its agent (at most 4 containers followed per server at once: past "
+	    "it a container's `end` event says the agent is busy; a stream lasts at most 6 hours, then "
+	    "ends). A container engine that does not answer: 502 RUNTIME_UNAVAILABLE. "
 	    "The worker pool full: 503." SW_API_DOC_SCOPED,
 	    "Runtime", NULL, "ContainerLogs", 200, errors, "tail since follow" } },
 };

@@ -1,6 +1,9 @@
 /* A deployment's build log: GET /deployments/:id/logs (the file, sent
  * without copying it through user space: the log file is the one source
- * of truth; src/deploy/build_log.c writes whole lines, then tells the hub)
+ * of truth; src/deploy/build_log.c writes whole lines, then tells the hub;
+ * on a replica without the file, the copy its runner stores in
+ * deployment_log_chunks as it writes, read in one query for the range
+ * asked and sent from that one buffer)
  * and GET /deployments/:id/live (Server-Sent Events: the log so far, live
  * lines, then the status; the stream is src/deploy/live_log.c, whose first
  * comment says how it joins the file and the hub without a gap or a
@@ -94,6 +97,93 @@ static bool parse_range(struct sw_str v, uint64_t size, uint64_t *ret_off, uint6
 	return true;
 }
 
+/* ---- the log from PostgreSQL (a replica without its file) ---- */
+
+/* The whole log in one read, when no Range asks for part: past any cap. */
+#define LOG_READ_ALL "2147483647"
+
+struct stored {
+	struct sw_http_request *req;
+	char id[37];
+	bool sized;   /* the size is known: the range's bytes are asked for */
+	uint64_t off, len;
+	int status;
+};
+
+static void stored_read(struct stored *st, uint64_t off, const char *len);
+
+/* Range handling shared by the file and the stored copy: false when the
+ * answer was sent (416); else *status (200 or 206) with Content-Range set
+ * and the bytes to send in *off, *len. */
+static bool answer_range(struct sw_http_request *req, uint64_t size, uint64_t *off, uint64_t *len,
+			 int *status)
+{
+	*off = 0;
+	*len = size;
+	*status = 200;
+	const struct sw_http_header *range = sw_http_request_header(req, SW_STR("Range"));
+	bool unsatisfiable = false;
+	if (!range || sw_http_request_header(req, SW_STR("If-Range")) ||
+	    !parse_range(range->value, size, off, len, &unsatisfiable))
+		return true;
+	char cr[80];
+	if (unsatisfiable) {
+		snprintf(cr, sizeof(cr), "bytes */%llu", (unsigned long long)size);
+		sw_http_add_header(req, "Content-Range", sw_str_cstr(cr));
+		sw_http_error(req, 416, "RANGE_NOT_SATISFIABLE", "The range asked for starts past the end of the log.");
+		return false;
+	}
+	*status = 206;
+	snprintf(cr, sizeof(cr), "bytes %llu-%llu/%llu", (unsigned long long)*off,
+		 (unsigned long long)(*off + *len - 1), (unsigned long long)size);
+	sw_http_add_header(req, "Content-Range", sw_str_cstr(cr));
+	return true;
+}
+
+static void stored_done(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct stored *st = arg;
+	struct sw_http_request *req = st->req;
+	if (err->code || PQntuples(res) != 1) {
+		if (err->code)
+			sw_log_error("deployment log %s cannot be read from the database: %s", st->id, err->message);
+		sw_api_internal_error(req);
+		return;
+	}
+	static const char text[] = "text/plain; charset=utf-8";
+	uint64_t size = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
+	if (!st->sized && sw_http_request_header(req, SW_STR("Range"))) {
+		/* The size first, for the range; then its bytes. */
+		if (!answer_range(req, size, &st->off, &st->len, &st->status))
+			return;
+		if (st->len == 0) {
+			sw_http_respond(req, st->status, text, SW_STR_NULL);
+			return;
+		}
+		st->sized = true;
+		char len[24];
+		snprintf(len, sizeof(len), "%llu", (unsigned long long)st->len);
+		stored_read(st, st->off, len);
+		return;
+	}
+	size_t n = 0;
+	unsigned char *body = NULL;
+	if (sw_deploy_log_stored_bytes(res, &body, &n) < 0) {
+		sw_api_internal_error(req);
+		return;
+	}
+	sw_http_respond(req, st->sized ? st->status : 200, text, sw_str_from((const char *)body, n));
+	PQfreemem(body);
+}
+
+static void stored_read(struct stored *st, uint64_t off, const char *len)
+{
+	char from[24];
+	snprintf(from, sizeof(from), "%llu", (unsigned long long)off);
+	const char *params[3] = { st->id, from, len };
+	sw_api_query(st->req, &sw_db_stmt_deployment_log_read, params, 3, stored_done, st);
+}
+
 static void logs_found(void *arg, const PGresult *res, const struct sw_db_error *err)
 {
 	struct lookup *st = arg;
@@ -110,8 +200,15 @@ static void logs_found(void *arg, const PGresult *res, const struct sw_db_error 
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat sb;
 	if (fd < 0 && errno == ENOENT) {
-		/* Nothing written yet (a queued deployment). */
-		sw_http_respond(req, 200, text, SW_STR_NULL);
+		/* Not written on this replica: the copy the runner stores as it
+		 * writes (deployment_log_chunks), empty when nothing is written
+		 * yet (a queued deployment). */
+		struct stored *s = sw_api_state_new(req, sizeof(*s));
+		if (!s)
+			return;
+		s->req = req;
+		memcpy(s->id, st->id, sizeof(s->id));
+		stored_read(s, 0, sw_http_request_header(req, SW_STR("Range")) ? "0" : LOG_READ_ALL);
 		return;
 	}
 	if (fd < 0 || fstat(fd, &sb) < 0) {
@@ -121,25 +218,11 @@ static void logs_found(void *arg, const PGresult *res, const struct sw_db_error 
 		sw_api_internal_error(req);
 		return;
 	}
-	uint64_t size = (uint64_t)sb.st_size, off = 0, len = size;
-	const struct sw_http_header *range = sw_http_request_header(req, SW_STR("Range"));
-	bool unsatisfiable = false;
-	int status = 200;
-	if (range && !sw_http_request_header(req, SW_STR("If-Range")) &&
-	    parse_range(range->value, size, &off, &len, &unsatisfiable)) {
-		char cr[80];
-		if (unsatisfiable) {
-			close(fd);
-			snprintf(cr, sizeof(cr), "bytes */%llu", (unsigned long long)size);
-			sw_http_add_header(req, "Content-Range", sw_str_cstr(cr));
-			sw_http_error(req, 416, "RANGE_NOT_SATISFIABLE",
-				      "The range asked for starts past the end of the log.");
-			return;
-		}
-		status = 206;
-		snprintf(cr, sizeof(cr), "bytes %llu-%llu/%llu", (unsigned long long)off,
-			 (unsigned long long)(off + len - 1), (unsigned long long)size);
-		sw_http_add_header(req, "Content-Range", sw_str_cstr(cr));
+	uint64_t off, len;
+	int status;
+	if (!answer_range(req, (uint64_t)sb.st_size, &off, &len, &status)) {
+		close(fd);
+		return;
 	}
 	sw_http_respond_file(req, status, text, fd, off, len);
 }
@@ -159,6 +242,7 @@ static void live_found(void *arg, const PGresult *res, const struct sw_db_error 
 		.deployment_id = st->id,
 		.data_dir = sw_http_config(req)->data_dir,
 		.status = PQgetvalue(res, 0, SW_DB_DEPLOYMENT_STATUS),
+		.log_bytes = strtoull(PQgetvalue(res, 0, SW_DB_DEPLOYMENT_LOG_BYTE_COUNT), NULL, 10),
 		.error_message = PQgetisnull(res, 0, SW_DB_DEPLOYMENT_ERROR_MESSAGE)
 					 ? NULL
 					 : PQgetvalue(res, 0, SW_DB_DEPLOYMENT_ERROR_MESSAGE),
@@ -195,9 +279,12 @@ static const struct sw_route routes[] = {
 	  { .summary = "The build log of a deployment",
 	    .description =
 		    "The deployment's whole build and deploy log as text/plain; charset=utf-8, read from "
-		    "the log file (never from the database, which keeps only logByteCount and the 4 KB "
-		    "logTail) and sent without copying it through the server's memory. While the "
-		    "deployment runs: what is written so far, whole lines. The log is capped at "
+		    "the log file and sent without copying it through the server's memory on the "
+		    "replica whose runner wrote it; on another replica (several stewardd on one "
+		    "database, each with its own data directory) from the copy the runner stores in "
+		    "the database as it writes (about every second and at each phase's end), the same "
+		    "bytes. While the deployment runs: what is written so far, whole lines (on "
+		    "another replica, up to the last store). The log is capped at "
 		    "DEPLOY_LOG_MAX_BYTES (default 16 MiB): a log that reached it ends with the line "
 		    "\"[log cut: DEPLOY_LOG_MAX_BYTES reached]\". Every value of the application's "
 		    "variables appears as ***. Lines are UTF-8 (an invalid byte from a build is "
@@ -231,8 +318,9 @@ static const struct sw_route routes[] = {
 		    "that is not an id the stream sends (not canonical decimal: a sign, leading "
 		    "zeros, past 2^63 - 1) is 422 on `Last-Event-ID`; an empty one starts over. A reader "
 		    "served by a stewardd process other than the one running the deployment (several "
-		    "replicas on one database) gets the same events, read from the file every second "
-		    "while the deployment runs. A reader more than 4 MiB of log behind the writer, "
+		    "replicas on one database) gets the same events, read every second while the "
+		    "deployment runs from the file or, without it there, from the copy the runner "
+		    "stores in the database. A reader more than 4 MiB of log behind the writer, "
 		    "or that reads nothing for 30 s, loses the "
 		    "stream (resume with Last-Event-ID); a stopping server ends streams cleanly. At "
 		    "most 2000 live readers per deployment in one process: past it 503 "

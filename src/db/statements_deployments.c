@@ -81,10 +81,22 @@ const struct sw_db_stmt sw_db_stmt_deployment_rollback = {
 	.audited = DEPLOYMENT_AUDITED(SW_DB_DEPLOYMENT_ROLLBACK_OF + 1),
 };
 
+const struct sw_db_stmt sw_db_stmt_deployment_log_read = {
+	.name = "deployment_log_read",
+	.sql = "WITH c AS (SELECT off, data FROM deployment_log_chunks WHERE deployment_id = $1::uuid)"
+	       " SELECT (SELECT coalesce(max(off + length(data)), 0) FROM c),"
+	       " substring((SELECT string_agg(data, ''::bytea ORDER BY off) FROM c"
+	       "   WHERE off + length(data) > $2::bigint AND off < $2::bigint + $3::bigint)"
+	       "  FROM (SELECT $2::bigint - coalesce(min(off), 0) + 1 FROM c"
+	       "   WHERE off + length(data) > $2::bigint)::integer FOR $3::integer)",
+	.nparams = 3,
+};
+
 static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_deployment_source, &sw_db_stmt_deployment_create,
 	&sw_db_stmt_deployment_get,    &sw_db_stmt_deployments_list,
 	&sw_db_stmt_deployment_cancel, &sw_db_stmt_deployment_rollback,
+	&sw_db_stmt_deployment_log_read,
 };
 const struct sw_db_stmt_group sw_db_deployments_statements = { list, SW_ARRAY_SIZE(list) };
 

@@ -147,6 +147,20 @@ const struct sw_db_stmt sw_db_stmt_rt_log_progress = {
 	.nparams = 3,
 };
 
+const struct sw_db_stmt sw_db_stmt_rt_log_stored = {
+	.name = "rt_log_stored",
+	.sql = "SELECT coalesce(max(off + length(data)), 0) FROM deployment_log_chunks"
+	       " WHERE deployment_id = $1::uuid",
+	.nparams = 1,
+};
+
+const struct sw_db_stmt sw_db_stmt_rt_log_chunk = {
+	.name = "rt_log_chunk",
+	.sql = "INSERT INTO deployment_log_chunks (deployment_id, off, data)"
+	       " VALUES ($1::uuid, $2::bigint, decode($3, 'base64')) ON CONFLICT DO NOTHING",
+	.nparams = 3,
+};
+
 /* ($1 deployment, $2 SUCCEEDED, FAILED or CANCELLED, $3 error message or
  * NULL, $4 log bytes or NULL (kept), $5 log tail or NULL (kept)) -> one row
  * (the status) when the deployment was still QUEUED or in flight. Its
@@ -310,6 +324,7 @@ static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_rt_host_key_learned, &sw_db_stmt_rt_credential_used,
 	&sw_db_stmt_rt_built,           &sw_db_stmt_rt_started,
 	&sw_db_stmt_rt_finish,          &sw_db_stmt_rt_log_progress,
+	&sw_db_stmt_rt_log_stored,      &sw_db_stmt_rt_log_chunk,
 	&sw_db_stmt_rt_serving,         &sw_db_stmt_rt_retained,
 	&sw_db_stmt_rt_app_busy,
 	&sw_db_stmt_rt_lock,            &sw_db_stmt_rt_unlock,

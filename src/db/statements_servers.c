@@ -219,6 +219,17 @@ const struct sw_db_stmt sw_db_stmt_agent_command_close = {
 	.nparams = 3,
 };
 
+/* ($1 command): its waiter gives up on a command the agent may still run
+ * (a log follow whose reader left): "cancel:<server>:<command>" to every
+ * replica; the one holding the server's agent sends it the protocol's
+ * cancel (session.c). Nothing when the command is over. */
+const struct sw_db_stmt sw_db_stmt_agent_command_cancel = {
+	.name = "agent_command_cancel",
+	.sql = "SELECT pg_notify('steward_agent', 'cancel:' || c.server_id || ':' || c.id)"
+	       " FROM agent_commands c WHERE c.id = $1::uuid AND c.status IN ('SENT', 'ACKED')",
+	.nparams = 1,
+};
+
 /* ---- a command's streams (migration 0024) ---- */
 
 /* ($1 server) -> the next input chunks of its sent commands not sent yet,
@@ -314,7 +325,7 @@ static const struct sw_db_stmt *const list[] = {
 	&sw_db_stmt_agent_command_sent,	   &sw_db_stmt_agent_command_acked,
 	&sw_db_stmt_agent_command_result,
 	&sw_db_stmt_agent_server_status, &sw_db_stmt_agent_command_issue,
-	&sw_db_stmt_agent_command_poll,	 &sw_db_stmt_agent_command_close,
+	&sw_db_stmt_agent_command_poll,	 &sw_db_stmt_agent_command_close, &sw_db_stmt_agent_command_cancel,
 	&sw_db_stmt_agent_input_take,	 &sw_db_stmt_agent_input_taken,
 	&sw_db_stmt_agent_output_put,	 &sw_db_stmt_agent_input_put,
 	&sw_db_stmt_agent_output_read,	 &sw_db_stmt_agent_streams_drop,

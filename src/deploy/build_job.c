@@ -376,6 +376,7 @@ int sw_pl_build(struct sw_job *job, void *ctx, char *err, size_t errlen)
 		snprintf(err, errlen, "Out of memory.");
 		goto failed;
 	}
+	sw_pl_log_store(&p);
 	sw_deploy_log_tail(p.log, tail);
 	snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)sw_deploy_log_bytes(p.log));
 	const char *params[4] = { job->target_id, tag, bytes, tail };

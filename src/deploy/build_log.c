@@ -309,6 +309,14 @@ uint64_t sw_deploy_log_bytes(const struct sw_deploy_log *l)
 	return b;
 }
 
+ssize_t sw_deploy_log_read(const struct sw_deploy_log *l, uint64_t off, char *buf, size_t n)
+{
+	ssize_t r;
+	while ((r = pread(l->fd, buf, n, (off_t)off)) < 0 && errno == EINTR) {
+	}
+	return r < 0 ? -errno : r;
+}
+
 void sw_deploy_log_tail(const struct sw_deploy_log *l, char *out)
 {
 	struct sw_deploy_log *m = (struct sw_deploy_log *)l; /* the lock only */

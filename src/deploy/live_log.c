@@ -22,7 +22,10 @@
  *   write this log hears nothing from it: it polls the file and the
  *   deployment's row every SW_DEPLOY_LOG_POLL_MS until the row's status is
  *   final (and switches to live chunks if a writer of this process opens
- *   the log meanwhile: the hub tells attached readers).
+ *   the log meanwhile: the hub tells attached readers). A process without
+ *   the file (another replica's runner writes it, in its own data
+ *   directory) reads the copy the runner stores in deployment_log_chunks
+ *   instead, up to the row's logByteCount, a buffer's worth a query.
  * - Event ids are byte offsets in the log: Last-Event-ID resumes right
  *   after the line it names (an offset inside a line resumes at the next
  *   line). */
@@ -82,6 +85,8 @@ struct live {
 	size_t carry;         /* bytes of an unfinished line at the start of buf */
 	struct sw_io_op read_op;
 	struct sw_timer poll_timer;
+	bool stored;          /* no file here: the copy in deployment_log_chunks is read */
+	uint64_t row_bytes;   /* the row's logByteCount, last read */
 	char *final_event;    /* the status event from the row, once it is final */
 	size_t final_len;
 };
@@ -197,10 +202,9 @@ static int write_lines(struct live *lv, const char *data, size_t n, uint64_t end
 	return sw_http_stream_write(lv->s, b->data, fn, &b->ref);
 }
 
-static void read_done(struct sw_io_op *op, int res, uint32_t flags)
+/* res bytes read into buf after carry (0: none past the target; -errno). */
+static void read_finished(struct live *lv, int res)
 {
-	struct live *lv = SW_CONTAINER_OF(op, struct live, read_op);
-	(void)flags;
 	lv->read_active = false;
 	if (!lv->s) {
 		live_maybe_free(lv);
@@ -254,6 +258,68 @@ static void read_done(struct sw_io_op *op, int res, uint32_t flags)
 		lv->target = lv->sent;
 	}
 	live_advance(lv);
+}
+
+static void read_done(struct sw_io_op *op, int res, uint32_t flags)
+{
+	(void)flags;
+	read_finished(SW_CONTAINER_OF(op, struct live, read_op), res);
+}
+
+int sw_deploy_log_stored_bytes(const PGresult *res, unsigned char **ret, size_t *n)
+{
+	*n = 0;
+	*ret = NULL;
+	if (PQgetisnull(res, 0, 1))
+		return 0;
+	*ret = PQunescapeBytea((const unsigned char *)PQgetvalue(res, 0, 1), n);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* The stored copy's bytes asked for (at most what buf has room for). */
+static void stored_done(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct live *lv = arg;
+	if (!lv->s) {
+		lv->read_active = false;
+		live_maybe_free(lv);
+		return;
+	}
+	if (!res || err->code || PQntuples(res) != 1) {
+		read_finished(lv, -EIO);
+		return;
+	}
+	size_t n = 0;
+	unsigned char *b = NULL;
+	if (sw_deploy_log_stored_bytes(res, &b, &n) < 0) {
+		read_finished(lv, -ENOMEM);
+		return;
+	}
+	n = SW_MIN(n, lv->buf_cap - lv->carry);
+	if (n)
+		memcpy(lv->buf + lv->carry, b, n);
+	PQfreemem(b);
+	read_finished(lv, (int)n);
+}
+
+/* Reads want bytes of the stored copy from at into buf after carry. */
+static int stored_read(struct live *lv, uint64_t at, size_t want)
+{
+	char from[24], len[24];
+	snprintf(from, sizeof(from), "%llu", (unsigned long long)at);
+	snprintf(len, sizeof(len), "%zu", want);
+	const char *params[3] = { lv->id, from, len };
+	return sw_db_query(lv->db, &sw_db_stmt_deployment_log_read, params, 3, stored_done, lv);
+}
+
+/* The log's size as this process can read it: the file's, or (none here,
+ * and the database is the poll) the stored copy's, up to the row's
+ * logByteCount. */
+static uint64_t log_size(struct live *lv)
+{
+	uint64_t size = file_size(lv);
+	lv->stored = lv->fd < 0 && !lv->poll && lv->db;
+	return lv->stored ? lv->row_bytes : size;
 }
 
 /* Handles one pulled chunk (the file is read up to target); false when the
@@ -322,10 +388,14 @@ static void live_advance(struct live *lv)
 			lv->buf_cap = need;
 		}
 		if (lv->fd < 0)
-			file_size(lv);
+			log_size(lv);
 		uint64_t at = lv->sent + lv->carry;
 		size_t want = (size_t)SW_MIN((uint64_t)(lv->buf_cap - lv->carry), lv->target - at);
 		lv->read_op.cb = read_done;
+		if (lv->fd < 0 && lv->stored && want && stored_read(lv, at, want) == 0) {
+			lv->read_active = true;
+			return;
+		}
 		if (lv->fd < 0 || want == 0 ||
 		    sw_io_pread(lv->loop, &lv->read_op, lv->fd, lv->buf + lv->carry, want, at) < 0) {
 			/* No file (or nothing to read): nothing up to target exists. */
@@ -387,7 +457,7 @@ static void polled(void *arg, const char *status, const char *error_message)
 			live_end(lv);
 			return;
 		}
-		uint64_t size = file_size(lv);
+		uint64_t size = log_size(lv);
 		if (size > lv->target)
 			lv->target = size;
 	}
@@ -411,6 +481,7 @@ static void db_polled(void *arg, const PGresult *res, const struct sw_db_error *
 		polled(lv, NULL, NULL);
 		return;
 	}
+	lv->row_bytes = strtoull(PQgetvalue(res, 0, SW_DB_DEPLOYMENT_LOG_BYTE_COUNT), NULL, 10);
 	polled(lv, PQgetvalue(res, 0, SW_DB_DEPLOYMENT_STATUS),
 	       PQgetisnull(res, 0, SW_DB_DEPLOYMENT_ERROR_MESSAGE)
 		       ? NULL
@@ -462,6 +533,7 @@ void sw_deploy_live_start(struct sw_http_request *req, const struct sw_deploy_li
 	lv->loop = req->loop;
 	lv->db = sw_db_pool_of(req->loop);
 	lv->poll = src->poll;
+	lv->row_bytes = src->log_bytes;
 	snprintf(lv->id, sizeof(lv->id), "%s", src->deployment_id);
 	snprintf(lv->org, sizeof(lv->org), "%s", req->principal.organization_id);
 	uint64_t offset = 0;
@@ -488,7 +560,7 @@ void sw_deploy_live_start(struct sw_http_request *req, const struct sw_deploy_li
 			internal_error(req);
 			return;
 		}
-		lv->target = file_size(lv);
+		lv->target = log_size(lv);
 	}
 	lv->sent = resume_offset(req);
 	if (lv->sent) {

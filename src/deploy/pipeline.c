@@ -49,6 +49,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include "steward/base/limits.h"
 #include "steward/base/log.h"
 #include "steward/base/seal.h"
@@ -274,7 +275,50 @@ int sw_pl_log_open(struct sw_pl *p, char *err, size_t errlen)
 		snprintf(err, errlen, "The deployment's log could not be opened (%s).", strerror(-r));
 		return r;
 	}
+	/* Where the stored copy ends: an earlier job of the deployment (its
+	 * build) stored up to there. */
+	const char *params[1] = { p->job->target_id };
+	char e[256];
+	PGresult *res = sw_pl_exec(p, &sw_db_stmt_rt_log_stored, params, e, sizeof(e));
+	p->log_stored = res && PQntuples(res) == 1 ? strtoull(PQgetvalue(res, 0, 0), NULL, 10) : 0;
+	PQclear(res);
 	return 0;
+}
+
+/* A stored chunk: at most this many bytes of the file (one insert). */
+#define LOG_CHUNK_MAX (512u * 1024)
+
+void sw_pl_log_store(struct sw_pl *p)
+{
+	if (!p->log)
+		return;
+	uint64_t bytes = sw_deploy_log_bytes(p->log);
+	if (bytes <= p->log_stored)
+		return;
+	size_t cap = (size_t)SW_MIN(bytes - p->log_stored, (uint64_t)LOG_CHUNK_MAX);
+	char *raw = malloc(cap), *b64 = malloc(4 * ((cap + 2) / 3) + 1);
+	while (raw && b64 && p->log_stored < bytes) {
+		size_t n = (size_t)SW_MIN(bytes - p->log_stored, (uint64_t)cap);
+		ssize_t got = sw_deploy_log_read(p->log, p->log_stored, raw, n);
+		if (got <= 0) {
+			sw_log_warn("deployment %s: its log could not be read back to be stored (%s)",
+				    p->job->target_id, got < 0 ? strerror((int)-got) : "short file");
+			break;
+		}
+		EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)raw, (int)got);
+		char off[24], e[256];
+		snprintf(off, sizeof(off), "%llu", (unsigned long long)p->log_stored);
+		const char *params[3] = { p->job->target_id, off, b64 };
+		PGresult *res = sw_pl_exec(p, &sw_db_stmt_rt_log_chunk, params, e, sizeof(e));
+		if (!res) {
+			sw_log_warn("deployment %s: its log could not be stored: %s", p->job->target_id, e);
+			break;
+		}
+		PQclear(res);
+		p->log_stored += (uint64_t)got;
+	}
+	free(raw);
+	free(b64);
 }
 
 static uint64_t mono_ms(void)
@@ -292,6 +336,7 @@ void sw_pl_log_progress(struct sw_pl *p, bool force)
 	if (!force && now - p->progress_ms < SW_PL_PROGRESS_MS)
 		return;
 	p->progress_ms = now;
+	sw_pl_log_store(p);
 	char bytes[24], err[256], *tail = malloc(SW_DEPLOY_LOG_TAIL + 1);
 	if (!tail)
 		return;
@@ -587,6 +632,7 @@ int sw_pl_end(struct sw_pl *p, const char *status, const char *message)
 	else
 		sw_pl_log(p, "Deployment succeeded.");
 	if (p->log) {
+		sw_pl_log_store(p);
 		tail = malloc(SW_DEPLOY_LOG_TAIL + 1);
 		if (tail)
 			sw_deploy_log_tail(p->log, tail);

@@ -43,6 +43,7 @@ struct sw_pl {
 	char phase[16];               /* the deployment's phase as last written */
 	char locked_app[37];
 	uint64_t progress_ms;         /* when logByteCount and logTail were last written */
+	uint64_t log_stored;          /* the log's bytes in deployment_log_chunks (migration 0027) */
 };
 
 void sw_pl_init(struct sw_pl *p, struct sw_job *job, const struct sw_deploy_settings *s);
@@ -92,6 +93,11 @@ void sw_pl_log_sink(void *arg, const char *line, size_t len);
  * most once per SW_PL_PROGRESS_MS unless force: the record stays current
  * while the deployment runs. Failures are ignored (the end writes them). */
 void sw_pl_log_progress(struct sw_pl *p, bool force);
+/* Stores the bytes the log's file gained since the last store in
+ * deployment_log_chunks, so any replica reads the whole log: called
+ * wherever logByteCount is written. A failure is logged, not fatal (the
+ * file on this replica stays whole). */
+void sw_pl_log_store(struct sw_pl *p);
 
 /* Failure injection (STEWARD_ENV=test, settings' fault_pause_file): when
  * the file lists point (names separated by white space), logs that it

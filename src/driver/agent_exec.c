@@ -306,16 +306,19 @@ static int port_free(struct sw_driver *d, json_t **res, char *err, size_t errlen
 	return rc;
 }
 
-/* container.logs (without follow): each line goes back as progress, one
- * JSON object a line, {"stream": 1 or 2, "timeUs", "text": base64 of its
- * raw bytes} (the control plane scrubs and cleans them, as a local read's),
- * at most SW_CONTAINER_LOGS_ANSWER_MAX bytes of text; the result says
- * {"lines", "truncated"}. */
+/* container.logs: each line goes back as progress, one JSON object a
+ * line, {"stream": 1 or 2, "timeUs", "text": base64 of its raw bytes} (the
+ * control plane scrubs and cleans them, as a local read's), at most
+ * SW_CONTAINER_LOGS_ANSWER_MAX bytes of text; the result says {"lines",
+ * "truncated", "cancelled"}. With follow (protocol 2, on a thread of its
+ * own in the agent) the lines go on, uncapped, until the container stops
+ * or the control plane's cancel (a success, "cancelled": true). */
 struct logs_out {
 	struct sw_agent_stream *st;
 	struct sw_buf b;
 	uint64_t bytes, lines;
 	bool truncated;
+	bool follow; /* no cap: lines go on until the cancel */
 };
 
 static int logs_line(void *arg, const struct sw_container_log_line *l)
@@ -323,7 +326,7 @@ static int logs_line(void *arg, const struct sw_container_log_line *l)
 	struct logs_out *o = arg;
 	if (o->truncated)
 		return 0;
-	if (o->bytes + l->len > SW_CONTAINER_LOGS_ANSWER_MAX) {
+	if (!o->follow && o->bytes + l->len > SW_CONTAINER_LOGS_ANSWER_MAX) {
 		o->truncated = true;
 		return 0;
 	}
@@ -349,23 +352,26 @@ static int logs_line(void *arg, const struct sw_container_log_line *l)
 static int container_logs(struct sw_driver *d, const struct sw_agent_msg *cmd, struct sw_agent_stream *st,
 			  json_t **res, char *err, size_t errlen)
 {
-	if (cmd->args.follow) {
-		snprintf(err, errlen, "following a container's logs is not available over the channel");
-		return -EOPNOTSUPP;
-	}
 	if (!st) {
 		snprintf(err, errlen, "the command has no output stream");
 		return -EINVAL;
 	}
-	struct logs_out o = { .st = st };
+	struct logs_out o = { .st = st, .follow = cmd->args.follow };
 	struct sw_container_logs_query q = { .container = cmd->args.name,
 					     .tail = (unsigned)cmd->args.tail,
-					     .since_us = (int64_t)cmd->args.since_us };
+					     .since_us = (int64_t)cmd->args.since_us,
+					     .follow = cmd->args.follow,
+					     .cancel = &st->cancel };
 	int rc = sw_driver_container_logs(d, &q, logs_line, &o, err, errlen);
 	sw_buf_release(&o.b);
-	if (rc == 0)
-		*res = json_pack("{s:I,s:b}", "lines", (json_int_t)o.lines, "truncated", o.truncated);
-	return rc;
+	bool cancelled = rc == -ECANCELED && o.follow;
+	if (rc == 0 || cancelled)
+		*res = json_pack("{s:I,s:b,s:b}", "lines", (json_int_t)o.lines, "truncated", o.truncated,
+				 "cancelled", cancelled);
+	if (cancelled)
+		sw_log_info("agent: container.logs follow of %s ended by its cancel (%llu lines)",
+			    cmd->args.name, (unsigned long long)o.lines);
+	return cancelled ? 0 : rc;
 }
 
 static int run(struct sw_driver *d, const struct sw_agent_msg *cmd, json_t **res, char *err, size_t errlen)

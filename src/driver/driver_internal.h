@@ -110,7 +110,7 @@ struct sw_rd_ops {
 	 * with pread from 0) sent as input chunks. */
 	int (*service_restore)(struct sw_driver *d, const struct sw_service_target *t, int fd, uint64_t size,
 			       const char *sha256, const volatile bool *cancel, char *err, size_t errlen);
-	/* The agent's container.logs, without follow (follow: -EOPNOTSUPP). */
+	/* The agent's container.logs; with follow until *q->cancel (-ECANCELED). */
 	int (*container_logs)(struct sw_driver *d, const struct sw_container_logs_query *q,
 			      sw_driver_container_log_fn fn, void *arg, char *err, size_t errlen);
 };

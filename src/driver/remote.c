@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include "steward/base/limits.h"
 #include "steward/base/seal.h"
 #include "steward/base/secret.h"
 #include "steward/db/statements_servers.h"
@@ -668,8 +669,11 @@ static int rd_service_restore(struct sw_driver *d, const struct sw_service_targe
 }
 
 /* ---- a container's logs ----
- * The agent's container.logs (without follow): each line comes back as a
- * line of output, {"stream", "timeUs", "text": base64} (agent_exec.c). */
+ * The agent's container.logs: each line comes back as a line of output,
+ * {"stream", "timeUs", "text": base64} (agent_exec.c). With follow the
+ * command lives until *cancel (at most SW_AGENT_FOLLOW_MAX_MS): the wait
+ * then ends -ECANCELED, the row is closed and the agent is sent a cancel
+ * (agent_command_cancel; protocol 2). */
 struct logs_in {
 	sw_driver_container_log_fn fn;
 	void *arg;
@@ -711,6 +715,15 @@ static int logs_hook(struct sw_driver_remote *r, void *arg, const char *id, cons
 {
 	(void)row;
 	struct build_stream *bs = arg;
+	if (bs->cancel && __atomic_load_n(bs->cancel, __ATOMIC_RELAXED)) {
+		/* The reader left: the agent is told to stop (through whichever
+		 * replica holds it), before await() closes the row. */
+		char e[128];
+		const char *cancel[1] = { id };
+		PQclear(exec(r, &sw_db_stmt_agent_command_cancel, cancel, e, sizeof(e)));
+		snprintf(err, errlen, "%s was cancelled", bs->what);
+		return -ECANCELED;
+	}
 	int out = read_output(r, bs, id, err, errlen);
 	struct logs_in *in = bs->log_arg;
 	if (out >= 0 && in->rc) {
@@ -723,22 +736,22 @@ static int logs_hook(struct sw_driver_remote *r, void *arg, const char *id, cons
 static int rd_container_logs(struct sw_driver *d, const struct sw_container_logs_query *q,
 			     sw_driver_container_log_fn fn, void *arg, char *err, size_t errlen)
 {
-	if (q->follow) {
-		snprintf(err, errlen, "Following a container's logs on a remote server is not available yet.");
-		return -EOPNOTSUPP;
-	}
 	struct sw_driver_remote *r = d->remote;
 	struct logs_in in = { .fn = fn, .arg = arg };
-	struct build_stream bs = { .what = "the log read", .fd = -1, .input_done = true, .log = logs_in_line,
-				   .log_arg = &in };
+	struct build_stream bs = { .what = "the log read", .cancel = q->cancel, .fd = -1, .input_done = true,
+				   .log = logs_in_line, .log_arg = &in };
 	json_t *p = json_pack("{s:s,s:I,s:I}", "name", q->container, "tail", (json_int_t)q->tail, "sinceUs",
 			      (json_int_t)(q->since_us > 0 ? q->since_us : 0));
-	uint64_t ttl = r->command_ms ? r->command_ms : SW_DRIVER_REMOTE_COMMAND_MS;
+	if (p && q->follow)
+		json_object_set_new(p, "follow", json_true());
+	uint64_t ttl = q->follow ? SW_AGENT_FOLLOW_MAX_MS
+				 : r->command_ms ? r->command_ms : SW_DRIVER_REMOTE_COMMAND_MS;
 	char id[37];
 	int rc = issue(r, "container.logs", p, ttl, id, err, errlen);
 	json_t *res = NULL;
 	if (rc == 0) {
 		rc = await(r, id, "container.logs", ttl, logs_hook, &bs, &res, err, errlen);
+
 		output_rest(r, &bs, id, rc, res);
 		if (bs.line.len)
 			logs_in_line(&in, bs.line.data, bs.line.len);

@@ -300,6 +300,8 @@ test('the real agent: PENDING -> ONLINE with its facts; SIGKILL -> OFFLINE; sile
 	c.sock.write(text(HELLO));
 	const welcome = await waitFor(c, () => messages(c).find((m) => m.type === 'welcome'), 5000, 'the welcome');
 	assert.match(welcome.connectionId, /^[0-9a-f-]{36}$/);
+	// Its hello offers protocol 1 only: the welcome chooses 1 (no cancel is
+	// ever sent to it), not this control plane's newest.
 	assert.equal(welcome.protocol, 1);
 	assert.equal(welcome.heartbeatMs, HB);
 	const t0 = Date.now();

@@ -5,8 +5,11 @@
 // same scrubber as a local read. A container of the application on the
 // remote engine prints known lines, one holding a variable's value: the
 // answer has them in order with the value as ***; tail and since work;
-// follow=true on a remote server is 409 SERVER_NOT_CONNECTED with a
-// sentence saying so; a log of more than 4 MiB (5,000 lines of 1,000
+// follow=true streams the lines written after the reader connects
+// (container.logs with follow on the agent, its output crossing as the
+// command's chunks) and closing the reader cancels the agent's command
+// (its log says so, the row ends); a follow ends with the container; an
+// agent follows at most 4 logs at once (a fifth ends saying so); a log of more than 4 MiB (5,000 lines of 1,000
 // bytes) arrives through the channel's output chunks cut at the same cap,
 // truncated: true, its lines whole and in order; with the agent gone, 409
 // SERVER_NOT_CONNECTED.
@@ -92,10 +95,142 @@ test('the remote container\'s lines come through its agent, the variable value s
 	assert.deepEqual(future.lines, []);
 });
 
-test('follow=true on a remote server is 409 SERVER_NOT_CONNECTED, saying it is not available yet', async () => {
-	const res = await w.call('GET', `/applications/${app.id}/logs?follow=true`);
-	const body = h.assertError(res, 409, 'SERVER_NOT_CONNECTED');
-	assert.match(body.message, /Following a remote server's container logs is not available yet/);
+// The events of an SSE body: [{event, data}], comments skipped.
+function events(text) {
+	const out = [];
+	for (const block of text.split('\n\n')) {
+		let event = 'message', any = false;
+		const data = [];
+		for (const line of block.split('\n')) {
+			if (!line || line.startsWith(':')) continue;
+			any = true;
+			const i = line.indexOf(':');
+			if (line.slice(0, i) === 'event') event = line.slice(i + 2);
+			else if (line.slice(0, i) === 'data') data.push(line.slice(i + 2));
+		}
+		if (any) out.push({ event, data: data.join('\n') });
+	}
+	return out;
+}
+
+// A container of its own application that prints, waits for /tmp/go (made
+// by an exec on the second engine), prints again, waits for /tmp/stop.
+const followApp = await ok(w.call('POST', '/applications', { body: { name: 'far-follow', environmentId: project.environments[0].id, serverId: server.id } }), 201);
+await ok(w.call('PUT', `/applications/${followApp.id}/variables/API_KEY`, { body: { value: SECRET } }), 201);
+const followCreate = await second.request('POST', '/containers/create', {
+	Image: BASE_IMAGE, Labels: { 'steward.application': followApp.id }, HostConfig: { NetworkMode: 'none' },
+	Cmd: ['sh', '-c', [
+		'echo "before follow"',
+		'while [ ! -e /tmp/go ]; do sleep 0.05; done',
+		`echo "after follow ${SECRET}"`,
+		'while [ ! -e /tmp/stop ]; do sleep 0.05; done',
+		'echo "bye"',
+	].join('; ')],
+});
+assert.equal(followCreate.status, 201, followCreate.text);
+const followContainer = followCreate.json().Id;
+assert.equal((await second.request('POST', `/containers/${followContainer}/start`)).status, 204);
+async function touch(file) {
+	const ex = await second.request('POST', `/containers/${followContainer}/exec`, { Cmd: ['touch', file] });
+	assert.equal(ex.status, 201, ex.text);
+	const st = await second.request('POST', `/exec/${ex.json().Id}/start`, { Detach: true });
+	assert.equal(st.status, 200, st.text);
+}
+const followRequest = (query) => `GET /applications/${followApp.id}/logs?follow=true${query} HTTP/1.1\r\nCookie: steward_session=${w.owner.cookie}\r\nHost: x\r\n\r\n`;
+const logCommands = async () => (await w.sql(`SELECT id || ' ' || status FROM agent_commands WHERE server_id = '${server.id}' AND kind = 'container.logs' ORDER BY created_at`)).trim().split('\n').filter(Boolean).map((l) => l.split(' '));
+
+test('follow=true on a remote server: lines written after the reader connects arrive, scrubbed; leaving stops the agent\'s command', { timeout: 90000 }, async () => {
+	const before = (await logCommands()).length;
+	const c = await h.Conn.open(w.srv.port);
+	await c.write(followRequest('&tail=100'));
+	assert.ok(await c.waitFor(() => c.text().includes('before follow'), 20000 * h.SLACK), c.text());
+	assert.ok(c.text().includes('text/event-stream'), c.text());
+	assert.ok(!c.text().includes('after follow'));
+	await touch('/tmp/go');
+	assert.ok(await c.waitFor(() => c.text().includes('after follow'), 20000 * h.SLACK), c.text());
+	const body = c.text();
+	assert.ok(!body.includes(SECRET), 'scrubbed on the stream too');
+	// The stream is still open (chunked): each event is one chunk, its data line whole.
+	const logs = [...body.matchAll(/event: log\ndata: (\{[^\n]*\})\n/g)].map((m) => JSON.parse(m[1]));
+	assert.deepEqual(logs.map((l) => [l.containerId, l.stream, l.text]),
+		[[followContainer, 'stdout', 'before follow'], [followContainer, 'stdout', 'after follow ***']]);
+	const cmds = await logCommands();
+	assert.equal(cmds.length, before + 1);
+	const [id] = cmds.at(-1);
+	const deadline = Date.now() + 20000 * h.SLACK;
+	// The agent's ack is written on its own (the lines may be stored first).
+	while ((await logCommands()).find(([x]) => x === id)[1] !== 'ACKED') {
+		assert.ok(Date.now() < deadline, 'the agent is following: its command ACKED');
+		await h.sleep(50);
+	}
+
+	// The reader leaves: the control plane cancels, the agent's command ends.
+	c.destroy();
+	while (!(agent.log().includes(`command ${id} cancelled by the control plane`) &&
+		agent.log().includes(`container.logs follow of ${followContainer} ended by its cancel`))) {
+		assert.ok(Date.now() < deadline, `the agent stopped following; its log:\n${agent.log()}`);
+		await h.sleep(50);
+	}
+	for (;;) {
+		const [, now] = (await logCommands()).find(([x]) => x === id);
+		if (now === 'SUCCEEDED' || now === 'FAILED') break;
+		assert.ok(Date.now() < deadline, `the command's row ended (it is ${now})`);
+		await h.sleep(50);
+	}
+});
+
+test('a remote follow ends with the container, with an end event', { timeout: 90000 }, async () => {
+	const c = await h.Conn.open(w.srv.port);
+	await c.write(followRequest('&tail=0'));
+	// The agent follows once the command row is ACKED.
+	const deadline = Date.now() + 20000 * h.SLACK;
+	for (;;) {
+		const cmds = await logCommands();
+		if (cmds.at(-1)[1] === 'ACKED') break;
+		assert.ok(Date.now() < deadline, 'the agent took the follow');
+		await h.sleep(50);
+	}
+	await touch('/tmp/stop');
+	const [res] = await c.responses(1, 20000 * h.SLACK);
+	c.destroy();
+	const evs = events(res.text);
+	assert.deepEqual(evs.filter((e) => e.event === 'log').map((e) => JSON.parse(e.data).text), ['bye']);
+	assert.equal(evs.at(-1).event, 'end');
+	assert.deepEqual(JSON.parse(evs.at(-1).data), { containerId: followContainer, error: null });
+});
+
+test('an agent follows at most 4 container logs at once: a fifth follow ends at once saying so; closing the readers ends them all', { timeout: 90000 }, async () => {
+	// The first application's container keeps running (sleep 600).
+	const req = `GET /applications/${app.id}/logs?follow=true&tail=1 HTTP/1.1\r\nCookie: steward_session=${w.owner.cookie}\r\nHost: x\r\n\r\n`;
+	const acked = async () => (await logCommands()).filter(([, st]) => st === 'ACKED').map(([id]) => id);
+	const readers = [];
+	for (let i = 0; i < 4; i++) {
+		const c = await h.Conn.open(w.srv.port);
+		await c.write(req);
+		readers.push(c);
+		assert.ok(await c.waitFor(() => c.text().includes('later line'), 20000 * h.SLACK), c.text());
+	}
+	const deadline = Date.now() + 20000 * h.SLACK;
+	let following;
+	while ((following = await acked()).length !== 4) {
+		assert.ok(Date.now() < deadline, `four follows on the agent (${following.length})`);
+		await h.sleep(50);
+	}
+	const fifth = await h.Conn.open(w.srv.port);
+	await fifth.write(req);
+	const [res] = await fifth.responses(1, 20000 * h.SLACK);
+	fifth.destroy();
+	const end = events(res.text).at(-1);
+	assert.equal(end.event, 'end');
+	assert.match(JSON.parse(end.data).error, /follows as many container logs as it may/);
+	for (const c of readers) c.destroy();
+	for (;;) {
+		const rows = await logCommands();
+		if (following.every((id) => ['SUCCEEDED', 'FAILED'].includes(rows.find(([x]) => x === id)[1])) &&
+			following.every((id) => agent.log().includes(`command ${id} cancelled by the control plane`))) break;
+		assert.ok(Date.now() < deadline + 20000 * h.SLACK, `the four follows ended; agent:\n${agent.log()}`);
+		await h.sleep(50);
+	}
 });
 
 test('a log over 4 MiB comes through the channel whole up to the cap, truncated', { timeout: 120000 }, async () => {

@@ -10,7 +10,9 @@
 // GET /servers/:id/live streams those samples, minute rows appear for its
 // host and its application's container (METRICS_MINUTE_MS, another test
 // setting, 3 s here) with the fixture tree's figures, and a METRIC_THRESHOLD
-// rule on it opens an alert from the agent's figures. With the agent gone:
+// rule on it opens an alert from the agent's figures. The sample carries the
+// agent's engine's disk usage split (runtimeDisk, its /system/df, read by the
+// agent at most every 5 minutes). With the agent gone:
 // 409 SERVER_NOT_CONNECTED, for a sample and for a new live stream.
 
 import { test, after } from 'node:test';
@@ -102,6 +104,24 @@ test('a remote server is sampled by its agent, from the agent\'s host paths and 
 	assert.equal(s.containers.running, 1);
 	assert.equal(s.containers.stopped, 0);
 	assert.equal(s.containers.error, null);
+});
+
+test('a remote server\'s sample carries its own engine\'s disk usage split, read by the agent on the slower schedule', async () => {
+	const s = await ok(w.call('GET', `/servers/${server.id}/sample`));
+	// The second engine's own /system/df: images, containers, volumes, build cache.
+	const df = (await second.request('GET', '/system/df')).json();
+	assert.ok(s.runtimeDisk, `the agent's engine answered: runtimeDisk is there (${JSON.stringify(s).slice(0, 300)})`);
+	assert.equal(s.runtimeDisk.imagesBytes, df.LayersSize);
+	assert.ok(s.runtimeDisk.imagesBytes > 0, 'the base image has layers on the second engine');
+	for (const k of ['containersBytes', 'volumesBytes', 'buildCacheBytes'])
+		assert.ok(Number.isInteger(s.runtimeDisk[k]) && s.runtimeDisk[k] >= 0, `${k}: ${s.runtimeDisk[k]}`);
+	assert.equal(s.runtimeDisk.volumesBytes, (df.Volumes ?? []).reduce((n, v) => n + Math.max(0, v.UsageData?.Size ?? 0), 0));
+	assert.match(s.runtimeDisk.measuredAt, h.TS);
+	// The agent reads it at most every 5 minutes: the next sample (another
+	// metrics.sample command) shares the same reading.
+	const again = await ok(w.call('GET', `/servers/${server.id}/sample`));
+	assert.equal(again.runtimeDisk.measuredAt, s.runtimeDisk.measuredAt);
+	assert.deepEqual(again.runtimeDisk, s.runtimeDisk);
 });
 
 // Reads GET path as a stream until enough(events) holds (or the deadline

@@ -12,7 +12,8 @@
 // Deployments (git and upload, RECREATE and BLUE_GREEN, rollback) are
 // built by the second engine from the context streamed to the agent and
 // served by the second Caddy, also when the agent is held by another
-// replica than the runner's; a build's 200,000 output lines arrive whole
+// replica than the runner's (whose log that replica, without the file,
+// reads whole from the copy stored in the database); a build's 200,000 output lines arrive whole
 // while heartbeats pass; an agent killed mid-build fails the deployment
 // and the version before serves on.
 
@@ -421,7 +422,7 @@ test('an agent killed while it runs a command fails the job saying so; with no a
 	assert.ok(await inspect(second.request, there));
 });
 
-test('two replicas: the agent held by replica B, a deployment requested on B and run by A\'s runner builds and serves on the remote server; B reads the log\'s tail', async () => {
+test('two replicas: the agent held by replica B, a deployment requested on B and run by A\'s runner builds and serves on the remote server; B reads the whole log, byte-exact, from the copy stored in the database', async () => {
 	const b = await h.startStewardd({ env: { ...w.env, STEWARD_RUNNERS: 'false', DATABASE_URL: w.srv.env.DATABASE_URL } });
 	const onB = { ...w, call: (method, p, opts) => callAs(b, method, p, w.owner, opts) };
 	const stopped = new Promise((resolve) => agent.once('exit', resolve));
@@ -445,6 +446,51 @@ test('two replicas: the agent held by replica B, a deployment requested on B and
 	const logA = await W.logText(w, d.id);
 	assert.match(logA, /Step 1\/\d+ : FROM steward-test\/base:latest/);
 	assert.ok(logA.endsWith(end.logTail), 'replica B\'s record ends as the log');
+	// B has no file of it (its own data directory): it reads the whole log,
+	// byte-exact, from the copy A's runner stored in the database as it wrote.
+	assert.ok(!fs.existsSync(`${b.env.STEWARD_DATA_DIR}/logs/${d.id}.log`), 'B holds no file of the log');
+	const fileA = fs.readFileSync(`${w.srv.env.STEWARD_DATA_DIR}/logs/${d.id}.log`);
+	const whole = await h.request(b.port, 'GET', `/deployments/${d.id}/logs`, { headers: { Cookie: `steward_session=${w.owner.cookie}` } });
+	assert.equal(whole.status, 200);
+	assert.equal(whole.headers['content-type'], 'text/plain; charset=utf-8');
+	assert.ok(Buffer.compare(whole.body, fileA) === 0, `B's log is A's file, byte for byte (${whole.body.length} and ${fileA.length} bytes)`);
+	assert.equal(Number(whole.headers['content-length']), fileA.length);
+	assert.equal(whole.body.toString('utf8'), logA);
+	// A range of it, as A's file answers it.
+	const part = await h.request(b.port, 'GET', `/deployments/${d.id}/logs`, { headers: { Cookie: `steward_session=${w.owner.cookie}`, Range: 'bytes=10-99' } });
+	assert.equal(part.status, 206);
+	assert.equal(part.headers['content-range'], `bytes 10-99/${fileA.length}`);
+	assert.ok(Buffer.compare(part.body, fileA.subarray(10, 100)) === 0);
+	const past = await h.request(b.port, 'GET', `/deployments/${d.id}/logs`, { headers: { Cookie: `steward_session=${w.owner.cookie}`, Range: `bytes=${fileA.length}-` } });
+	assert.equal(past.status, 416);
+	assert.equal(past.headers['content-range'], `bytes */${fileA.length}`);
+	// Its SSE stream on B too: the whole log from the stored copy, then the status.
+	const liveB = async (headers = {}) => {
+		const r = await h.request(b.port, 'GET', `/deployments/${d.id}/live`, { headers: { Cookie: `steward_session=${w.owner.cookie}`, ...headers }, timeoutMs: 20000 * h.SLACK });
+		assert.equal(r.status, 200);
+		// Events with their data lines joined by \n (a line per data field).
+		return r.text.split('\n\n').filter((blk) => blk.trim() && !blk.startsWith(':')).map((blk) => {
+			const e = { event: 'message', id: null, data: [] };
+			for (const l of blk.split('\n')) {
+				const i = l.indexOf(':');
+				const v = l.slice(i + 2);
+				if (l.startsWith('event:')) e.event = v;
+				else if (l.startsWith('id:')) e.id = v;
+				else if (l.startsWith('data:')) e.data.push(v);
+			}
+			return e;
+		});
+	};
+	const evs = await liveB();
+	const logs = evs.filter((e) => e.event === 'log');
+	assert.equal(logs.map((e) => `${e.data.join('\n')}\n`).join(''), logA.replaceAll('\r', '\n'), 'B streams the whole log');
+	assert.equal(Number(logs.at(-1).id), fileA.length);
+	assert.equal(evs.at(-1).event, 'status');
+	assert.equal(JSON.parse(evs.at(-1).data.join('\n')).status, 'SUCCEEDED');
+	// Resumed after a line in the middle: the rest of the file, from the next line.
+	const mid = logs[Math.floor(logs.length / 2)].id;
+	const rest = (await liveB({ 'Last-Event-ID': mid })).filter((e) => e.event === 'log');
+	assert.equal(rest.map((e) => `${e.data.join('\n')}\n`).join(''), fileA.subarray(Number(mid)).toString('utf8').replaceAll('\r', '\n'));
 	const back = new Promise((resolve) => agent.once('exit', resolve));
 	agent.kill('SIGTERM');
 	await back;

@@ -286,6 +286,31 @@ TEST(result_ok_and_error_go_together)
 	CHECK(!refused("{\"type\":\"input\",\"id\":\"c\",\"seq\":0,\"data\":\"aGk=\",\"last\":true}"));
 }
 
+TEST(a_cancel_names_its_command_only)
+{
+	/* Protocol 2: the control plane's cancel of a command id. */
+	struct sw_agent_msg m = { .type = SW_AGENT_MSG_CANCEL, .id = "cmd-42" };
+	struct sw_buf b = { 0 };
+	REQUIRE(sw_agent_msg_encode(&b, &m) == 0);
+	REQUIRE(sw_buf_append(&b, "", 1) == 0);
+	CHECK(strstr(b.data, "\"type\":\"cancel\"") != NULL);
+	b.len--;
+	struct sw_agent_msg d;
+	char err[256];
+	REQUIRE(sw_agent_msg_decode(b.data, b.len, &d, err, sizeof(err)) == 0);
+	CHECK_INT_EQ(d.type, SW_AGENT_MSG_CANCEL);
+	CHECK_STR_EQ(d.id, "cmd-42");
+	sw_agent_msg_release(&d);
+	sw_buf_release(&b);
+	CHECK(refused("{\"type\":\"cancel\"}"));
+	CHECK(refused("{\"type\":\"cancel\",\"id\":\"c\",\"reason\":\"x\"}"));
+	/* The other protocol 1 ranges still meet ours: a welcome of 1. */
+	struct sw_agent_msg h = { .type = SW_AGENT_MSG_HELLO, .protocol_min = 1, .protocol_max = 1 };
+	uint64_t v = 0;
+	CHECK(sw_agent_protocol_choose(&h, &v));
+	CHECK_INT_EQ(v, 1);
+}
+
 TEST(digest_ignores_key_order_and_sees_payload_changes)
 {
 	struct sw_agent_msg a, b, c;

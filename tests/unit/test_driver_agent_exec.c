@@ -62,10 +62,11 @@ TEST(refusals_before_any_call)
 	o = run(CMD("image.build", "{\"tag\":\"t\",\"contextBytes\":1,\"contextSha256\":\"00\"}"));
 	CHECK_STR_EQ(o.error_code, "INVALID_ARGUMENT");
 	CHECK_STR_EQ(o.error_message, "the build has no staged context");
-	/* container.logs: no follow over the channel; its lines need the
-	 * command's output stream. */
+	/* container.logs, with follow (protocol 2) or not: its lines need
+	 * the command's output stream. */
 	o = run(CMD("container.logs", "{\"name\":\"web\",\"follow\":true}"));
-	CHECK_STR_EQ(o.error_code, "NOT_AVAILABLE");
+	CHECK_STR_EQ(o.error_code, "INVALID_ARGUMENT");
+	CHECK_STR_EQ(o.error_message, "the command has no output stream");
 	o = run(CMD("container.logs", "{\"name\":\"web\",\"tail\":5,\"sinceUs\":1}"));
 	CHECK_STR_EQ(o.error_code, "INVALID_ARGUMENT");
 	CHECK_STR_EQ(o.error_message, "the command has no output stream");

@@ -67,6 +67,11 @@ struct sw_agent_stream {
 	 * chatty command never starves heartbeats); once the connection has
 	 * ended, output is dropped. */
 	void (*output)(struct sw_agent_stream *st, const char *data, size_t len);
+	/* Set (atomically) when the control plane cancels the command
+	 * (protocol 2's cancel) or the connection ends under a follow: a
+	 * command that waits for events (container.logs with follow) polls it
+	 * and ends. */
+	bool cancel;
 };
 
 /* How a command ran: the executor fills it (stream is the loop's, set

@@ -21,7 +21,7 @@
  * agent sends heartbeats; the control plane answers none and sends
  * nothing while idle (docs/agent-protocol.md, "heartbeat"). */
 #define SW_AGENT_PROTOCOL_MIN 1
-#define SW_AGENT_PROTOCOL_MAX 2
+#define SW_AGENT_PROTOCOL_MAX 2 /* 2: the agent's heartbeats only; cancel; container.logs with follow */
 /* The first version in which only the agent sends heartbeats. */
 #define SW_AGENT_PROTOCOL_AGENT_BEATS 2
 
@@ -35,6 +35,7 @@ enum sw_agent_msg_type {
 	SW_AGENT_MSG_ACK,       /* agent -> control plane: the command was accepted */
 	SW_AGENT_MSG_PROGRESS,  /* agent -> control plane: a chunk of a command's output */
 	SW_AGENT_MSG_RESULT,    /* agent -> control plane: how the command ended */
+	SW_AGENT_MSG_CANCEL,    /* control plane -> agent (protocol 2): stop command id; its result follows */
 	SW_AGENT_MSG_COUNT,
 };
 
@@ -81,7 +82,7 @@ bool sw_agent_cmd_from_name(const char *name, enum sw_agent_cmd *ret);
 struct sw_agent_msg {
 	enum sw_agent_msg_type type;
 	json_t *root;
-	const char *id;             /* a command's id: command, input, ack, progress, result */
+	const char *id;             /* a command's id: command, input, ack, progress, result, cancel */
 
 	/* hello */
 	const char *agent_version;

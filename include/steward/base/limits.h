@@ -172,6 +172,13 @@
 /* Bytes queued for one peer beyond what its socket has taken; a data
  * message past it waits (or the peer is dropped as too slow). */
 #define SW_AGENT_MAX_QUEUED_OUTPUT (4 * 1024 * 1024)
+/* Container logs an agent follows at once (container.logs with follow,
+ * each on a thread of its own beside the one-at-a-time commands); past it
+ * the command is refused BUSY. A follow lasts at most
+ * SW_AGENT_FOLLOW_MAX_MS (its command's expiry), then the reader gets the
+ * stream's end and reconnects with since. */
+#define SW_AGENT_FOLLOWS_MAX 4
+#define SW_AGENT_FOLLOW_MAX_MS (6u * 3600 * 1000)
 /* A command's payload, serialised, in bytes; a command id's characters. */
 #define SW_AGENT_MAX_PAYLOAD (256 * 1024)
 #define SW_AGENT_MAX_ID_LEN 64

@@ -52,6 +52,11 @@ enum { SW_DB_DEPLOYMENT_SOURCE_KIND, SW_DB_DEPLOYMENT_SOURCE_HAS_GIT };
 extern const struct sw_db_stmt sw_db_stmt_deployment_create;
 /* Resource conventions: ($1 organization, $2 id, $3 unused). */
 extern const struct sw_db_stmt sw_db_stmt_deployment_get;
+/* ($1 deployment, $2 from, $3 bytes) -> the stored log's size, then the
+ * bytes [from, from + bytes) of it (bytea; NULL when none), from
+ * deployment_log_chunks (migration 0027): the log read on a replica
+ * without its file. */
+extern const struct sw_db_stmt sw_db_stmt_deployment_log_read;
 /* Resource conventions; filters $7 applicationId, $8 status, $9 trigger. */
 extern const struct sw_db_stmt sw_db_stmt_deployments_list;
 /* ($1 organization, $2 id) -> the deployment's columns, then "cancelled"

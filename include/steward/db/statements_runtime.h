@@ -101,6 +101,12 @@ extern const struct sw_db_stmt sw_db_stmt_rt_built;
 extern const struct sw_db_stmt sw_db_stmt_rt_started;
 extern const struct sw_db_stmt sw_db_stmt_rt_finish;
 extern const struct sw_db_stmt sw_db_stmt_rt_log_progress;
+/* ($1 deployment) -> one row: the bytes of its log stored in
+ * deployment_log_chunks (migration 0027), where the next chunk starts. */
+extern const struct sw_db_stmt sw_db_stmt_rt_log_stored;
+/* ($1 deployment, $2 offset, $3 the bytes, base64) -> the chunk stored
+ * (a chunk already there at that offset is kept). */
+extern const struct sw_db_stmt sw_db_stmt_rt_log_chunk;
 extern const struct sw_db_stmt sw_db_stmt_rt_serving;
 extern const struct sw_db_stmt sw_db_stmt_rt_retained;
 extern const struct sw_db_stmt sw_db_stmt_rt_app_busy;

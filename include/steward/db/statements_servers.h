@@ -111,6 +111,7 @@ extern const struct sw_db_stmt sw_db_stmt_agent_server_status;
 extern const struct sw_db_stmt sw_db_stmt_agent_command_issue;
 extern const struct sw_db_stmt sw_db_stmt_agent_command_poll;
 extern const struct sw_db_stmt sw_db_stmt_agent_command_close;
+extern const struct sw_db_stmt sw_db_stmt_agent_command_cancel;
 /* A command's streams (migration 0024): the session's side (input_take,
  * input_taken, output_put) and the job's (input_put, output_read,
  * streams_drop). */

@@ -70,6 +70,10 @@ int sw_deploy_log_line(struct sw_deploy_log *l, const char *line, size_t len);
 int sw_deploy_log_printf(struct sw_deploy_log *l, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 uint64_t sw_deploy_log_bytes(const struct sw_deploy_log *l);
+/* Up to n bytes of the log's file from off into buf (pread: the writer's
+ * own file, whole lines up to sw_deploy_log_bytes()). The bytes read, or
+ * -errno. */
+ssize_t sw_deploy_log_read(const struct sw_deploy_log *l, uint64_t off, char *buf, size_t n);
 /* The last SW_DEPLOY_LOG_TAIL bytes (or fewer), starting at a line when it
  * can, into out (SW_DEPLOY_LOG_TAIL + 1 bytes, NUL-terminated). */
 void sw_deploy_log_tail(const struct sw_deploy_log *l, char *out);
