@@ -5,12 +5,21 @@
  * through mbedTLS, both on blocking sockets it owns): a server that accepts
  * the connection and then says nothing would hold the build runner
  * (concurrency 1, so every build of the installation) for ever, and a
- * cancel could not stop it. So the clone runs in a forked child (no exec:
- * this same code). Before it touches anything the child closes every
- * descriptor it inherited but stdin, stdout, stderr and its report pipe,
- * puts the signal handlers back to their defaults, asks the kernel for
- * SIGKILL if the parent thread dies, and opens and initialises libgit2
- * for itself (the parent never maps it: libgit2.h); it uses none of the parent's state
+ * cancel could not stop it. So the clone runs in a child process: the
+ * helper program steward-git (src/main/steward_git.c, built next to
+ * stewardd; STEWARD_GIT_HELPER names another path, which the tests use),
+ * started with posix_spawn, never a fork of this threaded process (a
+ * forked copy can inherit a lock another thread held at the fork: under
+ * ASan the allocator's, and the child then hung until the deadline; a
+ * clean-clone CI run lost two deployments' tests that way). It gets the
+ * request on stdin (request_write: length-prefixed fields written from
+ * the caller's strings, so no copy of a credential is left here), the
+ * report pipe as fd 3, no other descriptor, default signals, and only the
+ * environment the C library, OpenSSL and the sanitizers read. It asks the
+ * kernel for SIGKILL if the thread that started it dies, refuses a
+ * request from any process but its parent, and opens and initialises
+ * libgit2 for itself (stewardd never maps it: libgit2.h); it uses nothing
+ * of stewardd's
  * beyond the request. It reports progress lines, then the commit or one
  * error, as frames on the pipe. The parent polls the pipe, the cancel flag and the deadline every
  * SW_GIT_POLL_MS and ends the child with SIGKILL when either trips; a
@@ -78,10 +87,12 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -710,27 +721,199 @@ report:;
 	_exit(1);
 }
 
-/* The child's first steps: tied to the parent thread's life, none of the
- * parent's signal handlers or descriptors kept (stdin, stdout and stderr
- * but the report pipe moved to REPORT_FD). */
-static void __attribute__((noreturn)) child_start(struct child *c, pid_t parent, int report_fd)
+/* ---- the request, parent to helper ---- */
+
+/* The request crosses the helper's stdin as fields in this order, each a
+ * uint32 length (REQ_NULL for NULL) and its bytes, then the flags and the
+ * parent's pid. Written field by field from the caller's strings, so no
+ * copy of a credential is left in stewardd's memory. */
+enum { REQ_URL, REQ_REF, REQ_BRANCH, REQ_PRIVATE_KEY, REQ_PUBLIC_KEY, REQ_SSH_HOST_KEY,
+       REQ_HTTPS_USERNAME, REQ_HTTPS_TOKEN, REQ_CA_FILE, REQ_DEST, REQ_KEYDIR, REQ_FIELDS };
+#define REQ_NULL UINT32_MAX
+#define REQ_MAX (1u << 20) /* the whole request, read by the helper */
+struct req_tail {
+	int32_t kind;
+	int32_t parent;
+	uint8_t allow_file, force_key_file;
+};
+
+/* On the request's socket: MSG_NOSIGNAL, so a helper gone early is an
+ * error here, not a SIGPIPE. */
+static int write_all(int fd, const void *p, size_t n)
 {
+	const char *b = p;
+	while (n) {
+		ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EPIPE;
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int request_write(int fd, const struct sw_git_fetch *f, const char *dest, const char *keydir,
+			 enum sw_git_url_kind kind)
+{
+	const char *v[REQ_FIELDS] = {
+		[REQ_URL] = f->url, [REQ_REF] = f->ref, [REQ_BRANCH] = f->branch,
+		[REQ_PRIVATE_KEY] = f->private_key, [REQ_PUBLIC_KEY] = f->public_key,
+		[REQ_SSH_HOST_KEY] = f->ssh_host_key, [REQ_HTTPS_USERNAME] = f->https_username,
+		[REQ_HTTPS_TOKEN] = f->https_token, [REQ_CA_FILE] = f->ca_file, [REQ_DEST] = dest,
+		[REQ_KEYDIR] = keydir,
+	};
+	int r = 0;
+	for (int i = 0; i < REQ_FIELDS && r == 0; i++) {
+		uint32_t len = v[i] ? (uint32_t)strlen(v[i]) : REQ_NULL;
+		r = write_all(fd, &len, sizeof(len));
+		if (r == 0 && v[i])
+			r = write_all(fd, v[i], len);
+	}
+	struct req_tail t = { .kind = (int32_t)kind, .parent = (int32_t)getpid(),
+			      .allow_file = f->allow_file, .force_key_file = force_key_file };
+	return r ? r : write_all(fd, &t, sizeof(t));
+}
+
+/* The helper's side: the request from fd 0 into f and c (pointing into
+ * buf, which it keeps). false: a request it cannot read. */
+static bool request_read(char **buf, struct sw_git_fetch *f, struct child *c, pid_t *parent)
+{
+	size_t len = 0, cap = 4096;
+	char *b = malloc(cap);
+	for (;;) {
+		if (!b)
+			return false;
+		if (len == cap) {
+			if (cap >= REQ_MAX)
+				return false;
+			char *nb = realloc(b, cap *= 2);
+			if (!nb) {
+				free(b);
+				return false;
+			}
+			b = nb;
+		}
+		ssize_t n = read(0, b + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(b);
+			return false;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	/* Each field is moved down one byte to end with a NUL where its length
+	 * was: the strings stay in b. */
+	const char *v[REQ_FIELDS];
+	size_t off = 0;
+	for (int i = 0; i < REQ_FIELDS; i++) {
+		uint32_t n;
+		if (len - off < sizeof(n))
+			goto bad;
+		memcpy(&n, b + off, sizeof(n));
+		if (n == REQ_NULL) {
+			v[i] = NULL;
+			off += sizeof(n);
+			continue;
+		}
+		if (n > len - off - sizeof(n))
+			goto bad;
+		memmove(b + off, b + off + sizeof(n), n);
+		b[off + n] = '\0';
+		v[i] = b + off;
+		off += sizeof(n) + n;
+	}
+	struct req_tail t;
+	if (len - off != sizeof(t) || !v[REQ_URL] || !v[REQ_DEST])
+		goto bad;
+	memcpy(&t, b + off, sizeof(t));
+	*f = (struct sw_git_fetch){
+		.url = v[REQ_URL], .ref = v[REQ_REF], .branch = v[REQ_BRANCH],
+		.private_key = v[REQ_PRIVATE_KEY], .public_key = v[REQ_PUBLIC_KEY],
+		.ssh_host_key = v[REQ_SSH_HOST_KEY], .https_username = v[REQ_HTTPS_USERNAME],
+		.https_token = v[REQ_HTTPS_TOKEN], .ca_file = v[REQ_CA_FILE], .allow_file = t.allow_file,
+	};
+	memset(c, 0, sizeof(*c));
+	c->f = f;
+	c->kind = (enum sw_git_url_kind)t.kind;
+	c->dest = v[REQ_DEST];
+	c->keydir = v[REQ_KEYDIR];
+	url_host(f->url, c->host, sizeof(c->host));
+	force_key_file = t.force_key_file;
+	*parent = (pid_t)t.parent;
+	*buf = b;
+	return true;
+bad:
+	free(b);
+	return false;
+}
+
+/* steward-git's main (src/main/steward_git.c): a fresh process, started
+ * by sw_git_fetch() with the request on stdin and the report pipe on
+ * REPORT_FD, its signals at their defaults and none blocked. */
+int sw_git_fetch_helper_main(void)
+{
+	/* Ended if the thread that started it ends (the parent's deadline and
+	 * cancel need it alive); started by another process: refused. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
+	struct sw_git_fetch f;
+	struct child c;
+	char *buf = NULL;
+	pid_t parent = 0;
+	if (fcntl(REPORT_FD, F_GETFD) < 0)
+		return 2;
+	if (!request_read(&buf, &f, &c, &parent) || getppid() != parent)
 		_exit(2);
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	static const int sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM };
-	for (size_t i = 0; i < SW_ARRAY_SIZE(sigs); i++)
-		signal(sigs[i], SIG_DFL);
 	signal(SIGPIPE, SIG_IGN); /* a closed connection is an error, not a death */
-	if (dup2(report_fd, REPORT_FD) < 0)
-		_exit(2);
 	if (close_range(REPORT_FD + 1, ~0u, 0) < 0)
 		for (int fd = REPORT_FD + 1; fd < 1024; fd++)
 			close(fd);
-	child_main(c);
+	child_main(&c);
+}
+
+/* Where steward-git is: STEWARD_GIT_HELPER (tests: the build's), else
+ * next to this program. */
+static int helper_path(char *out, size_t cap)
+{
+	const char *env = getenv("STEWARD_GIT_HELPER");
+	if (env && *env) {
+		snprintf(out, cap, "%s", env);
+	} else {
+		char self[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n <= 0)
+			return -ENOENT;
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (!slash)
+			return -ENOENT;
+		*slash = '\0';
+		snprintf(out, cap, "%s/steward-git", self);
+	}
+	return access(out, X_OK) == 0 ? 0 : -ENOENT;
+}
+
+/* The environment steward-git gets: none of stewardd's (its database URL,
+ * its settings), only what the C library, OpenSSL, libssh2 (HOME: libgit2
+ * 1.5 fails an ssh fetch without it, reading known_hosts) and a sanitizer
+ * read. */
+static void helper_env(const char **envp, size_t cap)
+{
+	static const char *const keep[] = { "HOME=", "TMPDIR=", "SSL_CERT_FILE=", "SSL_CERT_DIR=", "ASAN_OPTIONS=",
+					    "UBSAN_OPTIONS=", "LSAN_OPTIONS=", "TSAN_OPTIONS=" };
+	extern char **environ;
+	size_t n = 0;
+	for (char **e = environ; *e && n + 1 < cap; e++)
+		for (size_t i = 0; i < SW_ARRAY_SIZE(keep); i++)
+			if (strncmp(*e, keep[i], strlen(keep[i])) == 0) {
+				envp[n++] = *e;
+				break;
+			}
+	envp[n] = NULL;
 }
 
 /* ---- the parent ---- */
@@ -823,7 +1006,7 @@ int sw_git_fetch(const struct sw_git_fetch *f, const char *dest, struct sw_commi
 	struct child c;
 	struct reader *rd = NULL;
 	char keydir[PATH_MAX] = "";
-	int fds[2] = { -1, -1 };
+	int fds[2] = { -1, -1 }, req[2] = { -1, -1 };
 	int r;
 
 	if (!f->url || !sw_valid_git_url(sw_str_cstr(f->url), f->allow_file, &kind, &why)) {
@@ -879,17 +1062,52 @@ int sw_git_fetch(const struct sw_git_fetch *f, const char *dest, struct sw_commi
 		snprintf(err, errlen, "could not start the git fetch");
 		goto out;
 	}
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid < 0) {
+	char helper[PATH_MAX];
+	if (helper_path(helper, sizeof(helper)) < 0) {
+		r = -ENOENT;
+		snprintf(err, errlen, "the git fetch helper steward-git is not next to this program");
+		goto out;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, req) < 0) {
 		r = -errno;
 		snprintf(err, errlen, "could not start the git fetch");
 		goto out;
 	}
-	if (pid == 0)
-		child_start(&c, parent, fds[1]);
+	/* A new process image, not a fork: a forked copy of this threaded
+	 * process could find a lock another thread held at the fork (the
+	 * allocator's under ASan: a child stuck until the deadline). */
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	posix_spawn_file_actions_adddup2(&fa, req[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], REPORT_FD);
+	sigset_t none, all;
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	const char *envp[16];
+	helper_env(envp, SW_ARRAY_SIZE(envp));
+	char *const argv[] = { "steward-git", NULL };
+	pid_t pid;
+	int se = posix_spawn(&pid, helper, &fa, &attr, argv, (char *const *)envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (se != 0) {
+		r = -se;
+		snprintf(err, errlen, "could not start the git fetch");
+		goto out;
+	}
+	close(req[0]);
+	req[0] = -1;
 	close(fds[1]);
 	fds[1] = -1;
+	/* A helper that dies before reading it all fails below, by its status. */
+	request_write(req[1], f, dest, c.keydir, kind);
+	close(req[1]);
+	req[1] = -1;
 
 	unsigned timeout_s = f->timeout_s ? f->timeout_s : SW_GIT_FETCH_TIMEOUT_S;
 	int stop = watch_child(fds[0], f, sw_now_ms() + (uint64_t)timeout_s * 1000, rd, log, log_arg);
@@ -927,6 +1145,9 @@ int sw_git_fetch(const struct sw_git_fetch *f, const char *dest, struct sw_commi
 	}
 
 out:
+	for (int i = 0; i < 2; i++)
+		if (req[i] >= 0)
+			close(req[i]);
 	if (fds[0] >= 0)
 		close(fds[0]);
 	if (fds[1] >= 0)

@@ -645,6 +645,115 @@ TEST(cancel_stops_a_stalled_fetch)
 	pthread_join(t, NULL);
 }
 
+/* The fetch runs in steward-git, a new process image started by
+ * posix_spawn, never a fork of this threaded process (a forked copy can
+ * inherit a lock another thread held: under ASan the allocator's, which
+ * hung clones in a CI run). Seen from here while a fetch stalls: our one
+ * child's executable is steward-git, and it has none of our environment
+ * but what the helper is given. */
+struct child_seen {
+	volatile bool cancel;
+	char exe[PATH_MAX];
+	bool environ_clean;
+};
+
+static void *look_at_the_child(void *arg)
+{
+	struct child_seen *cs = arg;
+	for (int i = 0; i < 200 && !cs->exe[0]; i++) {
+		usleep(10 * 1000);
+		char path[64], kids[256] = "";
+		snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+		FILE *fp = fopen(path, "r");
+		if (fp) {
+			if (!fgets(kids, sizeof(kids), fp))
+				kids[0] = '\0';
+			fclose(fp);
+		}
+		/* children of any of our threads: the fetch's thread is the main one */
+		int pid = atoi(kids);
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+		ssize_t n = readlink(path, cs->exe, sizeof(cs->exe) - 1);
+		cs->exe[n > 0 ? n : 0] = '\0';
+		snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+		char env[8192];
+		int fd = open(path, O_RDONLY);
+		ssize_t m = fd >= 0 ? read(fd, env, sizeof(env) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		env[m > 0 ? m : 0] = '\0';
+		cs->environ_clean = m >= 0;
+		for (ssize_t k = 0; k < m; k += (ssize_t)strlen(env + k) + 1)
+			if (strncmp(env + k, "SW_TEST_SECRET=", 15) == 0)
+				cs->environ_clean = false;
+	}
+	__atomic_store_n(&cs->cancel, true, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+TEST(the_fetch_runs_in_steward_git_not_a_fork)
+{
+	setup();
+	setenv("SW_TEST_SECRET", "not for the helper", 1);
+	char dest[256], err[512];
+	uint64_t took;
+	struct child_seen cs = { 0 };
+	pthread_t t;
+	REQUIRE(pthread_create(&t, NULL, look_at_the_child, &cs) == 0);
+	CHECK_INT_EQ(fetch_stalled(60, &cs.cancel, dest, err, &took), -ECANCELED);
+	pthread_join(t, NULL);
+	const char *base = strrchr(cs.exe, '/');
+	CHECK_STR_EQ(base ? base + 1 : cs.exe, "steward-git");
+	CHECK(cs.environ_clean);
+	unsetenv("SW_TEST_SECRET");
+}
+
+TEST(a_missing_helper_is_a_clear_error)
+{
+	setup();
+	const char *was = getenv("STEWARD_GIT_HELPER");
+	char keep[PATH_MAX];
+	snprintf(keep, sizeof(keep), "%s", was ? was : "");
+	setenv("STEWARD_GIT_HELPER", "/nonexistent/steward-git", 1);
+	char dest[256], err[512];
+	struct sw_commit_info info;
+	struct sw_git_fetch f = { .url = "https://example.com/a/b.git" };
+	CHECK_INT_EQ(sw_git_fetch(&f, next_dest(dest, sizeof(dest)), &info, NULL, NULL, err, sizeof(err)), -ENOENT);
+	CHECK_STR_EQ(err, "the git fetch helper steward-git is not next to this program");
+	CHECK(!exists(dest));
+	if (was)
+		setenv("STEWARD_GIT_HELPER", keep, 1);
+	else
+		unsetenv("STEWARD_GIT_HELPER");
+}
+
+/* steward-git started by anything but sw_git_fetch() (no report pipe, or
+ * a request naming another parent) exits 2 having done nothing. */
+TEST(steward_git_started_by_hand_exits_2)
+{
+	setup();
+	const char *helper = getenv("STEWARD_GIT_HELPER");
+	if (!helper)
+		return;
+	int in[2];
+	REQUIRE(pipe(in) == 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(in[0], 0);
+		close(in[1]);
+		close(3);
+		execl(helper, "steward-git", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(in[1]);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+}
+
 /* ---- https with a certificate nobody signed ---- */
 
 static bool port_open(unsigned port)

@@ -56,6 +56,11 @@ struct sw_commit_info {
 int sw_git_fetch(const struct sw_git_fetch *f, const char *dest, struct sw_commit_info *ret,
 		 sw_driver_log_fn log, void *log_arg, char *err, size_t errlen);
 
+/* steward-git's main: runs one fetch that sw_git_fetch() started (the
+ * request on stdin, frames on fd 3) and never returns but when started
+ * any other way (2). */
+int sw_git_fetch_helper_main(void);
+
 /* ---- archives (libarchive) ---- */
 struct sw_archive_limits {
 	uint64_t max_bytes;    /* total unpacked bytes */
