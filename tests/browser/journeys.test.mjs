@@ -725,6 +725,8 @@ test('the_main_flows_work_with_the_keyboard_alone', async () => {
 	await box.waitFor();
 	await tabTo(box.getByRole('button', { name: 'Copy Token keyboard' }));
 	await page.keyboard.press('Enter');
+	// The clipboard is read once the page says the (asynchronous) write ended.
+	await box.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
 	assert.equal(await page.evaluate(() => navigator.clipboard.readText()), await box.locator('code.secret').textContent());
 	// A new application, through the form's fields in order.
 	await tabTo(page.getByRole('link', { name: 'Applications' }).first());

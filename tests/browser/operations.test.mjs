@@ -11,12 +11,15 @@
 // repository picker of a new application (a git credential's
 // repositories); the edit forms of projects, environments, servers,
 // services, rules, channels, git credentials and volumes with the API's
-// field errors next to their fields; axe-core on every new page, the
+// field errors next to their fields (an edit panel's first field focused
+// within the click that opens it); a list's earlier answer, held back until
+// a later one came, not shown over it; axe-core on every new page, the
 // keyboard alone through charts and edits, and a walk
 // of the new pages searching the DOM and every answer for the secrets made
 // on the way.
 //
-// Stand-in, named as such: the git host is a node HTTP server on
+// Stand-ins, named as such: page.route holding one answer back (the order
+// of two answers cannot be chosen for real; the test says more). The git host is a node HTTP server on
 // 127.0.0.1 answering GitHub's GET /user/repos for one token and 401 to any
 // other (no real git host can be reached from here), the same kind of
 // stand-in as the API's own test of the picker uses
@@ -358,11 +361,25 @@ test('a_rule_and_a_channel_are_edited', async () => {
 	secrets.channel = channel.signingSecret;
 	await data('POST', '/alerts/rules', { name: 'hot', kind: 'METRIC_THRESHOLD', severity: 'WARNING', metric: 'CPU_PERCENT', operator: 'ABOVE', threshold: 90, durationSeconds: 300, serverId: localId });
 	await page.goto(`${origin}/app/channels`);
-	await button('Edit channel ops').click();
+	// The panel's first field has the focus once the click that opened it
+	// is handled (its handler, then the microtasks where Preact renders), so
+	// that what is typed next goes where it is aimed: the panel took the
+	// focus after the next frame, and on a busy machine that came between
+	// fill()'s focus of URL and its typing, which then went into the name
+	// (the TSan stage's timeout: the name's field error kept the panel open).
+	const focused = await button('Edit channel ops').evaluate(async (b) => {
+		b.click();
+		await Promise.resolve();
+		return document.activeElement.getAttribute('name');
+	});
+	assert.equal(focused, 'name');
 	const ce = page.getByRole('group', { name: 'Edit channel ops' });
 	await field('URL', ce).fill('ftp://example.com/');
 	await button('Save', ce).click();
 	await ce.locator('.field-error').waitFor();
+	// The URL's error, and no other field's.
+	assert.equal(await field('URL', ce).getAttribute('aria-invalid'), 'true');
+	assert.equal(await ce.locator('[aria-invalid="true"]').count(), 1);
 	await field('URL', ce).fill('https://hooks.example.com/b');
 	assert.equal(await field('URL', ce).inputValue(), 'https://hooks.example.com/b');
 	await button('Save', ce).click();
@@ -396,6 +413,61 @@ test('a_rule_and_a_channel_are_edited', async () => {
 	await accessible('the alerts after an edit');
 });
 
+test('a_lists_earlier_answer_that_comes_last_does_not_put_back_what_a_later_one_replaced', async () => {
+	// Stand-in, named as such: page.route holds the answer of the list's
+	// reload after "Disable" (read from stewardd at once, handed to the page
+	// later) until a later edit's reload has answered: which of two answers
+	// on two connections comes first cannot be chosen for real. And the
+	// page's Response.json is wrapped to say when the held answer was read,
+	// so that the check below comes after the page handled it.
+	await data('POST', '/notification-channels', { name: 'relay', kind: 'WEBHOOK', url: 'https://hooks.example.com/r1' });
+	await page.goto(`${origin}/app/channels`);
+	await page.getByRole('cell', { name: 'https://hooks.example.com/r1' }).waitFor();
+	await page.evaluate(() => {
+		const json = Response.prototype.json;
+		Response.prototype.json = function () {
+			const held = this.headers.get('x-test-held') === '1';
+			return json.call(this).then((v) => {
+				if (held) window.heldAnswerRead = true;
+				return v;
+			});
+		};
+	});
+	let fetched, release;
+	const inHand = new Promise((r) => (fetched = r));
+	const released = new Promise((r) => (release = r));
+	let lists = 0;
+	const isList = (u) => u.pathname === '/notification-channels' && u.search === '?limit=100';
+	await page.route(isList, async (route) => {
+		if (route.request().method() !== 'GET' || lists++ > 0) return route.continue();
+		const response = await route.fetch();
+		const body = await response.text();
+		fetched(body);
+		await released;
+		await route.fulfill({ response, body, headers: { ...response.headers(), 'x-test-held': '1' } });
+	});
+	try {
+		await button('Disable channel relay').click();
+		// The reload's answer, read after the PATCH: relay disabled, its URL r1.
+		assert.match(await inHand, /hooks\.example\.com\/r1/);
+		await button('Edit channel relay').click();
+		const ed = page.getByRole('group', { name: 'Edit channel relay' });
+		await field('URL', ed).fill('https://hooks.example.com/r2');
+		await button('Save', ed).click();
+		await ed.waitFor({ state: 'detached' });
+		const row = page.getByRole('row').filter({ has: page.getByRole('cell', { name: 'relay', exact: true }) });
+		await row.getByRole('cell', { name: 'https://hooks.example.com/r2' }).waitFor();
+		release();
+		await page.waitForFunction(() => window.heldAnswerRead === true);
+		// Every step from the read to the render is a microtask, all run
+		// before the task that answers this.
+		assert.deepEqual(await row.locator('td').allInnerTexts().then((t) => t.slice(0, 4)), ['relay', 'WEBHOOK', 'https://hooks.example.com/r2', 'no']);
+	} finally {
+		release();
+		await page.unroute(isList);
+	}
+});
+
 test('a_volume_is_edited', async () => {
 	await data('POST', `/applications/${appId}/volumes`, { name: 'uploads', mountPath: '/data' });
 	await page.goto(`${origin}/app/applications/${appId}/volumes`);
@@ -404,8 +476,10 @@ test('a_volume_is_edited', async () => {
 	await field('Mount path', ve).fill('relative');
 	await button('Save', ve).click();
 	await ve.locator('.field-error').waitFor();
+	assert.equal(await field('Mount path', ve).getAttribute('aria-invalid'), 'true');
 	await field('Mount path', ve).fill('/srv/uploads');
 	await button('Save', ve).click();
+	await ve.waitFor({ state: 'detached' });
 	await page.getByRole('cell', { name: '/srv/uploads' }).waitFor();
 });
 

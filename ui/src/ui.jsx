@@ -1,20 +1,25 @@
 // Small pieces every page uses: loading data, forms with the API's field
 // errors, status badges.
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, get, post } from './api.js';
 import { Link } from './router.jsx';
 
-// Runs load() now and whenever deps change; reload() runs it again.
+// Runs load() now and whenever deps change; reload() runs it again. Only
+// the latest run's answer is shown: an earlier one still in flight (the
+// page's first load, a reload before an edit) may answer last, and would
+// put back what the later one replaced.
 export function useData(load, deps) {
 	const [state, setState] = useState({ data: null, error: null, loading: true });
+	const latest = useRef(0);
 	const run = useCallback(() => {
-		let live = true;
+		const n = ++latest.current;
 		setState((s) => ({ ...s, loading: true }));
 		load().then(
-			(data) => live && setState({ data, error: null, loading: false }),
-			(error) => live && setState({ data: null, error, loading: false }),
+			(data) => n === latest.current && setState({ data, error: null, loading: false }),
+			(error) => n === latest.current && setState({ data: null, error, loading: false }),
 		);
-		return () => (live = false);
+		// Unmounted, or deps changed: no answer of this run or before is shown.
+		return () => void latest.current++;
 	}, deps);
 	useEffect(run, [run]);
 	return { ...state, reload: run };
@@ -325,14 +330,19 @@ export function Lifecycle({ path, changed }) {
 // The form that changes one record (a PATCH), opened by a row's Edit
 // button and shown under the list: fields are [name, label, props,
 // options] (options [[value, text]] make a select); save(values) is the
-// API call; close(saved) hides it. Its first field takes the focus.
+// API call; close(saved) hides it. Its first field takes the focus as the
+// panel appears: a layout effect, run in the same task as the click or key
+// that opened it. (An effect runs after the next frame, up to tens of
+// milliseconds later on a busy machine, and took the focus away from a
+// field the user had already moved to: what they typed next went into the
+// first field instead.)
 export function EditPanel({ title, initial, fields, save, close }) {
 	const form = useForm(initial, async (v) => {
 		await save(v);
 		close(true);
 	});
 	const box = useRef(null);
-	useEffect(() => box.current?.querySelector('input, select')?.focus(), []);
+	useLayoutEffect(() => box.current?.querySelector('input, select')?.focus(), []);
 	return (
 		<div class="card edit" role="group" aria-label={title} ref={box}>
 			<h3>{title}</h3>
