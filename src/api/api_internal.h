@@ -443,6 +443,11 @@ bool sw_api_resource_query_audited(struct sw_http_request *req, const struct sw_
 /* Adds "Location: /jobs/<job_id>" to a 202 answer that queued a job: 0, or
  * -1 with the request answered 500. */
 int sw_api_job_location(struct sw_http_request *req, const char *job_id);
+/* Row 0 of a statement whose columns start as a runtime target's (enum
+ * sw_db_runtime_target_col): its server's id into server_id; true when
+ * that server is remote (reached through its agent). */
+bool sw_api_runtime_target_read(const PGresult *res, char server_id[static 37]);
+
 void sw_api_job_answered(void *arg, const PGresult *res, const struct sw_db_error *err);
 /* Queues a job (steward_job_enqueue) for the target in path parameter :id
  * of type target_type (whose existence in the organization the statement

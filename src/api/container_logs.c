@@ -646,8 +646,7 @@ static void app_loaded(void *arg, const PGresult *res, const struct sw_db_error 
 		return;
 	}
 	/* Its columns start as the runtime target's do. */
-	o->remote = strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_IS_LOCAL), "t") != 0;
-	snprintf(o->server_id, sizeof(o->server_id), "%s", PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_ID));
+	o->remote = sw_api_runtime_target_read(res, o->server_id);
 	o->variables = json_loads(PQgetvalue(res, 0, SW_DB_RUNTIME_LOGS_VARIABLES), 0, NULL);
 	if (!json_is_array(o->variables)) {
 		op_free(o);

@@ -179,8 +179,7 @@ static void server_loaded(void *arg, const PGresult *res, const struct sw_db_err
 		op_free(o);
 		return;
 	}
-	o->remote = strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_IS_LOCAL), "t") != 0;
-	snprintf(o->server_id, sizeof(o->server_id), "%s", PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_ID));
+	o->remote = sw_api_runtime_target_read(res, o->server_id);
 	o->apps = json_loads(PQgetvalue(res, 0, SW_DB_RUNTIME_APPLICATION_IDS), 0, NULL);
 	if (!json_is_array(o->apps)) {
 		op_free(o);
@@ -321,8 +320,9 @@ static void live_server_loaded(void *arg, const PGresult *res, const struct sw_d
 		sw_http_error(req, 409, "SERVER_NOT_CONNECTED", SW_DRIVER_NOT_CONNECTED);
 		return;
 	}
-	sw_api_metrics_live_start(req, PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_ID),
-				  strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_IS_LOCAL), "t") != 0);
+	char server_id[37];
+	bool remote = sw_api_runtime_target_read(res, server_id);
+	sw_api_metrics_live_start(req, server_id, remote);
 }
 
 static void server_live(struct sw_http_request *req)

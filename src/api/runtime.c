@@ -316,6 +316,12 @@ static void op_done(struct sw_worker_job *job)
 	op_free(o);
 }
 
+bool sw_api_runtime_target_read(const PGresult *res, char server_id[static 37])
+{
+	snprintf(server_id, 37, "%s", PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_ID));
+	return strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_IS_LOCAL), "t") != 0;
+}
+
 /* The target's row (enum sw_db_runtime_target_col) read: 404, 409 for a
  * remote server, else the driver's work on the worker pool. */
 static void target_loaded(void *arg, const PGresult *res, const struct sw_db_error *err)
@@ -326,8 +332,7 @@ static void target_loaded(void *arg, const PGresult *res, const struct sw_db_err
 		op_free(o);
 		return;
 	}
-	o->remote = strcmp(PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_IS_LOCAL), "t") != 0;
-	snprintf(o->server_id, sizeof(o->server_id), "%s", PQgetvalue(res, 0, SW_DB_RUNTIME_SERVER_ID));
+	o->remote = sw_api_runtime_target_read(res, o->server_id);
 	o->apps = json_loads(PQgetvalue(res, 0, SW_DB_RUNTIME_APPLICATION_IDS), 0, NULL);
 	o->hosts = json_loads(PQgetvalue(res, 0, SW_DB_RUNTIME_HOSTNAMES), 0, NULL);
 	if (!json_is_array(o->apps) || !json_is_array(o->hosts)) {
