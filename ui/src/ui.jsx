@@ -124,9 +124,11 @@ export function Table({ head, children }) {
 	);
 }
 
-// The document's title: the page's, then the product's.
+// The document's title: the page's, then the product's. Set in the same
+// commit as the page it names (a layout effect), so the tab, a screen
+// reader and a test never see a heading with the previous page's title.
 export function useTitle(title) {
-	useEffect(() => {
+	useLayoutEffect(() => {
 		document.title = title ? `${title} · Steward` : 'Steward';
 	}, [title]);
 }
