@@ -23,7 +23,7 @@ import { world, BASE_IMAGE, dockerRequest, waitJob as waitJobOf } from './deploy
 import { agentBinary, remoteWorld } from './remote_world.mjs';
 
 agentBinary();
-const w = await world({ STEWARD_AGENT_HEARTBEAT_MS: 500 });
+const w = await world({ STEWARD_AGENT_HEARTBEAT_MS: 500 }, { tsan: true });
 const { second, engine, server, startAgent } = await remoteWorld(w);
 const waitJob = (id, timeoutMs) => waitJobOf(w, id, timeoutMs);
 const sql1 = async (q) => (await w.sql(q)).trim();
@@ -158,5 +158,5 @@ test('the agent stops on SIGTERM, cleanly', async () => {
 	const exited = new Promise((resolve) => agent.once('exit', (code, signal) => resolve({ code, signal })));
 	agent.kill('SIGTERM');
 	assert.deepEqual(await exited, { code: 0, signal: null });
-	assert.doesNotMatch(agentLog(), /ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: /);
+	assert.doesNotMatch(agentLog(), h.SANITIZER_REPORT);
 });

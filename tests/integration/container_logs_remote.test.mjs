@@ -22,7 +22,7 @@ import { world, BASE_IMAGE } from './deploy_world.mjs';
 import { agentBinary, remoteWorld } from './remote_world.mjs';
 
 agentBinary();
-const w = await world({ STEWARD_AGENT_HEARTBEAT_MS: 500, METRICS_EBPF: '0' });
+const w = await world({ STEWARD_AGENT_HEARTBEAT_MS: 500, METRICS_EBPF: '0' }, { tsan: true });
 const { second, server, startAgent } = await remoteWorld(w);
 after(async () => { await h.cleanupAll(); });
 

@@ -126,7 +126,7 @@ export async function cleanupAll() {
 	if (reports.length) throw new Error(`sanitizer report from stewardd:\n${reports.join('\n-----\n')}`);
 }
 
-const SANITIZER_REPORT = /ERROR: (AddressSanitizer|LeakSanitizer|ThreadSanitizer)|WARNING: ThreadSanitizer|runtime error: /;
+export const SANITIZER_REPORT = /ERROR: (AddressSanitizer|LeakSanitizer|ThreadSanitizer)|WARNING: ThreadSanitizer|runtime error: /;
 const allServerLogs = [];
 
 export function makeTempDir(prefix) {

@@ -37,7 +37,7 @@ const FIXTURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../u
 const INTERVAL_MS = 500;
 const MINUTE = 3000;
 const w = await world({ STEWARD_AGENT_HEARTBEAT_MS: 500, METRICS_EBPF: '0', METRICS_SAMPLE_INTERVAL_MS: INTERVAL_MS,
-	METRICS_MINUTE_MS: MINUTE });
+	METRICS_MINUTE_MS: MINUTE }, { tsan: true });
 const second = await startSecondDocker();
 await second.baseImage();
 const caddy2 = await startCaddy();

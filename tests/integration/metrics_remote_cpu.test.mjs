@@ -19,7 +19,7 @@ import { remoteWorld } from './remote_world.mjs';
 const INTERVAL_MS = 500;
 const MINUTE = 3000;
 const w = await world({ STEWARD_AGENT_HEARTBEAT_MS: 500, METRICS_EBPF: '0', METRICS_SAMPLE_INTERVAL_MS: INTERVAL_MS,
-	METRICS_MINUTE_MS: MINUTE });
+	METRICS_MINUTE_MS: MINUTE }, { tsan: true });
 after(() => h.cleanupAll());
 // The agent reads this machine's /proc and cgroups (no HOST_* paths), where
 // the second engine's containers are.

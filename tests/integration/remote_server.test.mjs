@@ -11,7 +11,7 @@ import * as h from './harness.mjs';
 import { ok } from './identity.mjs';
 import { world, BASE_IMAGE, dockerRequest, waitJob as waitJobOf } from './deploy_world.mjs';
 
-const w = await world();
+const w = await world({}, { tsan: true });
 const made = { containers: [], volumes: [] };
 after(async () => {
 	for (const id of made.containers) await dockerRequest('DELETE', `/containers/${id}?force=1`).catch(() => {});

@@ -25,7 +25,7 @@ for (const tool of ['psql', 'redis-cli']) {
 	if (spawnSync(tool, ['--version']).status !== 0) h.skip(`${tool} is missing (apt-get install postgresql-client redis-tools)`);
 }
 agentBinary();
-const w = await world({ STEWARD_AGENT_HEARTBEAT_MS: 500 });
+const w = await world({ STEWARD_AGENT_HEARTBEAT_MS: 500 }, { tsan: true });
 const { second, server, startAgent, waitStatus } = await remoteWorld(w);
 const here = path.dirname(new URL(import.meta.url).pathname);
 const built = spawnSync(path.join(here, '..', 'images', 'build'), [], {

@@ -40,6 +40,11 @@ export async function remoteWorld(w) {
 		for (const a of agents) if (a.exitCode === null && a.signalCode === null) a.kill('SIGKILL');
 		caddy2.stop();
 		engine.close();
+		// Each agent's sanitizer reports fail the file, as stewardd's do.
+		for (const a of agents) {
+			const i = a.log().search(h.SANITIZER_REPORT);
+			if (i >= 0) throw new Error(`sanitizer report from steward-agent:\n${a.log().slice(Math.max(0, i - 200), i + 4000)}`);
+		}
 	});
 	const server = await ok(w.call('POST', '/servers', { body: { name: 'second', host: '127.0.0.1' } }), 201);
 	const [, url, token] = /^STEWARD_URL='([^']+)' STEWARD_AGENT_TOKEN='(sta_[A-Za-z0-9_-]{43})'/.exec(server.agentCommand);
@@ -49,7 +54,8 @@ export async function remoteWorld(w) {
 		const proc = spawn(AGENT, [], {
 			env: { PATH: process.env.PATH, STEWARD_URL: steward, STEWARD_AGENT_TOKEN: token,
 				STEWARD_AGENT_DATA_DIR: h.makeTempDir('sw-agent-'), DOCKER_HOST: engine.host, ...caddy2.env,
-				ASAN_OPTIONS: process.env.ASAN_OPTIONS || '' },
+				ASAN_OPTIONS: process.env.ASAN_OPTIONS || '', TSAN_OPTIONS: process.env.TSAN_OPTIONS || '',
+				UBSAN_OPTIONS: process.env.UBSAN_OPTIONS || '' },
 			stdio: ['ignore', 'pipe', 'pipe'],
 		});
 		for (const s of [proc.stdout, proc.stderr]) s.on('data', (d) => {
