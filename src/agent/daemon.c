@@ -650,10 +650,18 @@ static void start_follow(struct session *s, const struct sw_agent_msg *m, const 
 	sw_log_info("agent: command %s follows container %s", m->id, m->args.name);
 }
 
-/* The control plane's cancel: a follow (or the running command) of that
- * id is told to stop; its result goes as it ends. */
+static void fail_receiving(struct session *s, const char *code, const char *why);
+
+/* The control plane's cancel: a follow (or the running command: a build
+ * stops its engine call) of that id is told to stop, its result going as
+ * it ends; a command whose input is still arriving ends now, not run. */
 static void on_cancel(struct session *s, const char *id)
 {
+	if (s->receiving && strcmp(s->receiving->m.id, id) == 0) {
+		sw_log_info("agent: command %s cancelled by the control plane before its input was whole", id);
+		fail_receiving(s, "CANCELLED", "the command was cancelled before its input was whole; nothing was run");
+		return;
+	}
 	for (unsigned i = 0; i < SW_AGENT_FOLLOWS_MAX; i++)
 		if (s->follows[i] && strcmp(s->follows[i]->m.id, id) == 0) {
 			__atomic_store_n(&s->follows[i]->stream.cancel, true, __ATOMIC_RELAXED);

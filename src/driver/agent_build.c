@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>
+#include "steward/base/log.h"
 #include "steward/driver/remote.h"
 #include "driver/driver_internal.h"
 
@@ -70,9 +71,22 @@ int sw_driver_agent_build(struct sw_driver *d, const struct sw_agent_msg *cmd, s
 		.labels = (const char *const *)pairs,
 		.context_read = staged_read,
 		.context_arg = &fd,
+		.cancel = &st->cancel,
 	};
 	if (rc == 0)
 		rc = sw_driver_image_build(d, &b, line_out, st, err, errlen);
+	if (rc == -ECANCELED) {
+		/* The control plane's cancel closed the engine's connection,
+		 * which stops the build. The tag comes only with its end, but
+		 * a cancel that raced that end must not leave it: the tag is
+		 * this deployment's own, so it goes if it is there. */
+		char e[128] = "";
+		bool tagged = sw_driver_image_exists(d, b.tag);
+		if (tagged && sw_driver_image_remove(d, b.tag, e, sizeof(e)) == 0)
+			snprintf(e, sizeof(e), "its tag removed");
+		sw_log_info("agent: image.build %s stopped by its cancel (%s)", cmd->id,
+			    tagged ? e : "nothing tagged");
+	}
 	for (size_t k = 0; k < i; k++)
 		free(pairs[k]);
 	free(pairs);

@@ -168,6 +168,18 @@ static int issue(struct sw_driver_remote *r, const char *kind, json_t *payload, 
 	return 0;
 }
 
+/* A command given up on (its job stopped: a deployment cancelled during a
+ * remote build; a log follow's reader left): the agent is told to stop it
+ * (protocol 2's cancel, sent by whichever replica holds its session, only
+ * while the row is SENT or ACKED), before await() closes the row; the
+ * agent answers as the command ends. */
+static void agent_cancel(struct sw_driver_remote *r, const char *id)
+{
+	char e[128];
+	const char *cancel[1] = { id };
+	PQclear(exec(r, &sw_db_stmt_agent_command_cancel, cancel, e, sizeof(e)));
+}
+
 /* Waits for command id's answer until ttl ms from now: 0 with *ret (the
  * result object, or NULL when ret is NULL), or -errno with a sentence. The
  * command is closed either way. */
@@ -219,6 +231,7 @@ static int await(struct sw_driver_remote *r, const char *id, const char *kind, u
 					 "outcome on the server is not known.", kind);
 			rc = -EHOSTUNREACH;
 		} else if (r->stop && *r->stop) {
+			agent_cancel(r, id);
 			snprintf(err, errlen, "The work was stopped while the server's agent ran %s.", kind);
 			rc = -ECANCELED;
 		} else {
@@ -456,14 +469,24 @@ static int put_window(struct sw_driver_remote *r, struct build_stream *bs, const
 	return did;
 }
 
+/* True once *bs->cancel is set (a log follow's reader left, a build's
+ * cancel flag other than the job's stop): the agent is told to stop. */
+static bool given_up(struct sw_driver_remote *r, const struct build_stream *bs, const char *id, char *err,
+		     size_t errlen)
+{
+	if (!bs->cancel || !__atomic_load_n(bs->cancel, __ATOMIC_RELAXED))
+		return false;
+	agent_cancel(r, id);
+	snprintf(err, errlen, "%s was cancelled", bs->what);
+	return true;
+}
+
 static int build_hook(struct sw_driver_remote *r, void *arg, const char *id, const PGresult *row, char *err,
 		      size_t errlen)
 {
 	struct build_stream *bs = arg;
-	if (bs->cancel && __atomic_load_n(bs->cancel, __ATOMIC_RELAXED)) {
-		snprintf(err, errlen, "%s was cancelled", bs->what);
+	if (given_up(r, bs, id, err, errlen))
 		return -ECANCELED;
-	}
 	int did = 0;
 	if (strcmp(PQgetvalue(row, 0, 0), "ACKED") == 0)
 		did = put_input(r, bs, id, strtoull(PQgetvalue(row, 0, 5), NULL, 10), err, errlen);
@@ -715,15 +738,8 @@ static int logs_hook(struct sw_driver_remote *r, void *arg, const char *id, cons
 {
 	(void)row;
 	struct build_stream *bs = arg;
-	if (bs->cancel && __atomic_load_n(bs->cancel, __ATOMIC_RELAXED)) {
-		/* The reader left: the agent is told to stop (through whichever
-		 * replica holds it), before await() closes the row. */
-		char e[128];
-		const char *cancel[1] = { id };
-		PQclear(exec(r, &sw_db_stmt_agent_command_cancel, cancel, e, sizeof(e)));
-		snprintf(err, errlen, "%s was cancelled", bs->what);
+	if (given_up(r, bs, id, err, errlen))
 		return -ECANCELED;
-	}
 	int out = read_output(r, bs, id, err, errlen);
 	struct logs_in *in = bs->log_arg;
 	if (out >= 0 && in->rc) {

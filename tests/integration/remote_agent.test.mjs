@@ -15,7 +15,9 @@
 // replica than the runner's (whose log that replica, without the file,
 // reads whole from the copy stored in the database); a build's 200,000 output lines arrive whole
 // while heartbeats pass; an agent killed mid-build fails the deployment
-// and the version before serves on.
+// and the version before serves on; a deployment cancelled mid-build stops
+// the build on the agent (protocol 2's cancel): no image, the version before
+// serves on.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -352,9 +354,11 @@ test('a build that prints 200,000 lines reaches the log whole and in order, and 
 	assert.ok(numbers.every((n, i) => n === i + 1), 'each line once, in order');
 });
 
-test('an agent killed during a build fails the deployment saying so, and the version before keeps serving', async () => {
-	const app = await gitApp('far-killbuild', 'before\n');
-	const host = 'far-killbuild.example.com';
+// An application serving 'before\n' through the second Caddy at host, then
+// a deployment whose build has reached its slow step (a RUN of 120 s).
+async function slowBuildRunning(name) {
+	const app = await gitApp(name, 'before\n');
+	const host = `${name}.example.com`;
 	await W.verifiedDomain(w, app, host);
 	await W.deployed(w, app);
 	assert.equal((await viaCaddy2(host)).text, 'before\n');
@@ -366,6 +370,11 @@ test('an agent killed during a build fails the deployment saying so, and the ver
 		if (Date.now() > deadline) assert.fail(`the build never reached its slow step:\n${await W.logText(w, d.id)}`);
 		await h.sleep(50);
 	}
+	return { app, host, d };
+}
+
+test('an agent killed during a build fails the deployment saying so, and the version before keeps serving', async () => {
+	const { app, host, d } = await slowBuildRunning('far-killbuild');
 	agent.kill('SIGKILL');
 	const end = await W.waitDeployment(w, d.id);
 	assert.equal(end.status, 'FAILED');
@@ -374,6 +383,31 @@ test('an agent killed during a build fails the deployment saying so, and the ver
 	assert.deepEqual(await imagesOn(second.request, app), [`steward/${app.id}:1`], 'no image of the killed build');
 	agent = startAgent();
 	await waitStatus('ONLINE');
+});
+
+test('a cancel during a remote build stops it on the agent: CANCELLED, no image, the version before serves on', async () => {
+	const { app, host, d } = await slowBuildRunning('far-cancelbuild');
+	const deadline = Date.now() + 60000 * h.SLACK;
+	const r = await w.call('POST', `/deployments/${d.id}/cancel`);
+	assert.ok([200, 202].includes(r.status), r.text);
+	const end = await W.waitDeployment(w, d.id);
+	assert.equal(end.status, 'CANCELLED', end.errorMessage);
+	// The agent was told, and its engine call was stopped (not run to its end).
+	const stopped = /agent: command (\S+) cancelled by the control plane[^]*agent: image\.build \1 stopped by its cancel \(nothing tagged\)/;
+	while (!stopped.test(agent.log())) {
+		if (Date.now() > deadline) assert.fail(`the agent never said the build stopped:\n${agent.log().slice(-2000)}`);
+		await h.sleep(50);
+	}
+	// The engine runs no step of it: the slow step's container is gone.
+	const building = async () => (await second.request('GET', '/containers/json?all=1')).json()
+		.filter((c) => /slow-step-begins/.test(c.Command ?? ''));
+	while ((await building()).length) {
+		if (Date.now() > deadline) assert.fail(`the build's step still runs: ${JSON.stringify(await building())}`);
+		await h.sleep(50);
+	}
+	assert.deepEqual(await imagesOn(second.request, app), [`steward/${app.id}:1`], 'no image of the cancelled build');
+	assert.equal((await viaCaddy2(host)).text, 'before\n', 'the version before serves on');
+	assert.equal((await ok(w.call('GET', `/servers/${server.id}`))).status, 'ONLINE');
 });
 
 test('a command longer than three heartbeats runs while the agent answers them', async () => {

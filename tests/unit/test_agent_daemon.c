@@ -6,7 +6,8 @@
  * protocol 2 the agent sends its own and stays on a silent control plane,
  * but leaves one whose host stops acknowledging (TCP_USER_TIMEOUT; in a
  * network namespace of its own whose loopback is taken down, when this
- * runs as root); in protocol 1 it echoes the control plane's. */
+ * runs as root); in protocol 1 it echoes the control plane's. A cancel
+ * for a command whose input is still arriving ends it CANCELLED, never run. */
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <pthread.h>
@@ -40,15 +41,16 @@ static void run_sample(void *arg, const struct sw_agent_msg *cmd, struct sw_agen
 struct agent_arg {
 	const struct sw_agent_config *c;
 	volatile int *stop;
+	const struct sw_agent_executor *exec; /* NULL: metrics.sample by run_sample */
 };
 
 static void *agent_thread(void *p)
 {
-	static const struct sw_agent_executor exec = {
+	static const struct sw_agent_executor sample = {
 		.run = run_sample, .kinds = SW_AGENT_KIND_BIT(SW_AGENT_CMD_METRICS_SAMPLE)
 	};
 	const struct agent_arg *a = p;
-	sw_agent_run(a->c, &exec, a->stop);
+	sw_agent_run(a->c, a->exec ? a->exec : &sample, a->stop);
 	return NULL;
 }
 
@@ -167,6 +169,24 @@ static bool greet(int *sw_failed_, struct peer *p)
 	return true;
 }
 
+/* Reads the hello (offering 1 to 2) and welcomes it with protocol 2 and
+ * that heartbeat interval. */
+static bool welcome_2(int *sw_failed_, struct peer *p, unsigned heartbeat_ms)
+{
+	struct sw_agent_msg m;
+	if (!peer_next(p, &m))
+		return false;
+	CHECK_INT_EQ(m.type, SW_AGENT_MSG_HELLO);
+	CHECK_INT_EQ(m.protocol_min, 1);
+	CHECK_INT_EQ(m.protocol_max, 2);
+	sw_agent_msg_release(&m);
+	char welcome[128];
+	snprintf(welcome, sizeof(welcome),
+		 "{\"type\":\"welcome\",\"connectionId\":\"t\",\"protocol\":2,\"heartbeatMs\":%u}", heartbeat_ms);
+	peer_send(p, welcome);
+	return true;
+}
+
 TEST(a_command_runs_once_across_resends_and_reconnects)
 {
 	struct sw_agent_config c;
@@ -245,13 +265,8 @@ TEST(heartbeats_protocol_2_the_agent_sends_them_protocol_1_it_echoes)
 	 * than the three silent intervals that end a protocol 1 session. */
 	struct peer p;
 	REQUIRE(peer_accept(lfd, &p));
+	REQUIRE(welcome_2(sw_failed_, &p, 100));
 	struct sw_agent_msg m;
-	REQUIRE(peer_next(&p, &m));
-	CHECK_INT_EQ(m.type, SW_AGENT_MSG_HELLO);
-	CHECK_INT_EQ(m.protocol_min, 1);
-	CHECK_INT_EQ(m.protocol_max, 2);
-	sw_agent_msg_release(&m);
-	peer_send(&p, "{\"type\":\"welcome\",\"connectionId\":\"t\",\"protocol\":2,\"heartbeatMs\":100}");
 	for (uint64_t seq = 1; seq <= 8; seq++) {
 		REQUIRE(peer_next(&p, &m));
 		CHECK_INT_EQ(m.type, SW_AGENT_MSG_HEARTBEAT);
@@ -273,6 +288,83 @@ TEST(heartbeats_protocol_2_the_agent_sends_them_protocol_1_it_echoes)
 	CHECK_INT_EQ(m.seq, 7);
 	sw_agent_msg_release(&m);
 	__atomic_store_n(&stop2, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	peer_close(&p);
+	close(lfd);
+}
+
+static volatile int stop4;
+static int builds;
+
+static void run_build(void *arg, const struct sw_agent_msg *cmd, struct sw_agent_outcome *out)
+{
+	(void)arg;
+	(void)cmd;
+	builds++;
+	out->ok = true;
+}
+
+/* The next message that is not one of the agent's heartbeats (protocol 2). */
+static bool peer_next_not_heartbeat(struct peer *p, struct sw_agent_msg *m)
+{
+	for (;;) {
+		if (!peer_next(p, m))
+			return false;
+		if (m->type != SW_AGENT_MSG_HEARTBEAT)
+			return true;
+		sw_agent_msg_release(m);
+	}
+}
+
+TEST(protocol_2_a_cancel_while_the_input_arrives_ends_the_command_cancelled_never_run)
+{
+	struct sw_agent_config c;
+	int lfd = control_plane(&c, "sw-agent-daemon-cancel");
+	REQUIRE(lfd >= 0);
+	static const struct sw_agent_executor build = {
+		.run = run_build, .kinds = SW_AGENT_KIND_BIT(SW_AGENT_CMD_IMAGE_BUILD)
+	};
+	struct agent_arg arg = { &c, &stop4, &build };
+	pthread_t t;
+	REQUIRE(pthread_create(&t, NULL, agent_thread, &arg) == 0);
+	struct peer p;
+	REQUIRE(peer_accept(lfd, &p));
+	REQUIRE(welcome_2(sw_failed_, &p, 5000));
+	struct sw_agent_msg m;
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd),
+		 "{\"type\":\"command\",\"id\":\"b-1\",\"kind\":\"image.build\",\"expiresAt\":%llu,\"payload\":"
+		 "{\"tag\":\"steward/x:1\",\"contextBytes\":6,\"contextSha256\":"
+		 "\"0000000000000000000000000000000000000000000000000000000000000000\"}}",
+		 (unsigned long long)sw_wall_ms() + 60000);
+	peer_send(&p, cmd);
+	REQUIRE(peer_next_not_heartbeat(&p, &m));
+	CHECK_INT_EQ(m.type, SW_AGENT_MSG_ACK);
+	CHECK_STR_EQ(m.id, "b-1");
+	sw_agent_msg_release(&m);
+	/* Half its input, taken; then the control plane gives up on it. */
+	peer_send(&p, "{\"type\":\"input\",\"id\":\"b-1\",\"seq\":0,\"data\":\"AAAA\"}");
+	REQUIRE(peer_next_not_heartbeat(&p, &m));
+	CHECK_INT_EQ(m.type, SW_AGENT_MSG_ACK);
+	CHECK_INT_EQ(m.input_taken, 1);
+	sw_agent_msg_release(&m);
+	peer_send(&p, "{\"type\":\"cancel\",\"id\":\"b-1\"}");
+	REQUIRE(peer_next_not_heartbeat(&p, &m));
+	CHECK_INT_EQ(m.type, SW_AGENT_MSG_RESULT);
+	CHECK_STR_EQ(m.id, "b-1");
+	CHECK(!m.ok);
+	CHECK_STR_EQ(m.error_code, "CANCELLED");
+	sw_agent_msg_release(&m);
+	/* The rest of its input is ignored, and its resend answered from the
+	 * journal: it is never run. */
+	peer_send(&p, "{\"type\":\"input\",\"id\":\"b-1\",\"seq\":1,\"data\":\"AAAA\",\"last\":true}");
+	peer_send(&p, cmd);
+	REQUIRE(peer_next_not_heartbeat(&p, &m));
+	CHECK_INT_EQ(m.type, SW_AGENT_MSG_RESULT);
+	CHECK_STR_EQ(m.error_code, "CANCELLED");
+	sw_agent_msg_release(&m);
+	CHECK_INT_EQ(builds, 0);
+	__atomic_store_n(&stop4, 1, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	peer_close(&p);
 	close(lfd);
