@@ -61,6 +61,12 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
+/* The job's stop flag, written by the runner's listener thread. */
+static bool stopped(const volatile bool *stop)
+{
+	return stop && __atomic_load_n(stop, __ATOMIC_RELAXED);
+}
+
 int sw_driver_remote_new(PGconn *conn, const char *server_id, const volatile bool *stop, unsigned wait_ms,
 			 struct sw_driver **ret, char *err, size_t errlen)
 {
@@ -86,7 +92,7 @@ int sw_driver_remote_new(PGconn *conn, const char *server_id, const volatile boo
 			rc = -EHOSTUNREACH;
 		}
 		PQclear(res);
-		if (rc != -EHOSTUNREACH || now_ms() >= deadline || (stop && *stop))
+		if (rc != -EHOSTUNREACH || now_ms() >= deadline || stopped(stop))
 			break;
 		sleep_ms(SW_DRIVER_REMOTE_WAIT_POLL_MS);
 	}
@@ -230,7 +236,7 @@ static int await(struct sw_driver_remote *r, const char *id, const char *kind, u
 				snprintf(err, errlen, "The server's agent disconnected while it ran %s: its "
 					 "outcome on the server is not known.", kind);
 			rc = -EHOSTUNREACH;
-		} else if (r->stop && *r->stop) {
+		} else if (stopped(r->stop)) {
 			agent_cancel(r, id);
 			snprintf(err, errlen, "The work was stopped while the server's agent ran %s.", kind);
 			rc = -ECANCELED;
