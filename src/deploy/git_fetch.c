@@ -1003,7 +1003,6 @@ int sw_git_fetch(const struct sw_git_fetch *f, const char *dest, struct sw_commi
 {
 	const char *why;
 	enum sw_git_url_kind kind;
-	struct child c;
 	struct reader *rd = NULL;
 	char keydir[PATH_MAX] = "";
 	int fds[2] = { -1, -1 }, req[2] = { -1, -1 };
@@ -1027,11 +1026,6 @@ int sw_git_fetch(const struct sw_git_fetch *f, const char *dest, struct sw_commi
 		return -EEXIST;
 	}
 
-	memset(&c, 0, sizeof(c));
-	c.f = f;
-	c.kind = kind;
-	c.dest = dest;
-	url_host(f->url, c.host, sizeof(c.host));
 	if (kind == SW_GIT_URL_SSH && f->private_key) {
 		const char *tmp = getenv("TMPDIR");
 		snprintf(keydir, sizeof(keydir), "%s/steward-key-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
@@ -1041,7 +1035,6 @@ int sw_git_fetch(const struct sw_git_fetch *f, const char *dest, struct sw_commi
 			snprintf(err, errlen, "could not make a private directory for the deploy key");
 			goto out;
 		}
-		c.keydir = keydir;
 	}
 	rd = calloc(1, sizeof(*rd));
 	if (!rd) {
@@ -1105,7 +1098,7 @@ int sw_git_fetch(const struct sw_git_fetch *f, const char *dest, struct sw_commi
 	close(fds[1]);
 	fds[1] = -1;
 	/* A helper that dies before reading it all fails below, by its status. */
-	request_write(req[1], f, dest, c.keydir, kind);
+	request_write(req[1], f, dest, keydir[0] ? keydir : NULL, kind);
 	close(req[1]);
 	req[1] = -1;
 

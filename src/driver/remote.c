@@ -61,7 +61,8 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
-/* The job's stop flag, written by the runner's listener thread. */
+/* A stop or cancel flag, written by another thread (the runner's listener,
+ * a log reader leaving): read atomically. */
 static bool stopped(const volatile bool *stop)
 {
 	return stop && __atomic_load_n(stop, __ATOMIC_RELAXED);
@@ -480,7 +481,7 @@ static int put_window(struct sw_driver_remote *r, struct build_stream *bs, const
 static bool given_up(struct sw_driver_remote *r, const struct build_stream *bs, const char *id, char *err,
 		     size_t errlen)
 {
-	if (!bs->cancel || !__atomic_load_n(bs->cancel, __ATOMIC_RELAXED))
+	if (!stopped(bs->cancel))
 		return false;
 	agent_cancel(r, id);
 	snprintf(err, errlen, "%s was cancelled", bs->what);

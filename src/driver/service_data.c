@@ -28,6 +28,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include "steward/base/base.h"
+#include "steward/base/log.h"
 #include "steward/driver/remote.h"
 #include "driver/driver_internal.h"
 
@@ -941,7 +942,12 @@ int sw_driver_agent_service_dump(struct sw_driver *d, const struct sw_agent_msg 
 		return -ENOMEM;
 	}
 	a->st = st;
-	rc = dump_run(d, &t, NULL, agent_dump_sink, a, err, errlen);
+	/* The control plane's cancel (protocol 2) closes the engine's
+	 * connection to the dump tool: the command ends CANCELLED. */
+	rc = dump_run(d, &t, &st->cancel, agent_dump_sink, a, err, errlen);
+	if (rc == -ECANCELED)
+		sw_log_info("agent: service.dump %s stopped by its cancel (%llu bytes sent)", cmd->id,
+			    (unsigned long long)a->size);
 	if (rc == 0) {
 		agent_dump_flush(a);
 		unsigned char digest[32];
@@ -975,5 +981,8 @@ int sw_driver_agent_service_restore(struct sw_driver *d, const struct sw_agent_m
 		snprintf(err, errlen, "the command's id is not in the expected form");
 		return -EINVAL;
 	}
-	return restore_run(d, &t, st->input_fd, cmd->args.context_bytes, name, NULL, err, errlen);
+	rc = restore_run(d, &t, st->input_fd, cmd->args.context_bytes, name, &st->cancel, err, errlen);
+	if (rc == -ECANCELED)
+		sw_log_info("agent: service.restore %s stopped by its cancel", cmd->id);
+	return rc;
 }

@@ -8,16 +8,21 @@
 // by the agent before pg_restore sees it: rows deleted after the backup
 // come back. A dump whose agent is killed mid-way fails with a sentence and
 // leaves no file, whole or partial. A Redis service's RDB file makes the same
-// round trip (the agent stops and starts Redis around the swap).
+// round trip (the agent stops and starts Redis around the swap). A dump
+// given up on by the control plane stops on the agent: with two replicas
+// (the agent on A, the job on B), B stopped while pg_dump waits on a table
+// lock held here: the agent's service.dump ends CANCELLED at once, while
+// the lock is still held, and leaves no file; the job, handed back to the
+// queue, makes one whole backup on B's next version once the lock is gone.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as h from './harness.mjs';
-import { ok } from './identity.mjs';
+import { call, ok } from './identity.mjs';
 import { world, waitJob as waitJobOf } from './deploy_world.mjs';
 import { agentBinary, remoteWorld } from './remote_world.mjs';
 
@@ -166,4 +171,74 @@ test('a dump whose agent is killed mid-way fails with a sentence and leaves no f
 	assert.deepEqual(left, [], 'no file, whole or partial');
 	agent = startAgent();
 	await waitStatus('ONLINE');
+});
+
+test('a dump given up on (its replica stopped) stops on the agent: CANCELLED while pg_dump still waits', async () => {
+	const { s, c } = await running('far-held');
+	let bkJob = null, bEnv = null;
+	assert.ok(psql(c, 'CREATE TABLE held AS SELECT g AS id FROM generate_series(1, 100) g').ok);
+	// A session here holds the table: pg_dump waits on it (a real lock,
+	// for as long as this test wants; no fault injected).
+	const holder = spawn('psql', ['-h', '127.0.0.1', '-p', String(c.port), '-U', c.username, '-d', c.database, '-XAtq',
+		'-v', 'ON_ERROR_STOP=1'], { env: { ...process.env, PGPASSWORD: c.password }, stdio: ['pipe', 'pipe', 'pipe'] });
+	let held = '';
+	holder.stdout.on('data', (d) => { held += d; });
+	holder.stderr.on('data', (d) => { held += d; });
+	const holderExited = new Promise((resolve) => holder.once('exit', resolve));
+	holder.stdin.write("BEGIN;\nLOCK TABLE held IN ACCESS EXCLUSIVE MODE;\nSELECT 'locked';\n");
+	const until = async (what, fn, timeoutMs = 30000) => {
+		const deadline = Date.now() + timeoutMs * h.SLACK;
+		for (;;) {
+			const v = await fn();
+			if (v) return v;
+			if (Date.now() > deadline) assert.fail(`${what}: not within ${timeoutMs} ms\nagent:\n${agent.log().slice(-4000)}`);
+			await h.sleep(50);
+		}
+	};
+	try {
+		await until('the table held', () => held.includes('locked'));
+		// A holds the agent and runs no jobs; B runs the job.
+		const port = w.srv.port;
+		w.srv.kill();
+		await w.srv.exited;
+		const a = await w.restart({ STEWARD_RUNNERS: 'false' }, { port });
+		bEnv = { ...w.env, DATABASE_URL: a.env.DATABASE_URL, STEWARD_DATA_DIR: a.env.STEWARD_DATA_DIR,
+			STEWARD_RUNNERS: 'true', STEWARD_SHUTDOWN_TIMEOUT_MS: '6000' };
+		const b = await h.startStewardd({ env: bEnv });
+		await until('the agent on A', () => a.logs.text().includes(`agent online server=${server.id}`));
+		await waitStatus('ONLINE');
+		const bk = await ok(call(b, 'POST', `/services/${s.id}/backups`, w.owner), 202);
+		await until('pg_dump waiting on the lock', () => psql(c, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pg_dump' AND wait_event_type = 'Lock'").out === '1');
+		const id = await until('its service.dump', async () => (await w.sql(`SELECT id FROM agent_commands WHERE server_id = '${server.id}' AND kind = 'service.dump' AND status = 'ACKED'`)).trim());
+		assert.match(id, h.UUID);
+
+		// B stops (a rolling upgrade): its window's last part asks the
+		// dump to stop, and the cancel crosses to A, then to the agent.
+		assert.equal(await b.stop('SIGTERM', 30000), 0);
+		// The waiter gave the command up (ABANDONED: never sent again) and
+		// the agent stopped pg_dump's stream: its answer, CANCELLED, comes
+		// while the lock is still held.
+		assert.equal((await w.sql(`SELECT status || ' ' || error_code FROM agent_commands WHERE id = '${id}'`)).trim(), 'FAILED ABANDONED');
+		await until('the agent stopping the dump', () => agent.log().includes(`service.dump ${id} stopped by its cancel`));
+		assert.match(agent.log(), new RegExp(`command ${id} cancelled by the control plane`));
+		assert.ok(holder.exitCode === null, 'the lock is still held: the dump did not end by itself');
+		assert.match(b.logs.text(), /jobs: the work still running is stopped and handed back to the queue/);
+		const dir = `${a.env.STEWARD_DATA_DIR}/backups/${s.id}`;
+		const left = fs.existsSync(dir) ? fs.readdirSync(dir) : [];
+		assert.deepEqual(left, [], 'no file, whole or partial');
+		// Handed back to the queue, not failed: the next runner takes it.
+		assert.equal((await w.sql(`SELECT status FROM jobs WHERE id = '${bk.jobId}'`)).trim(), 'QUEUED');
+		bkJob = bk;
+	} finally {
+		holder.stdin.end('COMMIT;\n');
+		await holderExited;
+	}
+	// B's next version starts (A still holds the agent) and takes the job
+	// B handed back, the lock gone: one whole backup.
+	const b2 = await h.startStewardd({ env: bEnv });
+	assert.deepEqual(await waitJob(bkJob.jobId, 120000), { status: 'SUCCEEDED', error: '' });
+	const row = (await ok(call(b2, 'GET', `/services/${s.id}/backups`, w.owner))).find((x) => x.id === bkJob.id);
+	assert.equal(row.status, 'SUCCEEDED');
+	assert.deepEqual(fs.readdirSync(`${w.srv.env.STEWARD_DATA_DIR}/backups/${s.id}`), [`${bkJob.id}.pgdump`]);
+	await b2.stop();
 });
