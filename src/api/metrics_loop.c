@@ -28,9 +28,11 @@
  *   the server's live frame as it is, and is read back into a sample
  *   (sw_metrics_sample_read) to be folded and alerted on exactly as the
  *   local host's. Its minute is this process's tick time, not the agent's
- *   clock. Servers are asked one after the other: an agent that does not
- *   answer holds the tick up to REMOTE_SAMPLE_MS (the interval, at least
- *   1 s; its command expires). Another
+ *   clock. Every server is asked at once, then every answer awaited
+ *   (sw_driver_remote_metrics_samples): a tick costs about one round trip
+ *   however many agents there are, and agents that do not answer hold it
+ *   up to REMOTE_SAMPLE_MS together (the interval, at least 1 s; their
+ *   commands expire), not each in turn. Another
  *   replica samples only the remote servers its own live readers watch
  *   (sw_api_metrics_live_watch), for their frames: nothing folded. An agent's sample carries
  *   each container's cumulative CPU time (cpuTimeMicroseconds), folded into
@@ -766,21 +768,25 @@ static struct remote *remotes_sample(bool writing, int64_t now, int64_t bucket, 
 	PGresult *servers = exec(&sw_db_stmt_metrics_remote_servers, NULL, PGRES_TUPLES_OK);
 	int rows = servers ? PQntuples(servers) : 0;
 	struct remote *out = calloc(rows ? (size_t)rows : 1, sizeof(*out));
-	for (int i = 0; out && i < rows && L.conn; i++) {
+	struct sw_driver_remote_sample *ask = calloc(rows ? (size_t)rows : 1, sizeof(*ask));
+	int *row_of = calloc(rows ? (size_t)rows : 1, sizeof(*row_of));
+	size_t asked = 0;
+	for (int i = 0; out && ask && row_of && i < rows; i++) {
 		const char *id = PQgetvalue(servers, i, 0);
 		if (!writing && !watched(id))
 			continue;
-		json_t *apps = json_loads(PQgetvalue(servers, i, 1), 0, NULL);
-		struct sw_driver *d = NULL;
-		char *text = NULL, err[256] = "";
+		ask[asked].server_id = id;
+		row_of[asked++] = i;
+	}
+	/* All of them at once: one round trip per tick, not one per agent. */
+	if (asked && L.conn)
+		sw_driver_remote_metrics_samples(L.conn, ask, asked, REMOTE_SAMPLE_MS(L.interval_ms));
+	for (size_t k = 0; L.conn && k < asked; k++) {
+		const char *id = ask[k].server_id;
+		json_t *apps = json_loads(PQgetvalue(servers, row_of[k], 1), 0, NULL);
 		json_t *cut = NULL;
-		int rc = sw_driver_remote_new(L.conn, id, NULL, 0, &d, err, sizeof(err));
-		sw_driver_remote_set_command_ms(d, REMOTE_SAMPLE_MS(L.interval_ms));
-		if (rc == 0)
-			rc = sw_driver_metrics_sample(d, &text, err, sizeof(err));
-		sw_driver_free(d);
-		if (rc == 0 && !(cut = sw_api_metrics_remote_cut(text, apps, id)))
-			snprintf(err, sizeof(err), "the agent's sample cannot be read");
+		if (ask[k].rc == 0 && !(cut = sw_api_metrics_remote_cut(ask[k].json, apps, id)))
+			snprintf(ask[k].err, sizeof(ask[k].err), "the agent's sample cannot be read");
 		struct remote *r = &out[*n];
 		if (cut && sw_metrics_sample_read(cut, &r->s) == 0) {
 			snprintf(r->server_id, sizeof(r->server_id), "%s", id);
@@ -796,12 +802,15 @@ static struct remote *remotes_sample(bool writing, int64_t now, int64_t bucket, 
 		} else {
 			sw_metrics_sample_release(&r->s);
 			sw_log_debug("metrics: remote server %s not sampled this tick: %s", id,
-				     err[0] ? err : "no sample");
+				     ask[k].err[0] ? ask[k].err : "no sample");
 		}
 		json_decref(cut);
 		json_decref(apps);
-		free(text);
 	}
+	for (size_t k = 0; k < asked; k++)
+		free(ask[k].json);
+	free(ask);
+	free(row_of);
 	PQclear(servers);
 	return out;
 }

@@ -25,7 +25,6 @@ struct sw_driver_remote {
 	PGconn *conn;
 	char server_id[37];
 	const volatile bool *stop;
-	unsigned command_ms; /* a command's time to live; 0: SW_DRIVER_REMOTE_COMMAND_MS */
 };
 
 /* The string member key of obj (or "") into the array dst. */
@@ -273,7 +272,7 @@ static int call(struct sw_driver *d, const char *kind, json_t *payload, unsigned
 {
 	if (ret)
 		*ret = NULL;
-	uint64_t ttl = (uint64_t)wait_ms + (d->remote->command_ms ? d->remote->command_ms : SW_DRIVER_REMOTE_COMMAND_MS);
+	uint64_t ttl = (uint64_t)wait_ms + SW_DRIVER_REMOTE_COMMAND_MS;
 	char id[37];
 	int rc = issue(d->remote, kind, payload, ttl, id, err, errlen);
 	return rc ? rc : await(d->remote, id, kind, ttl, NULL, NULL, ret, err, errlen);
@@ -767,8 +766,7 @@ static int rd_container_logs(struct sw_driver *d, const struct sw_container_logs
 			      (json_int_t)(q->since_us > 0 ? q->since_us : 0));
 	if (p && q->follow)
 		json_object_set_new(p, "follow", json_true());
-	uint64_t ttl = q->follow ? SW_AGENT_FOLLOW_MAX_MS
-				 : r->command_ms ? r->command_ms : SW_DRIVER_REMOTE_COMMAND_MS;
+	uint64_t ttl = q->follow ? SW_AGENT_FOLLOW_MAX_MS : SW_DRIVER_REMOTE_COMMAND_MS;
 	char id[37];
 	int rc = issue(r, "container.logs", p, ttl, id, err, errlen);
 	json_t *res = NULL;
@@ -963,11 +961,10 @@ static int rd_proxy_state(struct sw_driver *d, char **ret_json, char *err, size_
 	return 0;
 }
 
-static int rd_metrics_sample(struct sw_driver *d, char **ret_json, char *err, size_t errlen)
+/* metrics.sample's answer (rc, res: await()'s) as the sample's JSON text. */
+static int sample_text(int rc, json_t *res, char **ret_json, char *err, size_t errlen)
 {
-	json_t *res;
 	*ret_json = NULL;
-	int rc = call(d, "metrics.sample", json_object(), 0, &res, err, errlen);
 	if (rc)
 		return rc;
 	*ret_json = json_object_get(res, "takenAt") ? json_dumps(res, JSON_COMPACT) : NULL;
@@ -977,6 +974,41 @@ static int rd_metrics_sample(struct sw_driver *d, char **ret_json, char *err, si
 		return -EIO;
 	}
 	return 0;
+}
+
+static int rd_metrics_sample(struct sw_driver *d, char **ret_json, char *err, size_t errlen)
+{
+	json_t *res;
+	int rc = call(d, "metrics.sample", json_object(), 0, &res, err, errlen);
+	return sample_text(rc, res, ret_json, err, errlen);
+}
+
+void sw_driver_remote_metrics_samples(PGconn *conn, struct sw_driver_remote_sample *v, size_t n,
+				      unsigned command_ms)
+{
+	/* Every agent asked first: their sessions (on any replica) send and
+	 * the agents sample meanwhile; then each answer is awaited in turn,
+	 * most of them already there at the first poll. */
+	for (size_t i = 0; i < n; i++) {
+		struct sw_driver_remote_sample *s = &v[i];
+		s->json = NULL;
+		s->d = NULL;
+		s->rc = sw_driver_remote_new(conn, s->server_id, NULL, 0, &s->d, s->err, sizeof(s->err));
+		if (s->rc == 0)
+			s->rc = issue(s->d->remote, "metrics.sample", json_object(), command_ms, s->id, s->err,
+				      sizeof(s->err));
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct sw_driver_remote_sample *s = &v[i];
+		if (s->rc == 0) {
+			json_t *res;
+			int rc = await(s->d->remote, s->id, "metrics.sample", command_ms, NULL, NULL, &res, s->err,
+				       sizeof(s->err));
+			s->rc = sample_text(rc, res, &s->json, s->err, sizeof(s->err));
+		}
+		sw_driver_free(s->d);
+		s->d = NULL;
+	}
 }
 
 /* ---- files ---- */
@@ -1112,9 +1144,3 @@ static const struct sw_rd_ops ops = {
 	.service_restore = rd_service_restore,
 	.container_logs = rd_container_logs,
 };
-
-void sw_driver_remote_set_command_ms(struct sw_driver *d, unsigned ms)
-{
-	if (d && d->remote)
-		d->remote->command_ms = ms;
-}

@@ -51,10 +51,22 @@
 int sw_driver_remote_new(PGconn *conn, const char *server_id, const volatile bool *stop, unsigned wait_ms,
 			 struct sw_driver **ret, char *err, size_t errlen);
 
-/* Bounds the driver's plain commands (not image builds) to ms instead of
- * SW_DRIVER_REMOTE_COMMAND_MS: the agent not answering within it is an
- * error, the command expires (the metrics loop, which must keep its tick). */
-void sw_driver_remote_set_command_ms(struct sw_driver *d, unsigned ms);
+/* metrics.sample of several remote servers at once (the metrics loop's
+ * tick, over conn, each command living command_ms): every agent is asked
+ * first, then every answer awaited, so that a tick costs about one round
+ * trip however many agents answer, not one per agent. For each entry:
+ * rc 0 with json (the sample's JSON text as sw_driver_metrics_sample()
+ * gives it, malloc'd: the caller frees), or -errno with err. */
+struct sw_driver_remote_sample {
+	const char *server_id; /* in */
+	int rc;                /* out */
+	char *json;
+	char err[256];
+	struct sw_driver *d; /* private */
+	char id[37];
+};
+void sw_driver_remote_metrics_samples(PGconn *conn, struct sw_driver_remote_sample *v, size_t n,
+				      unsigned command_ms);
 
 /* The agent's executor: runs cmd through local (a local driver) into out.
  * Kinds it does not run are answered NOT_AVAILABLE. */
