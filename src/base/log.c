@@ -2,17 +2,43 @@
  * access lines are buffered per thread and flushed once per batch of
  * completions, so a busy loop makes one write(2) per batch, not per request. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include "steward/base/log.h"
 
 static enum sw_log_level min_level = SW_LOG_INFO;
 static const char *const level_names[] = { "DEBUG", "INFO", "WARN", "ERROR" };
 
+/* A thread's access-line buffer is made at its first access line (only
+ * the loop threads write them) and freed when the thread ends: as a
+ * thread-local array, every thread of the process would carry and zero its
+ * 16 KiB. */
 #define ACCESS_BUF_SIZE 16384
-static __thread char access_buf[ACCESS_BUF_SIZE];
+static __thread char *access_buf;
 static __thread size_t access_len;
+static pthread_key_t access_key;
+static pthread_once_t access_once = PTHREAD_ONCE_INIT;
+
+static void write_all(const char *p, size_t n);
+
+/* The thread's end: what it buffered is written, then the buffer goes. */
+static void access_release(void *buf)
+{
+	if (access_len)
+		write_all(buf, access_len);
+	access_len = 0;
+	access_buf = NULL;
+	free(buf);
+}
+
+static void access_key_make(void)
+{
+	if (pthread_key_create(&access_key, access_release) != 0)
+		abort(); /* at the first access line: no key left is a broken process */
+}
 
 void sw_log_set_level(enum sw_log_level level)
 {
@@ -86,6 +112,14 @@ void sw_log_access(struct sw_str request_id, struct sw_str method, struct sw_str
 	append_clean(line, &n, path, 256);
 	n += (size_t)snprintf(line + n, sizeof(line) - n, " status=%d bytes=%llu dur_us=%llu\n",
 			      status, (unsigned long long)bytes, (unsigned long long)duration_us);
+	if (!access_buf) {
+		pthread_once(&access_once, access_key_make);
+		if (!(access_buf = malloc(ACCESS_BUF_SIZE))) {
+			write_all(line, n); /* unbuffered rather than lost */
+			return;
+		}
+		pthread_setspecific(access_key, access_buf);
+	}
 	if (access_len + n > ACCESS_BUF_SIZE)
 		sw_log_flush_thread();
 	memcpy(access_buf + access_len, line, n);

@@ -35,13 +35,27 @@
  * on the others (job runners, workers, the main thread), which wait on
  * PostgreSQL, Argon2 or a signal and would each keep their own cache
  * resident at idle. So the cache is off by default and each loop thread
- * turns its own on. */
-const char *malloc_conf = "tcache:false";
+ * turns its own on. One arena, not jemalloc's four per core: an arena's
+ * metadata (its bins, their locks and extent heaps) is resident whether or
+ * not the arena is used, and eight of them held 1.1 MB of an idle
+ * stewardd's 3.7 MB of anonymous memory. The threads other than the loops
+ * allocate seldom and share it; the first loop thread too (its cache takes
+ * the load off the arena), and each further loop thread makes an arena of
+ * its own (thread_arena_own), so loops never contend with each other. */
+const char *malloc_conf = "tcache:false,narenas:1";
 
 static void thread_cache_on(void)
 {
 	bool on = true;
 	mallctl("thread.tcache.enabled", NULL, NULL, &on, sizeof(on));
+}
+
+static void thread_arena_own(void)
+{
+	unsigned arena;
+	size_t len = sizeof(arena);
+	if (mallctl("arenas.create", &arena, &len, NULL, 0) == 0)
+		mallctl("thread.arena", NULL, NULL, &arena, sizeof(arena));
 }
 
 /* What a loop thread's start-up freed (building its server, pool and
@@ -66,6 +80,10 @@ static void release_startup_memory(void)
 }
 #else
 static void thread_cache_on(void)
+{
+}
+
+static void thread_arena_own(void)
 {
 }
 
@@ -118,6 +136,8 @@ static void on_ready(unsigned index)
 static void *server_thread(void *p)
 {
 	struct thread_arg *a = p;
+	if (a->index > 0)
+		thread_arena_own();
 	thread_cache_on();
 	a->result = sw_main_thread_run(a->shared, a->index);
 	pthread_mutex_lock(&ready_lock);

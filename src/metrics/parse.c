@@ -7,6 +7,7 @@
  * destination, and no line is assumed to end before the buffer does. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "steward/base/base.h"
 #include "steward/metrics/parse.h"
@@ -278,7 +279,9 @@ static bool colon_pair(struct sw_str line, struct sw_str *key, struct sw_str *va
 int sw_metrics_parse_cpuinfo(const char *buf, size_t len, char *model, size_t model_size,
 			     unsigned *ret_physical, unsigned *ret_logical)
 {
-	static _Thread_local uint64_t cores[CPUINFO_CORES_MAX];
+	/* On the heap, made at the first core seen: as a thread-local array
+	 * every thread of the process would carry (and zero) its 32 KiB. */
+	uint64_t *cores = NULL;
 	size_t ncores = 0;
 	unsigned logical = 0;
 	uint64_t package = 0, core = 0;
@@ -291,6 +294,9 @@ int sw_metrics_parse_cpuinfo(const char *buf, size_t len, char *model, size_t mo
 		more = next_line(buf, len, &pos, &line);
 		bool end_of_entry = !more || (line.len == 0 || (line.len == 1 && line.ptr[0] == '\r'));
 		if (end_of_entry) {
+			if (have_package && have_core && !cores &&
+			    !(cores = malloc(CPUINFO_CORES_MAX * sizeof(*cores))))
+				return -ENOMEM;
 			if (have_package && have_core && ncores < CPUINFO_CORES_MAX) {
 				uint64_t id = package << 32 | (core & 0xffffffffu);
 				size_t i = 0;
@@ -320,6 +326,7 @@ int sw_metrics_parse_cpuinfo(const char *buf, size_t len, char *model, size_t mo
 			}
 		}
 	}
+	free(cores);
 	if (!logical)
 		return -EINVAL;
 	*ret_logical = logical;
