@@ -28,6 +28,8 @@
 //
 // Settings: BENCH_AGENTS (10000), BENCH_AGENTS_WINDOW_S (30), BENCH_AGENTS_ROUNDS (1),
 // BENCH_STORM_AGENTS (1000), BENCH_RTT_COUNT (500), BENCH_STREAM_MIB (256),
+// BENCH_AGENT_BEFORE (a second steward-agent measured alternately in part 1),
+// BENCH_IDLE_ROUNDS (1: agents of each binary in part 1, the median reported),
 // BENCH_AGENTS_PARTS (the parts to run, of "idle,rtt,fleet,storm,stream";
 // all by default), BENCH_RESULTS (bench/results/agents.md). Every wait is bounded; exits 77 saying why
 // when PostgreSQL or a binary is missing.
@@ -133,11 +135,11 @@ const say = (s) => console.error(`[agents] ${s}`);
 
 // A real steward-agent for a new server, connected and welcomed; its
 // Docker socket is absent (nobody serves it) and so is its Caddy.
-async function realAgent(name) {
+async function realAgent(name, bin = process.env.STEWARD_AGENT) {
 	const made = await ok(call(srv, 'POST', '/servers', owner, { body: { name, host: '127.0.0.1' } }), 201);
 	const [, url, token] = /^STEWARD_URL='([^']+)' STEWARD_AGENT_TOKEN='(sta_[A-Za-z0-9_-]{43})'/.exec(made.agentCommand);
 	const dataDir = h.makeTempDir('sw-bench-agent-');
-	const agent = spawn(process.env.STEWARD_AGENT, [], {
+	const agent = spawn(bin, [], {
 		env: { PATH: process.env.PATH, STEWARD_URL: url, STEWARD_AGENT_TOKEN: token, STEWARD_AGENT_DATA_DIR: dataDir,
 			DOCKER_HOST: `unix://${path.join(dataDir, 'no-docker.sock')}`, CADDY_ADMIN_URL: 'http://127.0.0.1:9' },
 		stdio: 'ignore',
@@ -151,19 +153,51 @@ async function realAgent(name) {
 }
 
 // ---- 1. steward-agent idle ----
-if (PARTS.has('idle')) {
-	const { agent, dataDir } = await realAgent('real-agent');
+// RSS per mapping from /proc/PID/smaps: each file by its base name, the
+// anonymous ones as [heap], [stack] or "anon"; MB, largest first.
+function rssByMapping(pid) {
+	const by = new Map();
+	let name = null;
+	for (const line of fs.readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+		const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+		if (head) { name = head[1] ? path.basename(head[1]) : 'anon'; continue; }
+		const m = /^Rss:\s+(\d+) kB/.exec(line);
+		if (m) by.set(name, (by.get(name) || 0) + Number(m[1]));
+	}
+	return [...by].filter(([, k]) => k > 0).sort((a, b) => b[1] - a[1])
+		.map(([n, k]) => `${n} ${(k / 1024).toFixed(2)}`).join(', ');
+}
+
+async function idleAgent(bin, i) {
+	const { agent, dataDir } = await realAgent(`real-agent-${i}`, bin);
 	const journalOpen = fs.readdirSync(`/proc/${agent.pid}/fd`).some((fd) => {
 		try { return fs.readlinkSync(`/proc/${agent.pid}/fd/${fd}`).startsWith(dataDir); } catch { return false; }
 	});
 	await sleep(3000); // settled: a few heartbeats answered
 	const status = fs.readFileSync(`/proc/${agent.pid}/status`, 'utf8') + fs.readFileSync(`/proc/${agent.pid}/smaps_rollup`, 'utf8');
 	const kb = (k) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(status)[1]);
-	rows.push(['steward-agent idle RSS (connected, journal open: ' + (journalOpen ? 'yes' : 'NO') + ')',
-		`${(kb('VmRSS') / 1024).toFixed(2)} MB (anon ${(kb('RssAnon') / 1024).toFixed(2)}, file ${(kb('RssFile') / 1024).toFixed(2)}; peak ${(kb('VmHWM') / 1024).toFixed(2)}; PSS ${(kb('Pss') / 1024).toFixed(2)})`,
-		'<= 3 MB', 'Coolify Sentinel 4.7 MB (published; no peer installed here)']);
+	const maps = rssByMapping(agent.pid);
+	const mapped = fs.readFileSync(`/proc/${agent.pid}/maps`, 'utf8');
 	agent.kill('SIGTERM');
-	say(rows.at(-1).join(' | '));
+	return { journalOpen, rss: kb('VmRSS'), maps, crypto: /lib(ssl|crypto)\.so/.test(mapped),
+		text: `${(kb('VmRSS') / 1024).toFixed(2)} MB (anon ${(kb('RssAnon') / 1024).toFixed(2)}, file ${(kb('RssFile') / 1024).toFixed(2)}; peak ${(kb('VmHWM') / 1024).toFixed(2)}; PSS ${(kb('Pss') / 1024).toFixed(2)})` };
+}
+
+if (PARTS.has('idle')) {
+	// BENCH_AGENT_BEFORE: another steward-agent (the build before a change),
+	// measured alternately with STEWARD_AGENT in the same run.
+	const bins = [['', process.env.STEWARD_AGENT]];
+	if (process.env.BENCH_AGENT_BEFORE) bins.unshift([' (before: BENCH_AGENT_BEFORE)', process.env.BENCH_AGENT_BEFORE]);
+	const ROUNDS = num('BENCH_IDLE_ROUNDS', 1, 10);
+	const got = new Map(bins.map(([label]) => [label, []]));
+	for (let r = 0, i = 0; r < ROUNDS; r++)
+		for (const [label, bin] of bins) got.get(label).push(await idleAgent(bin, i++));
+	for (const [label] of bins) {
+		const runs = got.get(label).sort((a, b) => a.rss - b.rss), med = runs[runs.length >> 1];
+		rows.push([`steward-agent idle RSS${label} (connected, journal open: ${med.journalOpen ? 'yes' : 'NO'})`, med.text,
+			'<= 3 MB', `Coolify Sentinel 4.7 MB (published; no peer installed here); median of ${runs.length} (${runs.map((x) => (x.rss / 1024).toFixed(2)).join(', ')}); libssl/libcrypto mapped: ${med.crypto ? 'yes' : 'no'}; per mapping (MB): ${med.maps}`]);
+		say(rows.at(-1).join(' | '));
+	}
 }
 
 // ---- 2. round trip of a no-op command ----

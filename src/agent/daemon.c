@@ -32,16 +32,14 @@
 #include <time.h>
 #include <unistd.h>
 #include <netinet/tcp.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/rand.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
+#include "libssl.h"
 #include "steward/agent/daemon.h"
 #include "steward/agent/journal.h"
 #include "steward/agent/ws.h"
 #include "steward/base/limits.h"
 #include "steward/base/log.h"
+#include "steward/base/secret.h"
+#include "steward/base/sha.h"
 
 #define DIAL_TIMEOUT_MS 10000
 #define WELCOME_TIMEOUT_MS 10000
@@ -81,6 +79,7 @@ uint64_t sw_agent_backoff_ms(enum sw_agent_drop why, unsigned attempt, uint64_t 
 
 struct conn {
 	int fd;
+	const struct sw_libssl *tls; /* with ssl: libssl's table */
 	SSL *ssl;
 	struct sw_buf in;
 	struct sw_ws_reader reader;
@@ -90,7 +89,7 @@ struct conn {
 static void conn_close(struct conn *k)
 {
 	if (k->ssl) {
-		SSL_free(k->ssl);
+		k->tls->SSL_free(k->ssl);
 		k->ssl = NULL;
 	}
 	if (k->fd >= 0)
@@ -106,10 +105,10 @@ static ssize_t io_read(struct conn *k, void *p, size_t n)
 {
 	if (!k->ssl)
 		return recv(k->fd, p, n, 0);
-	int r = SSL_read(k->ssl, p, (int)SW_MIN(n, (size_t)INT32_MAX));
+	int r = k->tls->SSL_read(k->ssl, p, (int)SW_MIN(n, (size_t)INT32_MAX));
 	if (r > 0)
 		return r;
-	int e = SSL_get_error(k->ssl, r);
+	int e = k->tls->SSL_get_error(k->ssl, r);
 	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
 		errno = EAGAIN;
 		return -1;
@@ -124,10 +123,10 @@ static ssize_t io_write(struct conn *k, const void *p, size_t n)
 {
 	if (!k->ssl)
 		return send(k->fd, p, n, MSG_NOSIGNAL);
-	int r = SSL_write(k->ssl, p, (int)SW_MIN(n, (size_t)INT32_MAX));
+	int r = k->tls->SSL_write(k->ssl, p, (int)SW_MIN(n, (size_t)INT32_MAX));
 	if (r > 0)
 		return r;
-	int e = SSL_get_error(k->ssl, r);
+	int e = k->tls->SSL_get_error(k->ssl, r);
 	errno = (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) ? EAGAIN : ECONNRESET;
 	return -1;
 }
@@ -248,8 +247,8 @@ static int handshake(const struct sw_agent_config *c, struct conn *k, struct dia
 	return 0;
 }
 
-static int dial(const struct sw_agent_config *c, SSL_CTX *ctx, struct conn *k,
-		struct dial_result *res)
+static int dial(const struct sw_agent_config *c, const struct sw_libssl *tls, SSL_CTX *ctx,
+		struct conn *k, struct dial_result *res)
 {
 	*res = (struct dial_result){ .why = SW_AGENT_DROP_NETWORK };
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG };
@@ -278,23 +277,26 @@ static int dial(const struct sw_agent_config *c, SSL_CTX *ctx, struct conn *k,
 	int one = 1;
 	setsockopt(k->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (ctx) {
-		k->ssl = SSL_new(ctx);
-		if (!k->ssl || SSL_set_fd(k->ssl, k->fd) != 1)
+		k->tls = tls;
+		k->ssl = tls->SSL_new(ctx);
+		if (!k->ssl || tls->SSL_set_fd(k->ssl, k->fd) != 1)
 			return -ENOMEM;
 		/* An address is checked against the certificate's IP names, a
 		 * host name against its DNS names (and sent as SNI). */
 		struct in6_addr ip;
 		bool literal = inet_pton(AF_INET, c->host, &ip) == 1 ||
 			       inet_pton(AF_INET6, c->host, &ip) == 1;
-		if (literal ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(k->ssl), c->host) != 1
-			    : SSL_set1_host(k->ssl, c->host) != 1 ||
-				      SSL_set_tlsext_host_name(k->ssl, c->host) != 1)
+		if (literal ? tls->X509_VERIFY_PARAM_set1_ip_asc(tls->SSL_get0_param(k->ssl), c->host) != 1
+			    : tls->SSL_set1_host(k->ssl, c->host) != 1 ||
+				      /* SSL_set_tlsext_host_name() */
+				      tls->SSL_ctrl(k->ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME,
+						    TLSEXT_NAMETYPE_host_name, (void *)c->host) != 1)
 			return -ENOMEM;
-		if (SSL_connect(k->ssl) != 1) {
-			unsigned long e = ERR_get_error();
+		if (tls->SSL_connect(k->ssl) != 1) {
+			unsigned long e = tls->ERR_get_error();
 			sw_log_warn("agent: TLS with %s failed: %s", c->host,
-				    e ? ERR_reason_error_string(e) : "handshake cut off");
-			ERR_clear_error();
+				    e ? tls->ERR_reason_error_string(e) : "handshake cut off");
+			tls->ERR_clear_error();
 			return -EPROTO;
 		}
 	}
@@ -313,7 +315,7 @@ static uint64_t now_ms(void)
 static double random_unit(void)
 {
 	uint32_t v;
-	if (RAND_bytes((unsigned char *)&v, sizeof(v)) != 1)
+	if (sw_random_bytes(&v, sizeof(v)) != 0)
 		return 0.5;
 	return v / 4294967296.0;
 }
@@ -336,7 +338,7 @@ struct job {
 	struct sw_buf pending;
 	uint64_t out_seq;       /* progress chunks sent */
 	int fd;                 /* the staged input, or -1 */
-	EVP_MD_CTX *sha;        /* over the input taken so far */
+	struct sw_sha256_ctx sha; /* over the input taken so far */
 	uint64_t bytes;
 	struct sw_agent_seq in;
 };
@@ -452,7 +454,6 @@ static void job_free(struct job *j)
 {
 	if (j->fd >= 0)
 		close(j->fd);
-	EVP_MD_CTX_free(j->sha);
 	sw_agent_msg_release(&j->m);
 	sw_buf_release(&j->pending);
 	free(j);
@@ -700,8 +701,8 @@ static void receive_command(struct session *s, const struct sw_agent_msg *m, con
 		return;
 	s->receiving = j;
 	j->fd = open(s->c->data_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	j->sha = EVP_MD_CTX_new();
-	if (j->fd < 0 || !j->sha || EVP_DigestInit_ex(j->sha, EVP_sha256(), NULL) != 1)
+	sw_sha256_init(&j->sha);
+	if (j->fd < 0)
 		fail_receiving(s, "FAILED", "the agent cannot stage the command's input in its data directory; nothing was run");
 }
 
@@ -723,10 +724,8 @@ static bool write_all_fd(int fd, const unsigned char *p, size_t n)
 static bool input_whole(struct job *j)
 {
 	unsigned char md[32];
-	unsigned len = 0;
 	char hex[65];
-	if (EVP_DigestFinal_ex(j->sha, md, &len) != 1 || len != 32)
-		return false;
+	sw_sha256_final(&j->sha, md);
 	for (unsigned i = 0; i < 32; i++)
 		snprintf(hex + 2 * i, 3, "%02x", md[i]);
 	return j->bytes == j->m.args.context_bytes && j->m.args.context_sha256 &&
@@ -747,18 +746,19 @@ static void on_input(struct session *s, const struct sw_agent_msg *m)
 	case SW_AGENT_SEQ_TAKE:
 		break;
 	}
-	size_t n = strlen(m->data);
-	unsigned char *buf = malloc(n / 4 * 3 + 3);
-	int len = buf && n % 4 == 0 ? EVP_DecodeBlock(buf, (const unsigned char *)m->data, (int)n) : -1;
-	for (size_t i = n; len > 0 && i > 0 && m->data[i - 1] == '='; i--)
-		len--; /* EVP_DecodeBlock counts the padding as zero bytes */
+	size_t n = strlen(m->data), len = 0;
+	unsigned char *buf = malloc(n / 4 * 3 + 1);
 	const char *bad = NULL;
-	if (len < 0)
+	if (!buf)
+		bad = "the agent is out of memory; nothing was run";
+	else if (sw_base64_decode(sw_str_from(m->data, n), buf, n / 4 * 3 + 1, &len) != 0)
 		bad = "a chunk of the command's input is not base64; nothing was run";
 	else if (j->bytes + (uint64_t)len > j->m.args.context_bytes)
 		bad = "the command's input is longer than its contextBytes; nothing was run";
-	else if (!write_all_fd(j->fd, buf, (size_t)len) || EVP_DigestUpdate(j->sha, buf, (size_t)len) != 1)
+	else if (!write_all_fd(j->fd, buf, len))
 		bad = "the agent cannot stage the command's input in its data directory; nothing was run";
+	else
+		sw_sha256_update(&j->sha, buf, len);
 	free(buf);
 	if (bad) {
 		fail_receiving(s, "BAD_DATA", bad);
@@ -1105,7 +1105,7 @@ static void run_session(struct session *s, volatile int *stop)
 		}
 		uint64_t wake = beats ? SW_MIN(s->deadline, s->hb_due) : s->deadline;
 		/* SSL may hold decrypted bytes the socket no longer shows. */
-		int timeout = k->ssl && SSL_pending(k->ssl) ? 0 : (int)SW_MIN(wake - now, 1000);
+		int timeout = k->ssl && k->tls->SSL_pending(k->ssl) ? 0 : (int)SW_MIN(wake - now, 1000);
 		struct pollfd pf[3] = { { .fd = k->fd, .events = POLLIN | (k->out.buf.len ? POLLOUT : 0) },
 					{ .fd = s->wake[0], .events = POLLIN },
 					{ .fd = s->out_wake[0], .events = POLLIN } };
@@ -1141,18 +1141,27 @@ static void run_session(struct session *s, volatile int *stop)
 	pump_out(k);
 }
 
-static SSL_CTX *tls_context(const struct sw_agent_config *c)
+/* The TLS client context, on libssl opened now (an https:// URL only). */
+static SSL_CTX *tls_context(const struct sw_agent_config *c, const struct sw_libssl **ret)
 {
-	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	char err[256];
+	const struct sw_libssl *t = *ret = sw_libssl(err, sizeof(err));
+	if (!t) {
+		sw_log_error("agent: %s is https but TLS is not available: %s", "STEWARD_URL", err);
+		return NULL;
+	}
+	SSL_CTX *ctx = t->SSL_CTX_new(t->TLS_client_method());
 	if (!ctx)
 		return NULL;
-	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-	int ok = c->ca_file[0] ? SSL_CTX_load_verify_locations(ctx, c->ca_file, NULL)
-			       : SSL_CTX_set_default_verify_paths(ctx);
+	/* SSL_CTX_set_min_proto_version(), SSL_CTX_set_mode() */
+	t->SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_2_VERSION, NULL);
+	t->SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	t->SSL_CTX_ctrl(ctx, SSL_CTRL_MODE,
+			SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, NULL);
+	int ok = c->ca_file[0] ? t->SSL_CTX_load_verify_locations(ctx, c->ca_file, NULL)
+			       : t->SSL_CTX_set_default_verify_paths(ctx);
 	if (ok != 1) {
-		SSL_CTX_free(ctx);
+		t->SSL_CTX_free(ctx);
 		return NULL;
 	}
 	return ctx;
@@ -1178,8 +1187,9 @@ int sw_agent_run(const struct sw_agent_config *c, const struct sw_agent_executor
 				       SW_AGENT_JOURNAL_MAX_BYTES, &journal);
 	if (rc < 0)
 		return rc;
+	const struct sw_libssl *tls = NULL;
 	SSL_CTX *ctx = NULL;
-	if (c->tls && !(ctx = tls_context(c))) {
+	if (c->tls && !(ctx = tls_context(c, &tls))) {
 		sw_agent_journal_close(journal);
 		return -EIO;
 	}
@@ -1201,7 +1211,7 @@ int sw_agent_run(const struct sw_agent_config *c, const struct sw_agent_executor
 		}
 		pthread_mutex_init(&s.mu, NULL);
 		pthread_cond_init(&s.cv, NULL);
-		rc = dial(c, ctx, &k, &s.drop);
+		rc = dial(c, tls, ctx, &k, &s.drop);
 		if (rc == 0) {
 			run_session(&s, stop);
 			end_commands(&s);
@@ -1230,7 +1240,8 @@ int sw_agent_run(const struct sw_agent_config *c, const struct sw_agent_executor
 		sw_log_info("agent: reconnecting in %llu ms", (unsigned long long)wait);
 		sleep_until(now_ms() + wait, stop);
 	}
-	SSL_CTX_free(ctx);
+	if (ctx)
+		tls->SSL_CTX_free(ctx);
 	sw_agent_journal_close(journal);
 	return 0;
 }

@@ -109,7 +109,7 @@ static int encode(struct sw_buf *b, int kind, const char *id, const uint8_t dige
 	memcpy(p, MAGIC, 4);
 	put_u32(p + 4, (uint32_t)body);
 	uint8_t sum[32];
-	sw_sha256(q, body, sum);
+	sw_sha256_digest(q, body, sum);
 	memcpy(p + 8, sum, 8);
 	b->len += HEADER_LEN + body;
 	return 0;
@@ -217,7 +217,7 @@ static int replay(struct sw_agent_journal *j, const uint8_t *p, size_t len, size
 			break;
 		const uint8_t *q = h + HEADER_LEN;
 		uint8_t sum[32];
-		sw_sha256(q, body, sum);
+		sw_sha256_digest(q, body, sum);
 		size_t id_len = q[1];
 		if (memcmp(sum, h + 8, 8) != 0 || id_len == 0 || 2 + id_len + 32 > body ||
 		    (q[0] != REC_BEGUN && q[0] != REC_FINISHED) || memchr(q + 2, '\0', id_len))

@@ -606,7 +606,7 @@ int sw_agent_cmd_digest(const struct sw_agent_msg *m, uint8_t out[32])
 	const char *kind = sw_agent_cmd_name(m->kind);
 	int rc = sw_buf_appendf(&b, "%s\n%s", kind ? kind : "", payload ? payload : "{}");
 	if (rc == 0)
-		sw_sha256(b.data, b.len, out);
+		sw_sha256_digest(b.data, b.len, out);
 	free(payload);
 	sw_buf_release(&b);
 	return rc;

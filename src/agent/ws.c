@@ -13,9 +13,9 @@
  * docs/agent-protocol.md says the same for readers of the docs. */
 #include <errno.h>
 #include <string.h>
-#include <openssl/evp.h>
-#include <openssl/rand.h>
 #include "steward/agent/ws.h"
+#include "steward/base/secret.h"
+#include "steward/base/sha.h"
 
 /* Joined messages larger than this give their memory back once
  * delivered, so an idle peer holds no large buffer. */
@@ -348,7 +348,7 @@ static int mask_key(const struct sw_ws_out *o, uint8_t key[4], const uint8_t **r
 	*ret = NULL;
 	if (o->role == SW_WS_SERVER)
 		return 0;
-	if (RAND_bytes(key, 4) != 1)
+	if (sw_random_bytes(key, 4) != 0)
 		return -EIO;
 	*ret = key;
 	return 0;
@@ -409,20 +409,16 @@ int sw_ws_accept_key(struct sw_str key, char out[29])
 	uint8_t in[24 + sizeof(guid) - 1];
 	memcpy(in, key.ptr, 24);
 	memcpy(in + 24, guid, sizeof(guid) - 1);
-	uint8_t digest[EVP_MAX_MD_SIZE];
-	unsigned dlen = 0;
-	if (EVP_Digest(in, sizeof(in), digest, &dlen, EVP_sha1(), NULL) != 1 || dlen != 20)
-		return -EIO;
-	EVP_EncodeBlock((unsigned char *)out, digest, 20);
-	return 0;
+	uint8_t digest[SW_SHA1_LEN];
+	sw_sha1(in, sizeof(in), digest);
+	return sw_base64_encode(digest, sizeof(digest), out, 29) == 28 ? 0 : -EIO;
 }
 
 int sw_ws_client_key(char out[25])
 {
 	uint8_t raw[16];
 	out[0] = '\0';
-	if (RAND_bytes(raw, sizeof(raw)) != 1)
+	if (sw_random_bytes(raw, sizeof(raw)) != 0)
 		return -EIO;
-	EVP_EncodeBlock((unsigned char *)out, raw, sizeof(raw));
-	return 0;
+	return sw_base64_encode(raw, sizeof(raw), out, 25) == 24 ? 0 : -EIO;
 }

@@ -46,7 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
-#include <openssl/crypto.h>
+#include "steward/base/sha.h"
 #include "steward/api/api.h"
 #include "steward/base/json.h"
 #include "steward/base/limits.h"
@@ -130,10 +130,10 @@ static int line_json(struct sw_buf *b, const struct sw_scrubber *scrubber, const
 		sw_json_string(&j, sw_str_from(clean, cn));
 		sw_json_object_end(&j);
 		rc = sw_json_finish(&j);
-		OPENSSL_cleanse(clean, cn);
+		sw_wipe(clean, cn);
 	}
 	if (s)
-		OPENSSL_cleanse(s, sn); /* it had the text around the secrets */
+		sw_wipe(s, sn); /* it had the text around the secrets */
 	free(s);
 	free(clean);
 	return rc;
@@ -340,7 +340,7 @@ static void op_free(struct op *o)
 	for (size_t i = 0; i < SW_CONTAINER_LOGS_CONTAINERS_MAX; i++)
 		sw_scrubber_free(o->scrubber[i]);
 	if (o->lines.data)
-		OPENSSL_cleanse(o->lines.data, o->lines.len);
+		sw_wipe(o->lines.data, o->lines.len);
 	sw_buf_release(&o->lines);
 	free(o->entries);
 	free(o);
@@ -369,7 +369,7 @@ static int scrubbers_make(struct op *o)
 		if (sw_unseal(sealed, aad, v, cap, &vlen) < 0) {
 			/* A value that does not open cannot reach a container
 			 * either (its deployment failed on it). */
-			OPENSSL_cleanse(v, cap);
+			sw_wipe(v, cap);
 			free(v);
 			continue;
 		}
@@ -380,7 +380,7 @@ static int scrubbers_make(struct op *o)
 		if (!(o->scrubber[i] = sw_scrubber_new((const char *const *)values, nv)))
 			rc = -ENOMEM;
 	for (size_t i = 0; i < nv; i++) {
-		OPENSSL_cleanse(values[i], strlen(values[i]));
+		sw_wipe(values[i], strlen(values[i]));
 		free(values[i]);
 	}
 	free(values);

@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include <openssl/crypto.h>
 #include "steward/base/base.h"
 
 static inline unsigned char ascii_lower(unsigned char c)
@@ -84,11 +83,11 @@ bool sw_ct_equal(const void *a, size_t alen, const void *b, size_t blen)
 {
 	/* Compare a against itself when lengths differ, so the time spent
 	 * depends only on alen, and the answer is still false. */
-	if (alen != blen) {
-		(void)CRYPTO_memcmp(a, a, alen);
-		return false;
-	}
-	return alen == 0 || CRYPTO_memcmp(a, b, alen) == 0;
+	const volatile uint8_t *x = a, *y = alen == blen ? b : a;
+	uint8_t d = 0;
+	for (size_t i = 0; i < alen; i++)
+		d |= x[i] ^ y[i];
+	return alen == blen && d == 0;
 }
 
 bool sw_parse_u64(struct sw_str s, uint64_t *ret)

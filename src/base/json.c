@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <openssl/crypto.h>
+#include "steward/base/sha.h"
 #include "steward/base/json.h"
 
 void sw_json_init(struct sw_json *j, struct sw_buf *buf)
@@ -369,7 +369,7 @@ bool sw_json_out_of_range_path(struct sw_str body, char *path, size_t cap)
 		found = json_is_object(v);
 		json_decref(v);
 	}
-	OPENSSL_cleanse(copy, body.len); /* a body may hold a secret */
+	sw_wipe(copy, body.len); /* a body may hold a secret */
 	free(copy);
 	return found;
 }

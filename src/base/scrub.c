@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <openssl/crypto.h>
+#include "steward/base/sha.h"
 #include "steward/base/base.h"
 #include "steward/base/limits.h"
 #include "steward/base/scrub.h"
@@ -52,7 +52,7 @@ void sw_scrubber_free(struct sw_scrubber *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->n; i++) {
-		OPENSSL_cleanse(s->secrets[i].p, s->secrets[i].n);
+		sw_wipe(s->secrets[i].p, s->secrets[i].n);
 		free(s->secrets[i].p);
 	}
 	free(s->secrets);

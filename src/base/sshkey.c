@@ -115,7 +115,10 @@ static void write_public(const uint8_t key[ED25519_LEN], const char *comment,
 	put_public_blob(&w, key);
 	size_t o = sizeof(KEY_TYPE);
 	memcpy(out, KEY_TYPE " ", o);
-	o += (size_t)EVP_EncodeBlock((unsigned char *)out + o, blob, (int)w.len);
+	int n = sw_base64_encode(blob, w.len, out + o, SW_SSH_PUBLIC_KEY_MAX - o);
+	if (SW_NEVER(n < 0))
+		n = 0;
+	o += (size_t)n;
 	if (*comment)
 		snprintf(out + o, SW_SSH_PUBLIC_KEY_MAX - o, " %s", comment);
 }
@@ -144,7 +147,8 @@ static int write_private_section(struct wire *w, const uint8_t pub[ED25519_LEN],
 static void armour(const uint8_t *bin, size_t n, char out[SW_SSH_PRIVATE_KEY_MAX])
 {
 	char b64[(FILE_MAX + 2) / 3 * 4 + 1];
-	size_t len = (size_t)EVP_EncodeBlock((unsigned char *)b64, bin, (int)n);
+	int w = sw_base64_encode(bin, n, b64, sizeof(b64));
+	size_t len = SW_NEVER(w < 0) ? 0 : (size_t)w;
 	size_t o = sizeof(PEM_BEGIN) - 1;
 	memcpy(out, PEM_BEGIN, o);
 	for (size_t i = 0; i < len; i += PEM_COLUMNS) {
@@ -195,22 +199,12 @@ int sw_ssh_ed25519_generate(const char *comment, char pub[SW_SSH_PUBLIC_KEY_MAX]
 	return r;
 }
 
-/* Standard base64 with padding, canonical only (what EVP_EncodeBlock()
- * writes for the bytes decoded), into out. */
+/* Standard base64 with padding, canonical only, not empty, into out. */
 static int base64_decode(const char *s, size_t n, uint8_t *out, size_t cap, size_t *ret_len)
 {
-	char again[FINGERPRINT_B64_MAX + 1];
-	if (n == 0 || n % 4 || n > FINGERPRINT_B64_MAX || n / 4 * 3 > cap)
+	if (n == 0 || n > FINGERPRINT_B64_MAX)
 		return -EINVAL;
-	int len = EVP_DecodeBlock(out, (const unsigned char *)s, (int)n);
-	if (len < 0)
-		return -EINVAL;
-	size_t got = (size_t)len - (s[n - 1] == '=') - (s[n - 2] == '=');
-	if ((size_t)EVP_EncodeBlock((unsigned char *)again, out, (int)got) != n ||
-	    memcmp(again, s, n) != 0)
-		return -EINVAL;
-	*ret_len = got;
-	return 0;
+	return sw_base64_decode(sw_str_from(s, n), out, cap, ret_len) == 0 ? 0 : -EINVAL;
 }
 
 int sw_ssh_fingerprint(const char *pub, char out[64])
@@ -231,7 +225,7 @@ int sw_ssh_fingerprint(const char *pub, char out[64])
 		return -EINVAL;
 	sw_sha256(blob, blob_len, digest);
 	char b64_digest[(sizeof(digest) + 2) / 3 * 4 + 1];
-	int n = EVP_EncodeBlock((unsigned char *)b64_digest, digest, (int)sizeof(digest));
+	int n = sw_base64_encode(digest, sizeof(digest), b64_digest, sizeof(b64_digest));
 	while (n > 0 && b64_digest[n - 1] == '=')
 		n--; /* ssh-keygen prints it unpadded */
 	snprintf(out, 64, "SHA256:%.*s", n, b64_digest);

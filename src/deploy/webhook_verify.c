@@ -7,7 +7,7 @@
  *   applications exist. A header appearing twice is refused, since two
  *   readers (a proxy, us) could pick different copies.
  * - Verification never exits early on the secret's bytes: MACs are compared
- *   with sw_ct_equal() (CRYPTO_memcmp), GitLab's token likewise, and an
+ *   with sw_ct_equal() (constant-time), GitLab's token likewise, and an
  *   empty secret is refused before any comparison (sw_ct_equal() calls two
  *   empty strings equal).
  * - The generic scheme is Steward's own outbound signature, so the MAC is

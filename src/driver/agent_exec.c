@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
+#include "steward/base/secret.h"
+#include "steward/base/sha.h"
 #include "steward/base/limits.h"
 #include "steward/base/log.h"
 #include "steward/driver/container_state.h"
@@ -228,18 +228,15 @@ static int container_file(struct sw_driver *d, const struct sw_agent_msg *cmd, c
 	unsigned char *buf = malloc(n / 4 * 3 + 3);
 	if (!buf)
 		return -ENOMEM;
-	int len = n % 4 == 0 ? EVP_DecodeBlock(buf, (const unsigned char *)b64, (int)n) : -1;
+	size_t len = 0;
 	int rc = -EINVAL;
-	if (len < 0) {
+	if (sw_base64_decode(sw_str_from(b64, n), buf, n / 4 * 3 + 3, &len) != 0) {
 		snprintf(err, errlen, "the file's data is not base64");
 	} else {
-		/* EVP_DecodeBlock counts the padding as zero bytes. */
-		for (size_t i = n; i > 0 && b64[i - 1] == '='; i--)
-			len--;
 		rc = sw_driver_container_put_file(d, cmd->args.name, cmd->args.dir, cmd->args.file, buf,
-						  (size_t)len, (unsigned)cmd->args.mode, err, errlen);
+						  len, (unsigned)cmd->args.mode, err, errlen);
 	}
-	OPENSSL_cleanse(buf, n / 4 * 3 + 3);
+	sw_wipe(buf, n / 4 * 3 + 3);
 	free(buf);
 	return rc;
 }
@@ -338,13 +335,14 @@ static int logs_line(void *arg, const struct sw_container_log_line *l)
 			  (long long)l->time_us);
 	if (sw_buf_append(&o->b, head, (size_t)hn) < 0 || sw_buf_reserve(&o->b, cap + 3) < 0)
 		return -ENOMEM;
-	int n = EVP_EncodeBlock((unsigned char *)o->b.data + o->b.len, (const unsigned char *)l->text,
-				(int)l->len);
+	int n = sw_base64_encode((const uint8_t *)l->text, l->len, o->b.data + o->b.len, cap);
+	if (SW_NEVER(n < 0))
+		return -ENOMEM;
 	o->b.len += (size_t)n;
 	if (sw_buf_append_lit(&o->b, "\"}\n") < 0)
 		return -ENOMEM;
 	o->st->output(o->st, o->b.data, o->b.len);
-	OPENSSL_cleanse(o->b.data, o->b.len);
+	sw_wipe(o->b.data, o->b.len);
 	o->lines++;
 	return 0;
 }

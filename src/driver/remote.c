@@ -608,17 +608,17 @@ static void dump_line(void *arg, const char *line, size_t len)
 	struct build_stream *bs = arg;
 	if (bs->sink_error)
 		return;
-	unsigned char *buf = len % 4 == 0 ? malloc(len / 4 * 3 + 1) : NULL;
-	int n = buf ? EVP_DecodeBlock(buf, (const unsigned char *)line, (int)len) : -1;
-	for (size_t i = len; n > 0 && i > 0 && line[i - 1] == '='; i--)
-		n--; /* EVP_DecodeBlock counts the padding as zero bytes */
-	if (n < 0)
-		bs->sink_error = buf ? -EBADMSG : len % 4 ? -EBADMSG : -ENOMEM;
-	else if (EVP_DigestUpdate(bs->md, buf, (size_t)n) != 1)
+	unsigned char *buf = malloc(len / 4 * 3 + 1);
+	size_t n = 0;
+	if (!buf)
+		bs->sink_error = -ENOMEM;
+	else if (sw_base64_decode(sw_str_from(line, len), buf, len / 4 * 3 + 1, &n) != 0)
+		bs->sink_error = -EBADMSG;
+	else if (EVP_DigestUpdate(bs->md, buf, n) != 1)
 		bs->sink_error = -ENOMEM;
 	else
-		bs->sink_error = bs->sink(bs->sink_arg, (const char *)buf, (size_t)n);
-	bs->sunk += n > 0 ? (uint64_t)n : 0;
+		bs->sink_error = bs->sink(bs->sink_arg, (const char *)buf, n);
+	bs->sunk += n;
 	free(buf);
 }
 
@@ -718,13 +718,9 @@ static void logs_in_line(void *arg, const char *line, size_t len)
 	json_t *o = json_loadb(line, len, 0, NULL);
 	const char *b64 = json_string_value(json_object_get(o, "text"));
 	size_t n = b64 ? strlen(b64) : 0;
-	int got = -1;
-	if (b64 && n % 4 == 0 && sw_buf_reserve(&in->raw, n / 4 * 3 + 3) == 0) {
-		got = EVP_DecodeBlock((unsigned char *)in->raw.data, (const unsigned char *)b64, (int)n);
-		for (size_t i = n; got >= 0 && i > 0 && b64[i - 1] == '='; i--)
-			got--; /* EVP_DecodeBlock counts the padding as zero bytes */
-	}
-	if (got < 0) {
+	size_t got = 0;
+	if (!b64 || sw_buf_reserve(&in->raw, n / 4 * 3 + 3) != 0 ||
+	    sw_base64_decode(sw_str_from(b64, n), (uint8_t *)in->raw.data, n / 4 * 3 + 3, &got) != 0) {
 		in->rc = -EBADMSG;
 	} else {
 		struct sw_container_log_line l = {

@@ -25,8 +25,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
+#include "steward/base/secret.h"
+#include "steward/base/sha.h"
 #include "steward/base/base.h"
 #include "steward/base/log.h"
 #include "steward/driver/remote.h"
@@ -313,7 +313,7 @@ static void secret_env_set(struct secret_env *s, const struct sw_service_target 
 
 static void secret_env_wipe(struct secret_env *s)
 {
-	OPENSSL_cleanse(s->line, sizeof(s->line));
+	sw_wipe(s->line, sizeof(s->line));
 }
 
 /* ---- Redis ---- */
@@ -441,15 +441,14 @@ static int redis_wait(struct sw_driver *d, const struct sw_service_target *t, co
 
 struct dump_file {
 	int fd;
-	EVP_MD_CTX *md;
+	struct sw_sha256_ctx md;
 	uint64_t size;
 };
 
 static int dump_write(void *arg, const char *p, size_t n)
 {
 	struct dump_file *f = arg;
-	if (EVP_DigestUpdate(f->md, p, n) != 1)
-		return -EIO;
+	sw_sha256_update(&f->md, p, n);
 	f->size += n;
 	while (n) {
 		ssize_t w = write(f->fd, p, n);
@@ -536,14 +535,10 @@ int sw_driver_service_dump(struct sw_driver *d, const struct sw_service_target *
 	}
 	char tmp[1100];
 	snprintf(tmp, sizeof(tmp), "%s.partial", path);
-	struct dump_file f = { .fd = -1, .md = EVP_MD_CTX_new() };
+	struct dump_file f = { .fd = -1 };
 	unsigned char digest[32];
-	unsigned dlen = 0;
-	int rc = -ENOMEM;
-	if (!f.md || EVP_DigestInit_ex(f.md, EVP_sha256(), NULL) != 1) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
+	int rc;
+	sw_sha256_init(&f.md);
 	f.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (f.fd < 0) {
 		rc = -errno;
@@ -572,7 +567,7 @@ int sw_driver_service_dump(struct sw_driver *d, const struct sw_service_target *
 		snprintf(err, errlen, "the backup file %s cannot be put in place: %s", path, strerror(-rc));
 		goto out;
 	}
-	EVP_DigestFinal_ex(f.md, digest, &dlen);
+	sw_sha256_final(&f.md, digest);
 	hex(digest, 32, ret->sha256);
 	ret->size = f.size;
 	rc = 0;
@@ -581,7 +576,6 @@ out:
 		close(f.fd);
 	if (rc)
 		unlink(tmp);
-	EVP_MD_CTX_free(f.md);
 	return rc;
 }
 
@@ -722,17 +716,12 @@ static int put_stream(struct sw_driver *d, const char *container, const char *di
 static int verify(int fd, const char *path, const char *sha256, uint64_t *ret_size, char *err,
 		  size_t errlen)
 {
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	struct sw_sha256_ctx md;
 	char buf[65536], got[65];
 	unsigned char digest[32];
-	unsigned dlen = 0;
 	uint64_t size = 0;
 	int rc = 0;
-	if (!md || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
-		EVP_MD_CTX_free(md);
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
+	sw_sha256_init(&md);
 	for (;;) {
 		ssize_t r = read(fd, buf, sizeof(buf));
 		if (r < 0 && errno == EINTR)
@@ -745,11 +734,11 @@ static int verify(int fd, const char *path, const char *sha256, uint64_t *ret_si
 		}
 		if (r == 0)
 			break;
-		EVP_DigestUpdate(md, buf, (size_t)r);
+		sw_sha256_update(&md, buf, (size_t)r);
 		size += (uint64_t)r;
 	}
 	if (rc == 0) {
-		EVP_DigestFinal_ex(md, digest, &dlen);
+		sw_sha256_final(&md, digest);
 		hex(digest, 32, got);
 		if (!sha256 || strcmp(got, sha256) != 0) {
 			rc = -EBADMSG;
@@ -757,7 +746,6 @@ static int verify(int fd, const char *path, const char *sha256, uint64_t *ret_si
 				 "was taken (it is damaged): nothing was restored", path);
 		}
 	}
-	EVP_MD_CTX_free(md);
 	*ret_size = size;
 	return rc;
 }
@@ -887,7 +875,7 @@ static int agent_target(const struct sw_agent_msg *cmd, struct sw_service_target
 #define AGENT_DUMP_LINE (24u * 1024)
 struct agent_dump {
 	struct sw_agent_stream *st;
-	EVP_MD_CTX *md;
+	struct sw_sha256_ctx md;
 	uint64_t size;
 	size_t n;
 	unsigned char raw[AGENT_DUMP_LINE];
@@ -898,7 +886,7 @@ static void agent_dump_flush(struct agent_dump *a)
 {
 	if (!a->n)
 		return;
-	int len = EVP_EncodeBlock((unsigned char *)a->line, a->raw, (int)a->n);
+	int len = sw_base64_encode(a->raw, a->n, a->line, sizeof(a->line));
 	a->line[len] = '\n';
 	a->st->output(a->st, a->line, (size_t)len + 1);
 	a->n = 0;
@@ -907,8 +895,7 @@ static void agent_dump_flush(struct agent_dump *a)
 static int agent_dump_sink(void *arg, const char *p, size_t n)
 {
 	struct agent_dump *a = arg;
-	if (EVP_DigestUpdate(a->md, p, n) != 1)
-		return -ENOMEM;
+	sw_sha256_update(&a->md, p, n);
 	a->size += n;
 	while (n) {
 		size_t k = SW_MIN(n, sizeof(a->raw) - a->n);
@@ -934,13 +921,11 @@ int sw_driver_agent_service_dump(struct sw_driver *d, const struct sw_agent_msg 
 		return -EINVAL;
 	}
 	struct agent_dump *a = calloc(1, sizeof(*a));
-	if (!a || !(a->md = EVP_MD_CTX_new()) || EVP_DigestInit_ex(a->md, EVP_sha256(), NULL) != 1) {
-		if (a)
-			EVP_MD_CTX_free(a->md);
-		free(a);
+	if (!a) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	sw_sha256_init(&a->md);
 	a->st = st;
 	/* The control plane's cancel (protocol 2) closes the engine's
 	 * connection to the dump tool: the command ends CANCELLED. */
@@ -951,13 +936,11 @@ int sw_driver_agent_service_dump(struct sw_driver *d, const struct sw_agent_msg 
 	if (rc == 0) {
 		agent_dump_flush(a);
 		unsigned char digest[32];
-		unsigned dlen = 0;
 		char sum[65];
-		EVP_DigestFinal_ex(a->md, digest, &dlen);
+		sw_sha256_final(&a->md, digest);
 		hex(digest, 32, sum);
 		*res = json_pack("{s:I,s:s}", "dumpBytes", (json_int_t)a->size, "dumpSha256", sum);
 	}
-	EVP_MD_CTX_free(a->md);
 	free(a);
 	return rc;
 }

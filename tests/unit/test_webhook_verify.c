@@ -15,30 +15,28 @@
  * - HMAC-SHA256 itself: RFC 4231 test cases 1 and 2 through the GitHub form.
  * And: an empty secret never verifies; malformed and repeated headers are
  * refused with the right status; timestamps outside 300 s are refused;
- * every MAC comparison goes through CRYPTO_memcmp over the whole MAC; the
+ * every MAC comparison goes through sw_ct_equal over the whole MAC; the
  * payloads of each provider are read into the right decision. */
 #include <errno.h>
 #include <jansson.h>
 #include "steward/deploy/webhook.h"
 #include "test_help.h"
 
-/* ---- CRYPTO_memcmp, observed: this definition takes the place of
- * libcrypto's for the whole test executable, so the tests can see that
- * comparisons of secrets go through it, and over how many bytes. */
+/* ---- sw_ct_equal, observed: the link wraps it for this executable
+ * (-Wl,--wrap=sw_ct_equal, tests/CMakeLists.txt), so the tests can see that
+ * comparisons of secrets go through it, and over how many bytes; the real
+ * one still compares. */
 static unsigned memcmp_calls;
 static size_t memcmp_lens[64];
 
-int CRYPTO_memcmp(const void *a, const void *b, size_t len);
-int CRYPTO_memcmp(const void *a, const void *b, size_t len)
+bool __real_sw_ct_equal(const void *a, size_t alen, const void *b, size_t blen);
+bool __wrap_sw_ct_equal(const void *a, size_t alen, const void *b, size_t blen);
+bool __wrap_sw_ct_equal(const void *a, size_t alen, const void *b, size_t blen)
 {
-	const volatile unsigned char *x = a, *y = b;
-	unsigned char d = 0;
-	for (size_t i = 0; i < len; i++)
-		d |= (unsigned char)(x[i] ^ y[i]);
 	if (memcmp_calls < SW_ARRAY_SIZE(memcmp_lens))
-		memcmp_lens[memcmp_calls] = len;
+		memcmp_lens[memcmp_calls] = alen;
 	memcmp_calls++;
-	return d;
+	return __real_sw_ct_equal(a, alen, b, blen);
 }
 
 static void memcmp_reset(void)

@@ -3,11 +3,14 @@
  * ("sta_" + 43) and session ids (43 base64url characters). All carry 32 random bytes (256
  * bits), so the server stores only their SHA-256 (no salt or slow hash is
  * needed for secrets nobody chose) and looks a presented one up by it.
- * Nothing here does I/O beyond reading the CSPRNG (OpenSSL RAND_bytes). */
+ * Nothing here does I/O beyond reading the CSPRNG (getrandom(2), sha.h).
+ * The base64 family (base64url, standard base64, base32) is in base64.c:
+ * a program can use it without linking libcrypto. */
 #ifndef STEWARD_SECRET_H
 #define STEWARD_SECRET_H
 
 #include "steward/base/base.h"
+#include "steward/base/sha.h"
 
 /* Characters of the unpadded base64url form of n bytes. */
 #define SW_BASE64URL_LEN(n) (((n) * 4 + 2) / 3)
@@ -36,9 +39,7 @@ int sw_random_uuid(char out[37]);
 void sw_sha256(const void *p, size_t n, uint8_t out[32]);
 void sw_sha256_hex(const void *p, size_t n, char out[65]);
 
-/* HMAC-SHA-256 of msg under key (either may be empty; NULL with length 0
- * is fine). 0, or -EIO when libcrypto fails (out is then zeroed). */
-int sw_hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen, uint8_t out[32]);
+/* HMAC-SHA-256: sw_hmac_sha256() in sha.h (the project's own, no libcrypto). */
 
 /* A server's agent token: "sta_" + 43 base64url characters, made like an
  * API token (the same 256 random bits, stored as the SHA-256 only); the
@@ -82,6 +83,19 @@ bool sw_session_token_well_formed(struct sw_str s);
  * -ENOSPC when out is too small. */
 int sw_base64url_encode(const uint8_t *in, size_t n, char *out, size_t outlen);
 int sw_base64url_decode(struct sw_str in, uint8_t *out, size_t outlen, size_t *ret_len);
+
+/* Characters of the padded standard base64 form of n bytes. */
+#define SW_BASE64_LEN(n) (((n) + 2) / 3 * 4)
+
+/* Standard base64 with '=' padding (RFC 4648 section 4). encode writes
+ * SW_BASE64_LEN(n) characters and a NUL, and returns that length, or
+ * -ENOSPC when out (outlen bytes) cannot hold them. decode accepts only
+ * the canonical form: alphabet A-Z a-z 0-9 + /, a length that is a
+ * multiple of 4, at most two '=' and only at the end, zero unused bits,
+ * no whitespace; it returns 0 and *ret_len, -EINVAL on any other input,
+ * -ENOSPC when out (outlen bytes) is too small. in may be empty. */
+int sw_base64_encode(const uint8_t *in, size_t n, char *out, size_t outlen);
+int sw_base64_decode(struct sw_str in, uint8_t *out, size_t outlen, size_t *ret_len);
 
 /* Characters of the unpadded base32 form of n bytes. */
 #define SW_BASE32_LEN(n) (((n) * 8 + 4) / 5)
