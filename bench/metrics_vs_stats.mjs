@@ -177,7 +177,7 @@ const lines = [
 	`# Metrics: Steward's loop against polling the engine's stats endpoint`,
 	'',
 	`${new Date().toISOString()}, ${os.cpus().length} cores (${os.cpus()[0].model}), load ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}, ${SECONDS} s per row, a tick every ${INTERVAL} ms (${TICKS} ticks), stewardd ${process.env.STEWARDD}${PEER ? `, peer ${PEER}` : ''}.`,
-	'CPU per tick is milliseconds of CPU (utime + stime, 10 ms resolution) per tick of the window; dockerd is counted on both sides.',
+	'CPU per tick is milliseconds of CPU per tick of the window (utime + stime, 10 ms resolution; stewardd\'s from perf task-clock when perf is there); dockerd is counted on both sides.',
 	'',
 ];
 if (STATS) lines.push(
@@ -193,11 +193,11 @@ const side = (name, get) => rows.map((r) => {
 	const x = get(r);
 	if (!x) return null;
 	const b0 = base && get(base) ? get(base).self : null;
-	return `| ${name} | ${r.n} | ${x.self} | ${core(x.self)} | ${per(x.self)} | ${usPer(x.self + x.dockerd, r.n)} | ${b0 === null || !r.n ? '-' : usPer(x.self - b0, r.n)} |`;
+	return `| ${name} | ${r.n} | ${x.self} | ${core(x.self)} | ${per(x.self)} | ${per(x.dockerd)} | ${usPer(x.self, r.n)} | ${b0 === null || !r.n ? '-' : usPer(x.self - b0, r.n)} |`;
 }).filter(Boolean);
 lines.push(
-	'| build | containers | stewardd CPU ms (task-clock) | % of a core | stewardd ms/tick | us per container per tick (with dockerd) | us per container per tick, idle (0 containers) taken off |',
-	'|---|---|---|---|---|---|---|',
+	'| build | containers | stewardd CPU ms (task-clock) | % of a core | stewardd ms/tick | dockerd ms/tick (10 ms resolution) | stewardd us per container per tick (whole process) | the same, stewardd at 0 containers taken off |',
+	'|---|---|---|---|---|---|---|---|',
 	...side('this', (r) => ({ self: r.stewSelf, dockerd: r.stewDockerd })),
 	...(PEER ? side('peer', (r) => r.peer) : []),
 	'');
