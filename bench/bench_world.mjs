@@ -3,6 +3,7 @@
 // organization made by POST /setup, its local server, a project and an
 // environment. Returns {srv (stopped), db, sql, org, server, project, env}.
 
+import { spawn } from 'node:child_process';
 import * as h from '../tests/integration/harness.mjs';
 
 export async function benchOrganization(pg, env = {}) {
@@ -17,3 +18,16 @@ export async function benchOrganization(pg, env = {}) {
 	const environment = await sql(`INSERT INTO environments (organization_id, project_id, name) VALUES ('${org}', '${project}', 'production') RETURNING id`);
 	return { srv, db, sql, org, server, project, env: environment };
 }
+
+// perf stat's task-clock of pid over `seconds` (ms, to the microsecond), or
+// null without perf; the window's wait either way.
+export async function taskClockMs(pid, seconds) {
+	const p = spawn('perf', ['stat', '-x', ',', '-e', 'task-clock', '-p', String(pid), '--', 'sleep', String(seconds)], { stdio: ['ignore', 'ignore', 'pipe'] });
+	let text = '';
+	p.stderr.on('data', (b) => { text += b; });
+	const ok = await new Promise((resolve) => { p.once('error', () => resolve(false)); p.once('exit', (code) => resolve(code === 0)); });
+	if (!ok) { await h.sleep(seconds * 1000); return null; }
+	const m = /^([\d.]+),msec,task-clock/m.exec(text);
+	return m ? Number(Number(m[1]).toFixed(2)) : null;
+}
+

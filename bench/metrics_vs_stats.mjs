@@ -20,7 +20,16 @@
 //            container), so a tick is the sampler's cgroup reads. Cost:
 //            stewardd's whole process CPU (its idle work included: counted
 //            against it) plus dockerd's.
-// CPU is utime + stime of /proc/<pid>/stat over the window. Prints a markdown
+// BENCH_METRICS_INTERVAL_MS (default 1000; 15000 is the real interval) sets
+// the Steward side's tick, BENCH_METRICS_SECONDS up to 300 then (a few
+// 15 s ticks). BENCH_METRICS_STATS=0 leaves the stats side out (Steward's
+// cost only, e.g. at 15 s), BENCH_METRICS_PEER=<stewardd> measures that
+// build too in the same row, right after (before/after, alternating by
+// row), and BENCH_METRICS_PERF=<dir> records `perf record -g` of each
+// Steward window there.
+// CPU is utime + stime of /proc/<pid>/stat over the window (10 ms
+// resolution), stewardd's from `perf stat -e task-clock` when perf is
+// there (to the microsecond: a 15 s tick costs about a millisecond). Prints a markdown
 // table, per tick and per container, and the ratio; also written to
 // bench/results/metrics_vs_stats.md (BENCH_RESULTS). Needs root (a private dockerd) or a
 // running engine, and the tests' PostgreSQL (tests/integration/harness.mjs).
@@ -31,14 +40,21 @@ import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { spawn } from 'node:child_process';
 import * as h from '../tests/integration/harness.mjs';
 import { startDocker, baseImage, dockerRequest, removeByLabel } from '../tests/integration/docker.mjs';
-import { benchOrganization } from './bench_world.mjs';
+import { benchOrganization, taskClockMs } from './bench_world.mjs';
 
 const COUNTS = (process.env.BENCH_METRICS_CONTAINERS || '0 50 200').split(/\s+/).filter(Boolean).map(Number);
 const SECONDS = Number(process.env.BENCH_METRICS_SECONDS || 20);
+const INTERVAL = Number(process.env.BENCH_METRICS_INTERVAL_MS || 1000);
+const STATS = process.env.BENCH_METRICS_STATS !== '0';
+const PEER = process.env.BENCH_METRICS_PEER || '';
+const PERF = process.env.BENCH_METRICS_PERF || '';
+const TICKS = SECONDS * 1000 / INTERVAL;
 if (COUNTS.some((n) => !(n >= 0 && n <= 500))) throw new Error('BENCH_METRICS_CONTAINERS: counts of 0..500');
-if (!(SECONDS >= 5 && SECONDS <= 120)) throw new Error('BENCH_METRICS_SECONDS: 5..120 (bounded runs)');
+if (!(SECONDS >= 5 && SECONDS <= 300)) throw new Error('BENCH_METRICS_SECONDS: 5..300 (bounded runs)');
+if (!(INTERVAL >= 1000 && INTERVAL <= 15000 && TICKS >= 1)) throw new Error('BENCH_METRICS_INTERVAL_MS: 1000..15000, at most BENCH_METRICS_SECONDS');
 const here = path.dirname(fileURLToPath(import.meta.url));
 const TICK = 10; // ms per clock tick of /proc/<pid>/stat (USER_HZ is 100 on Linux)
 
@@ -122,40 +138,69 @@ try {
 		const ids = containers.slice(0, n);
 		// stats
 		let d0 = cpuMs(dpid), s0 = selfMs();
-		const requests = n ? await pollStats(ids, SECONDS) : (await h.sleep(SECONDS * 1000), 0);
-		const statsDockerd = cpuMs(dpid) - d0, statsSelf = selfMs() - s0;
-		// steward: the loop at 1 Hz; its first seconds (start-up, cgroup mapping) are left out
-		srv = await h.startStewardd({ db: pg, env: { DOCKER_HOST: engine.host, METRICS_SAMPLE_INTERVAL_MS: 1000, METRICS_EBPF: '0', DATABASE_URL: srv.env.DATABASE_URL } });
-		await h.sleep(3000 + 10 * n);
-		const pid = srv.proc.pid;
-		d0 = cpuMs(dpid);
-		const w0 = cpuMs(pid);
-		await h.sleep(SECONDS * 1000);
-		const stewDockerd = cpuMs(dpid) - d0, stewSelf = cpuMs(pid) - w0;
-		await srv.stop();
-		rows.push({ n, requests, statsDockerd, statsSelf, stewDockerd, stewSelf });
+		const requests = !STATS ? 0 : n ? await pollStats(ids, SECONDS) : (await h.sleep(SECONDS * 1000), 0);
+		const statsDockerd = STATS ? cpuMs(dpid) - d0 : 0, statsSelf = STATS ? selfMs() - s0 : 0;
+		// steward (then its peer build): the loop at INTERVAL; its first
+		// seconds (start-up, cgroup mapping) are left out
+		const stew = [];
+		for (const bin of PEER ? [h.stewarddPath(), PEER] : [h.stewarddPath()]) {
+			const saved = process.env.STEWARDD;
+			process.env.STEWARDD = bin;
+			srv = await h.startStewardd({ db: pg, env: { DOCKER_HOST: engine.host, METRICS_SAMPLE_INTERVAL_MS: INTERVAL, METRICS_EBPF: '0', DATABASE_URL: srv.env.DATABASE_URL } });
+			process.env.STEWARDD = saved;
+			await h.sleep(3000 + 10 * n);
+			const pid = srv.proc.pid;
+			const perf = PERF ? spawn('perf', ['record', '-g', '-q', '-o', path.join(PERF, `perf-${n}-${stew.length}.data`), '-p', String(pid)], { stdio: 'ignore' }) : null;
+			d0 = cpuMs(dpid);
+			const w0 = cpuMs(pid);
+			const clock = await taskClockMs(pid, SECONDS); // null without perf: /proc's figure
+			stew.push({ dockerd: cpuMs(dpid) - d0, self: clock ?? cpuMs(pid) - w0 });
+			if (perf) {
+				const done = new Promise((resolve) => perf.once('exit', resolve));
+				perf.kill('SIGINT');
+				await done;
+			}
+			await srv.stop();
+		}
+		const stewDockerd = stew[0].dockerd, stewSelf = stew[0].self;
+		rows.push({ n, requests, statsDockerd, statsSelf, stewDockerd, stewSelf, peer: stew[1] });
 		process.stderr.write(`[bench] ${n} containers: stats ${statsDockerd}+${statsSelf.toFixed(0)} ms, steward ${stewSelf}+${stewDockerd} ms\n`);
 	}
 } finally {
 	await removeByLabel(`steward.application=${app}`);
 }
 
-const per = (ms) => (ms / SECONDS).toFixed(1); // ms of CPU per tick (1 tick a second)
+const per = (ms) => (ms / TICKS).toFixed(2); // ms of CPU per tick
+const core = (ms) => (ms / SECONDS / 10).toFixed(3); // % of one core
+const usPer = (ms, n) => (n ? ((ms / TICKS) * 1000 / n).toFixed(1) : '-');
 const lines = [
 	`# Metrics: Steward's loop against polling the engine's stats endpoint`,
 	'',
-	`${new Date().toISOString()}, ${os.cpus().length} cores (${os.cpus()[0].model}), ${SECONDS} s per row, one tick a second, stewardd ${process.env.STEWARDD}.`,
-	'CPU per tick is milliseconds of CPU (utime + stime) per second of the window; dockerd is counted on both sides.',
+	`${new Date().toISOString()}, ${os.cpus().length} cores (${os.cpus()[0].model}), load ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}, ${SECONDS} s per row, a tick every ${INTERVAL} ms (${TICKS} ticks), stewardd ${process.env.STEWARDD}${PEER ? `, peer ${PEER}` : ''}.`,
+	'CPU per tick is milliseconds of CPU per tick of the window (utime + stime, 10 ms resolution; stewardd\'s from perf task-clock when perf is there); dockerd is counted on both sides.',
 	'',
+];
+if (STATS) lines.push(
 	'| containers | stats: dockerd ms/tick | stats: poller ms/tick | steward: stewardd ms/tick | steward: dockerd ms/tick | steward us per container per tick | stats total / steward total |',
 	'|---|---|---|---|---|---|---|',
 	...rows.map((r) => {
 		const a = r.statsDockerd + r.statsSelf, b = r.stewSelf + r.stewDockerd;
-		const us = r.n ? ((b / SECONDS) * 1000 / r.n).toFixed(0) : '-';
-		return `| ${r.n} | ${per(r.statsDockerd)} | ${per(r.statsSelf)} | ${per(r.stewSelf)} | ${per(r.stewDockerd)} | ${us} | ${b > 0 ? (a / b).toFixed(1) + 'x' : '-'} |`;
+		return `| ${r.n} | ${per(r.statsDockerd)} | ${per(r.statsSelf)} | ${per(r.stewSelf)} | ${per(r.stewDockerd)} | ${usPer(b, r.n)} | ${b > 0 ? (a / b).toFixed(1) + 'x' : '-'} |`;
 	}),
-	'',
-];
+	'');
+const base = rows.find((r) => r.n === 0);
+const side = (name, get) => rows.map((r) => {
+	const x = get(r);
+	if (!x) return null;
+	const b0 = base && get(base) ? get(base).self : null;
+	return `| ${name} | ${r.n} | ${x.self} | ${core(x.self)} | ${per(x.self)} | ${per(x.dockerd)} | ${usPer(x.self, r.n)} | ${b0 === null || !r.n ? '-' : usPer(x.self - b0, r.n)} |`;
+}).filter(Boolean);
+lines.push(
+	'| build | containers | stewardd CPU ms (task-clock) | % of a core | stewardd ms/tick | dockerd ms/tick (10 ms resolution) | stewardd us per container per tick (whole process) | the same, stewardd at 0 containers taken off |',
+	'|---|---|---|---|---|---|---|---|',
+	...side('this', (r) => ({ self: r.stewSelf, dockerd: r.stewDockerd })),
+	...(PEER ? side('peer', (r) => r.peer) : []),
+	'');
 const text = lines.join('\n');
 process.stdout.write(text);
 fs.writeFileSync(process.env.BENCH_RESULTS || path.join(here, 'results', 'metrics_vs_stats.md'), text);

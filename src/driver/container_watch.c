@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 #include <jansson.h>
 #include "driver_internal.h"
 #include "steward/driver/container_watch.h"
@@ -19,7 +21,8 @@
 struct sw_container_watch {
 	struct sw_driver *d;
 	pthread_t thread;
-	volatile bool stop;         /* atomic: read by the stream's cancel poll */
+	volatile bool stop;         /* atomic: read by the stream when stop_fd wakes it */
+	int stop_fd;                /* eventfd, readable once stop is set */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	/* Under mu: */
@@ -215,7 +218,7 @@ static void follow(struct sw_container_watch *w, int64_t since)
 	w->line.len = 0;
 	struct sw_driver_http h = { .method = "GET", .url = (const char *)url.data,
 				    .unix_socket = w->d->docker_socket, .on_data = on_data, .data_arg = w,
-				    .cancel = &w->stop };
+				    .cancel = &w->stop, .cancel_fd = w->stop_fd };
 	int rc = sw_driver_http_run(&h, "the Docker engine", err, sizeof(err));
 	pthread_mutex_lock(&w->mu);
 	bool was_in_step = w->in_step; /* else an inspect failed and said why */
@@ -274,10 +277,16 @@ struct sw_container_watch *sw_container_watch_new(struct sw_driver *d)
 		return NULL;
 	w->d = d;
 	snprintf(w->why, sizeof(w->why), "the engine's containers are not listed yet");
+	w->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->stop_fd < 0) {
+		free(w);
+		return NULL;
+	}
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	int rc = pthread_create(&w->thread, NULL, watch_main, w);
 	if (rc != 0) {
+		close(w->stop_fd);
 		pthread_cond_destroy(&w->cv);
 		pthread_mutex_destroy(&w->mu);
 		free(w);
@@ -295,7 +304,11 @@ void sw_container_watch_free(struct sw_container_watch *w)
 	__atomic_store_n(&w->stop, true, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&w->cv);
 	pthread_mutex_unlock(&w->mu);
+	uint64_t one = 1; /* wakes the stream's wait */
+	ssize_t wr = write(w->stop_fd, &one, sizeof(one));
+	(void)wr; /* an eventfd's counter at 1 takes the write */
 	pthread_join(w->thread, NULL);
+	close(w->stop_fd);
 	pthread_cond_destroy(&w->cv);
 	pthread_mutex_destroy(&w->mu);
 	sw_buf_release(&w->line);

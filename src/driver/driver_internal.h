@@ -229,6 +229,11 @@ struct sw_driver_http {
 	int (*on_data)(void *arg, const char *p, size_t n);
 	void *data_arg;
 	const volatile bool *cancel; /* polled about every second and on data */
+	/* When > 0: a descriptor that becomes readable when *cancel is set
+	 * (an eventfd). The exchange then sleeps until data, that descriptor
+	 * or one of curl's own timers, never polling *cancel once a second:
+	 * a long-lived stream (the engine's events) costs nothing at rest. */
+	int cancel_fd;
 	long timeout_ms;           /* 0: none */
 	size_t response_max;       /* collected bytes; past it -EFBIG (0: SW_DRIVER_RESPONSE_MAX) */
 	/* Filled in: */

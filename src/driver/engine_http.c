@@ -110,6 +110,54 @@ static int transport_errno(CURLcode rc, long status)
 	}
 }
 
+/* curl_easy_perform() wakes at least once a second (its multi_poll waits
+ * 1000 ms at most) to call the progress callback, which reads the cancel
+ * flag. With h->cancel_fd, the same transfer on a multi handle of its own
+ * sleeps until the socket, that descriptor or one of curl's timers
+ * (connect timeout, h->timeout_ms) is due. */
+static CURLcode perform_until_cancelled(struct exchange *x)
+{
+	const struct sw_libcurl *lib = x->lib;
+	CURLM *m = lib->multi_init();
+	if (!m)
+		return CURLE_OUT_OF_MEMORY;
+	CURLcode rc = CURLE_OK;
+	if (lib->multi_add_handle(m, x->curl) != CURLM_OK) {
+		lib->multi_cleanup(m);
+		return CURLE_OUT_OF_MEMORY;
+	}
+	int running = 1;
+	for (;;) {
+		if (lib->multi_perform(m, &running) != CURLM_OK) {
+			rc = CURLE_RECV_ERROR;
+			break;
+		}
+		if (!running) {
+			int left;
+			CURLMsg *msg;
+			while ((msg = lib->multi_info_read(m, &left)))
+				if (msg->msg == CURLMSG_DONE)
+					rc = msg->data.result;
+			break;
+		}
+		if (cancel_requested(x)) {
+			x->cancelled = true;
+			rc = CURLE_ABORTED_BY_CALLBACK;
+			break;
+		}
+		/* The timeout only bounds a wait curl has no timer for; curl
+		 * shortens it to its own next timer. */
+		struct curl_waitfd wfd = { .fd = x->h->cancel_fd, .events = CURL_WAIT_POLLIN };
+		if (lib->multi_poll(m, &wfd, 1, 24 * 3600 * 1000, NULL) != CURLM_OK) {
+			rc = CURLE_RECV_ERROR;
+			break;
+		}
+	}
+	lib->multi_remove_handle(m, x->curl);
+	lib->multi_cleanup(m);
+	return rc;
+}
+
 int sw_driver_http_run(struct sw_driver_http *h, const char *peer, char *err, size_t errlen)
 {
 	char why[CURL_ERROR_SIZE] = "";
@@ -183,7 +231,7 @@ int sw_driver_http_run(struct sw_driver_http *h, const char *peer, char *err, si
 	if (!is_post && strcmp(h->method, "GET") != 0)
 		lib->easy_setopt(c, CURLOPT_CUSTOMREQUEST, h->method);
 
-	CURLcode rc = lib->easy_perform(c);
+	CURLcode rc = h->cancel_fd > 0 ? perform_until_cancelled(&x) : lib->easy_perform(c);
 	lib->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &h->status);
 	if (rc == CURLE_OK) {
 		ret = 0;

@@ -33,7 +33,10 @@
  *
  * Runners poll every SW_JOBS_POLL_MS as well: a NOTIFY sent while a
  * connection was down is lost, and a job whose run_after is in the future
- * is not announced when it becomes due. */
+ * is not announced when it becomes due. Only each queue's first runner
+ * does: the others wait without a timeout until the queue's busy count
+ * reaches their rank. The worker thread polls for cancels only while a
+ * deployment runs. */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -387,7 +390,10 @@ static void *listener_main(void *arg)
 		}
 		drain_notifies(c);
 		uint64_t now = now_ms();
-		uint64_t until = SW_MIN(next_reap, next_cancel_poll);
+		/* Cancels are polled for only while a deployment runs (run_job
+		 * wakes this thread when one starts): at rest it wakes only to
+		 * reap. */
+		uint64_t until = deployment_running() ? SW_MIN(next_reap, next_cancel_poll) : next_reap;
 		int timeout = until > now ? (int)(until - now) : 0;
 		pthread_mutex_lock(&J.lock);
 		if (J.cancel_pending)
@@ -527,7 +533,10 @@ static void run_job(struct runner *r, PGconn **conn, const PGresult *res, const 
 	 * continuation claimed while draining runs on). */
 	r->interrupted = (J.stopping && !J.draining) || !J.registered;
 	__atomic_store_n(&r->stop, r->interrupted, __ATOMIC_RELAXED);
+	bool deployment = r->deployment;
 	pthread_mutex_unlock(&J.lock);
+	if (deployment)
+		wake_listener(); /* its cancel poll resumes */
 
 	sw_log_info("jobs: job started id=%s kind=%s target=%s", job.id, job.kind, job.target_id);
 	char *err = calloc(1, ERR_MAX);
@@ -616,7 +625,9 @@ static void *runner_main(void *arg)
 				pthread_mutex_lock(&J.lock);
 				continue;
 			}
-			cond_wait_ms(&q->cond, SW_JOBS_POLL_MS);
+			/* Nothing to poll for: woken when the queue's busy count
+			 * grows (run_job), at registration and at stop. */
+			pthread_cond_wait(&q->cond, &J.lock);
 			continue;
 		}
 		uint64_t seq = q->wake_seq;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,11 +38,9 @@ static ssize_t read_some(int fd, char *p, size_t n)
 	}
 }
 
-int sw_metrics_read(const char *base, const char *rel, struct sw_buf *b, size_t max)
+/* The rest of fd into b (reset first, NUL-terminated). */
+static int read_fd(int fd, struct sw_buf *b, size_t max)
 {
-	int fd = open_under(base, rel);
-	if (fd < 0)
-		return fd;
 	b->len = 0;
 	int rc = 0;
 	for (;;) {
@@ -58,9 +57,18 @@ int sw_metrics_read(const char *base, const char *rel, struct sw_buf *b, size_t 
 		}
 		b->len += (size_t)n;
 	}
-	close(fd);
 	if (rc == 0)
 		b->data[b->len] = '\0';
+	return rc;
+}
+
+int sw_metrics_read(const char *base, const char *rel, struct sw_buf *b, size_t max)
+{
+	int fd = open_under(base, rel);
+	if (fd < 0)
+		return fd;
+	int rc = read_fd(fd, b, max);
+	close(fd);
 	return rc;
 }
 
@@ -242,20 +250,60 @@ void sw_metrics_host_facts(const struct sw_metrics_paths *p, struct sw_metrics_s
 
 /* ---- disks ---- */
 
-int sw_metrics_disks(const struct sw_metrics_paths *p, struct sw_metrics_sample *s)
+void sw_metrics_mounts_release(struct sw_metrics_mounts *c)
 {
+	if (c->fd > 0)
+		close(c->fd);
+	free(c->m);
+	*c = (struct sw_metrics_mounts){ 0 };
+}
+
+/* The real file systems of the mount table, in c: read again only when
+ * the table changed. A mountinfo file polls POLLPRI once its mount
+ * namespace's table changes after the descriptor's last poll (proc(5));
+ * with 50 containers the table holds 50 overlay mounts whose options are
+ * long (every lower layer), and reading and parsing it was the largest
+ * fixed cost of a tick. */
+static int mounts_current(const struct sw_metrics_paths *p, struct sw_metrics_mounts *c)
+{
+	if (c->fd <= 0) {
+		int fd = open_under(p->proc, p->configured ? "/1/mountinfo" : "/self/mountinfo");
+		if (fd < 0)
+			return fd;
+		c->fd = fd;
+		c->have = false;
+	}
+	struct pollfd pf = { .fd = c->fd, .events = POLLPRI };
+	bool changed = poll(&pf, 1, 0) > 0 && (pf.revents & (POLLPRI | POLLERR));
+	if (c->have && !changed)
+		return 0;
+	if (!c->m && !(c->m = calloc(SW_METRICS_FS_MAX, sizeof(*c->m))))
+		return -ENOMEM;
 	struct sw_buf b = { 0 };
-	struct sw_metrics_mount *m = calloc(SW_METRICS_FS_MAX, sizeof(*m));
+	int rc = lseek(c->fd, 0, SEEK_SET) < 0 ? -errno : read_fd(c->fd, &b, SW_METRICS_FILE_MAX);
+	if (rc == 0) {
+		c->n = 0;
+		sw_metrics_parse_mountinfo((const char *)b.data, b.len, c->m, SW_METRICS_FS_MAX, &c->n);
+		c->have = true;
+	} else { /* opened again next time */
+		close(c->fd);
+		c->fd = 0;
+		c->have = false;
+	}
+	sw_buf_release(&b);
+	return rc;
+}
+
+int sw_metrics_disks(const struct sw_metrics_paths *p, struct sw_metrics_mounts *mounts, struct sw_metrics_sample *s)
+{
 	s->fs = calloc(SW_METRICS_FS_MAX, sizeof(*s->fs));
-	int rc = -ENOMEM;
-	if (!m || !s->fs)
-		goto out;
-	rc = sw_metrics_read(p->proc, p->configured ? "/1/mountinfo" : "/self/mountinfo", &b, SW_METRICS_FILE_MAX);
+	if (!s->fs)
+		return -ENOMEM;
+	int rc = mounts_current(p, mounts);
 	if (rc < 0)
-		goto out;
-	size_t n = 0;
-	sw_metrics_parse_mountinfo(b.data, b.len, m, SW_METRICS_FS_MAX, &n);
-	for (size_t i = 0; i < n; i++) {
+		return rc;
+	const struct sw_metrics_mount *m = mounts->m;
+	for (size_t i = 0; i < mounts->n; i++) {
 		char path[PATH_MAX];
 		struct statvfs v;
 		if ((size_t)snprintf(path, sizeof(path), "%s%s", p->root, m[i].mount_point) >= sizeof(path) ||
@@ -274,9 +322,5 @@ int sw_metrics_disks(const struct sw_metrics_paths *p, struct sw_metrics_sample 
 		f->inodes_free = v.f_ffree;
 		f->inodes_used = v.f_files - SW_MIN(v.f_files, v.f_ffree);
 	}
-	rc = 0;
-out:
-	free(m);
-	sw_buf_release(&b);
-	return rc;
+	return 0;
 }

@@ -23,8 +23,18 @@ ssize_t sw_metrics_read_small(const char *base, const char *rel, char *buf, size
 
 /* Host facts that do not change between samples (host.c). */
 void sw_metrics_host_facts(const struct sw_metrics_paths *p, struct sw_metrics_sample *s);
-/* The real file systems under HOST_ROOT_PATH, statvfs'd (host.c). */
-int sw_metrics_disks(const struct sw_metrics_paths *p, struct sw_metrics_sample *s);
+/* The mount table as last read (host.c): mountinfo kept open (fd > 0)
+ * and parsed again only when it polls a change. Zeroed: nothing read. */
+struct sw_metrics_mounts {
+	int fd;
+	bool have;
+	struct sw_metrics_mount *m; /* SW_METRICS_FS_MAX */
+	size_t n;
+};
+void sw_metrics_mounts_release(struct sw_metrics_mounts *c);
+/* The real file systems under HOST_ROOT_PATH, statvfs'd (host.c); the
+ * mount table from mounts (brought up to date). */
+int sw_metrics_disks(const struct sw_metrics_paths *p, struct sw_metrics_mounts *mounts, struct sw_metrics_sample *s);
 /* Whether this process runs in a container (host.c). */
 bool sw_metrics_detect_container(void);
 /* The virtualisation type (host.c): a container runtime's name first,

@@ -87,6 +87,7 @@ struct sw_metrics_sampler {
 	struct cgroup_entry *cg;
 	size_t ncg, capcg;
 	struct sw_buf buf;
+	struct sw_metrics_mounts mounts;
 };
 
 static void entry_close(struct cgroup_entry *e)
@@ -161,6 +162,7 @@ void sw_metrics_sampler_free(struct sw_metrics_sampler *s)
 		entry_close(&s->cg[i]);
 	free(s->cg);
 	sw_buf_release(&s->buf);
+	sw_metrics_mounts_release(&s->mounts);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 }
@@ -507,7 +509,7 @@ static int fill(struct sw_metrics_sampler *s, const struct sw_metrics_container_
 				o->tx_bytes_per_s = (double)(c->tx_bytes - a->net[j].tx_bytes) / secs;
 		}
 	}
-	if ((rc = sw_metrics_disks(&s->paths, out)) < 0)
+	if ((rc = sw_metrics_disks(&s->paths, &s->mounts, out)) < 0)
 		return rc;
 
 	/* Containers. */

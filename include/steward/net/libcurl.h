@@ -20,7 +20,8 @@
 #define SW_LIBCURL_FUNCTIONS(X)                                                              \
 	X(url_get) X(free) X(url) X(url_set) X(url_cleanup) X(global_init) X(easy_init)      \
 	X(slist_append) X(easy_setopt) X(easy_perform) X(easy_getinfo) X(easy_strerror)       \
-	X(slist_free_all) X(easy_cleanup)
+	X(slist_free_all) X(easy_cleanup) X(multi_init) X(multi_add_handle)                  \
+	X(multi_remove_handle) X(multi_perform) X(multi_poll) X(multi_info_read) X(multi_cleanup)
 
 #define SW_LIBCURL_MEMBER(name) SW_DYNLIB_MEMBER(curl_, name)
 struct sw_libcurl {
