@@ -1,11 +1,11 @@
-/* The base64 family (secret.h): base64url without padding (tokens),
+/* The base64 family (base64.h): base64url without padding (tokens),
  * standard base64 with padding (the agent channel's binary payloads, SSH
  * keys, the WebSocket handshake), base32 (TOTP secrets). One encoder and
  * one decoder serve both base64 alphabets. No libcrypto: steward-agent
  * uses these without mapping it. */
 #include <errno.h>
 #include <limits.h>
-#include "steward/base/secret.h"
+#include "steward/base/base64.h"
 
 static const char b64url_alphabet[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
