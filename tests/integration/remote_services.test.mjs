@@ -217,8 +217,9 @@ test('a dump given up on (its replica stopped) stops on the agent: CANCELLED whi
 		assert.equal(await b.stop('SIGTERM', 30000), 0);
 		// The waiter gave the command up (ABANDONED: never sent again) and
 		// the agent stopped pg_dump's stream: its answer, CANCELLED, comes
-		// while the lock is still held.
-		assert.equal((await w.sql(`SELECT status || ' ' || error_code FROM agent_commands WHERE id = '${id}'`)).trim(), 'FAILED ABANDONED');
+		// while the lock is still held (and is the row's, in the unlikely
+		// order where it arrives before the waiter closes the row).
+		assert.match((await w.sql(`SELECT status || ' ' || error_code FROM agent_commands WHERE id = '${id}'`)).trim(), /^FAILED (ABANDONED|CANCELLED)$/);
 		await until('the agent stopping the dump', () => agent.log().includes(`service.dump ${id} stopped by its cancel`));
 		assert.match(agent.log(), new RegExp(`command ${id} cancelled by the control plane`));
 		assert.ok(holder.exitCode === null, 'the lock is still held: the dump did not end by itself');
