@@ -182,6 +182,35 @@ const char *sw_api_nullable(const PGresult *res, int row, int col)
 	return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
 }
 
+/* A SW_API_COL_TIME value, the decimal microseconds since 1970 the
+ * statement wrote, as the API's RFC 3339 string with milliseconds; "" when
+ * out of range (negative, or past year 9999). The digits are read here, not
+ * by strtoll, and the text needs no escaping: on a list this runs for every
+ * timestamp of every row. What is not a digit ends the number (strtoll's
+ * reading of PostgreSQL's int8 output). */
+static void write_time(struct sw_json *j, const char *v)
+{
+	bool negative = *v == '-';
+	const char *p = v + negative;
+	int64_t us = 0;
+	int digits = 0;
+	for (; *p >= '0' && *p <= '9'; p++, digits++) {
+		if (digits == 18) { /* past any year 9999 instant: out of range */
+			us = -1;
+			break;
+		}
+		us = us * 10 + (*p - '0');
+	}
+	char text[SW_RFC3339_MS_LEN + 3];
+	text[0] = '"';
+	if ((negative && us != 0) || us < 0 || sw_rfc3339_format_ms(us, text + 1) < 0) {
+		sw_json_raw(j, SW_STR("\"\""));
+		return;
+	}
+	text[SW_RFC3339_MS_LEN + 1] = '"';
+	sw_json_raw(j, sw_str_from(text, SW_RFC3339_MS_LEN + 2));
+}
+
 void sw_api_write_values(struct sw_json *j, const char *const *values,
 			 const struct sw_api_column *cols, size_t n)
 {
@@ -204,13 +233,12 @@ void sw_api_write_values(struct sw_json *j, const char *const *values,
 			else
 				sw_json_null(j);
 			break;
-		case SW_API_COL_TIME: {
-			char text[SW_RFC3339_MS_LEN + 1] = "";
+		case SW_API_COL_TIME:
 			if (v)
-				sw_rfc3339_format_ms(strtoll(v, NULL, 10), text);
-			sw_json_cstr(j, v ? text : NULL);
+				write_time(j, v);
+			else
+				sw_json_null(j);
 			break;
-		}
 		}
 	}
 }
@@ -268,8 +296,15 @@ static void answer_list(struct sw_http_request *req, const PGresult *res, const 
 	struct sw_json j;
 	sw_http_json_begin(req, &buf, &j);
 	sw_json_array_begin(&j);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		size_t before = buf.len;
 		w(&j, res, i, ctx);
+		/* Room for the other rows, guessed from the first: one growth
+		 * instead of a doubling every few rows. */
+		if (i == 0 && n > 1 && buf.len > before &&
+		    (size_t)(n - 1) <= SIZE_MAX / 2 / (buf.len - before + 16))
+			(void)sw_buf_reserve(&buf, (size_t)(n - 1) * (buf.len - before + 16) + 64);
+	}
 	sw_json_array_end(&j);
 	if (page) {
 		sw_json_key(&j, "pagination");

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include "steward/base/buf.h"
 
-int sw_buf_reserve(struct sw_buf *b, size_t extra)
+int sw_buf_grow(struct sw_buf *b, size_t extra)
 {
 	if (b->cap - b->len >= extra)
 		return 0;
@@ -19,18 +19,6 @@ int sw_buf_reserve(struct sw_buf *b, size_t extra)
 		return -ENOMEM;
 	b->data = p;
 	b->cap = cap;
-	return 0;
-}
-
-int sw_buf_append(struct sw_buf *b, const void *p, size_t n)
-{
-	if (n == 0)
-		return 0;
-	int r = sw_buf_reserve(b, n);
-	if (r < 0)
-		return r;
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
 	return 0;
 }
 

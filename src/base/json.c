@@ -83,9 +83,17 @@ void sw_json_array_end(struct sw_json *j)
 	close_(j, ']');
 }
 
+/* Bytes a JSON string cannot hold as they are: control characters, '"'
+ * and '\\'. */
+static inline bool needs_escape(unsigned char c)
+{
+	return c < 0x20 || c == '"' || c == '\\';
+}
+
 int sw_json_append_escaped(struct sw_buf *b, struct sw_str s)
 {
 	static const char hex[] = "0123456789abcdef";
+	/* Room for the common case, nothing to escape, in one reservation. */
 	int r = sw_buf_reserve(b, s.len + 2);
 	if (r < 0)
 		return r;
@@ -93,7 +101,7 @@ int sw_json_append_escaped(struct sw_buf *b, struct sw_str s)
 	size_t start = 0;
 	for (size_t i = 0; i < s.len; i++) {
 		unsigned char c = (unsigned char)s.ptr[i];
-		if (c >= 0x20 && c != '"' && c != '\\')
+		if (!needs_escape(c))
 			continue;
 		if ((r = sw_buf_append(b, s.ptr + start, i - start)) < 0)
 			return r;
@@ -116,6 +124,13 @@ int sw_json_append_escaped(struct sw_buf *b, struct sw_str s)
 		if ((r = sw_buf_append(b, esc, n)) < 0)
 			return r;
 		start = i + 1;
+	}
+	if (start == 0) {
+		/* Nothing escaped: the reservation above holds it and the quote. */
+		memcpy(b->data + b->len, s.ptr, s.len);
+		b->len += s.len;
+		b->data[b->len++] = '"';
+		return 0;
 	}
 	if ((r = sw_buf_append(b, s.ptr + start, s.len - start)) < 0)
 		return r;

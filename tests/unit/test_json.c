@@ -52,6 +52,34 @@ TEST(writer_escapes_quotes_backslashes_and_controls)
 	CHECK_STR_EQ(s, "{\"k\\\"\":\"q\\\"b\\\\n\\n\\u0001</\"}");
 }
 
+/* Strings with nothing to escape are copied whole into the room reserved
+ * for them: every length around the buffer's growth steps (256, 512) must
+ * come out quoted and intact, as must one escape after a long clean run. */
+TEST(writer_plain_strings_across_buffer_growth)
+{
+	char text[600];
+	for (size_t i = 0; i < sizeof(text); i++)
+		text[i] = (char)('a' + i % 26);
+	for (size_t prefix = 0; prefix < 8; prefix++) {
+		for (size_t n = 240; n < sizeof(text); n += 7) {
+			struct sw_buf b = { 0 };
+			CHECK_INT_EQ(sw_buf_append(&b, text, prefix), 0);
+			CHECK_INT_EQ(sw_json_append_escaped(&b, sw_str_from(text, n)), 0);
+			CHECK(b.len == prefix + n + 2);
+			CHECK(b.data[prefix] == '"' && b.data[prefix + n + 1] == '"');
+			CHECK(memcmp(b.data + prefix + 1, text, n) == 0);
+			sw_buf_release(&b);
+		}
+	}
+	text[300] = '"';
+	struct sw_buf b = { 0 };
+	CHECK_INT_EQ(sw_json_append_escaped(&b, sw_str_from(text, 400)), 0);
+	CHECK(b.len == 403);
+	CHECK(b.data[301] == '\\' && b.data[302] == '"' && b.data[402] == '"');
+	CHECK(memcmp(b.data + 303, text + 301, 99) == 0);
+	sw_buf_release(&b);
+}
+
 static void unclosed(struct sw_json *j)
 {
 	sw_json_object_begin(j);

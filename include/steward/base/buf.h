@@ -11,10 +11,27 @@ struct sw_buf {
 	size_t cap;
 };
 
-/* Ensures room for extra more bytes. 0 or -ENOMEM. */
-int sw_buf_reserve(struct sw_buf *b, size_t extra);
+/* Grows the buffer to hold extra more bytes (the slow path of the two
+ * below, out of line). 0 or -ENOMEM. */
+int sw_buf_grow(struct sw_buf *b, size_t extra);
+/* Ensures room for extra more bytes. 0 or -ENOMEM. Inline: a response's
+ * JSON makes a few hundred of these calls, nearly all with room. */
+static inline int sw_buf_reserve(struct sw_buf *b, size_t extra)
+{
+	return b->cap - b->len >= extra ? 0 : sw_buf_grow(b, extra);
+}
 /* Appends n bytes. 0 or -ENOMEM (the buffer is unchanged on failure). */
-int sw_buf_append(struct sw_buf *b, const void *p, size_t n);
+static inline int sw_buf_append(struct sw_buf *b, const void *p, size_t n)
+{
+	if (n == 0)
+		return 0;
+	int r = sw_buf_reserve(b, n);
+	if (r < 0)
+		return r;
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	return 0;
+}
 static inline int sw_buf_append_str(struct sw_buf *b, struct sw_str s)
 {
 	return sw_buf_append(b, s.ptr, s.len);
