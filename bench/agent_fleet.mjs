@@ -117,7 +117,10 @@ function fleet(port, tokensFile, n, holdS, maxS, env = {}) {
 const pg = await h.startPostgres();
 const baseEnv = { STEWARD_RUNNERS: 'false', STEWARD_LOG_LEVEL: 'warn' };
 let srv = await h.startStewardd({ db: pg, env: baseEnv });
-const sql = async (q) => (await pg.psql(q, srv.dbName)).trim();
+// The database made for the first stewardd: the restarts of part 4 reuse
+// it through DATABASE_URL (and so know no name of their own).
+const dbName = srv.dbName;
+const sql = async (q) => (await pg.psql(q, dbName)).trim();
 const owner = await setup(srv);
 const org = await sql('SELECT id FROM organizations LIMIT 1');
 const N = Math.max(AGENTS, STORM);
