@@ -201,7 +201,8 @@ const struct sw_db_stmt sw_db_stmt_agent_command_issue = {
 const struct sw_db_stmt sw_db_stmt_agent_command_poll = {
 	.name = "agent_command_poll",
 	.sql = "SELECT " COMMAND_STATUS ", c.result::text, c.error_code, c.error_message, " SERVER_STATUS
-	       ", c.input_taken FROM agent_commands c JOIN servers s ON s.id = c.server_id WHERE c.id = $1::uuid",
+	       ", c.input_taken, s.status FROM agent_commands c JOIN servers s ON s.id = c.server_id"
+	       " WHERE c.id = $1::uuid",
 	.nparams = 1,
 };
 

@@ -186,6 +186,24 @@ static void agent_cancel(struct sw_driver_remote *r, const char *id)
 	PQclear(exec(r, &sw_db_stmt_agent_command_cancel, cancel, e, sizeof(e)));
 }
 
+/* Whether a command's agent is gone, its server read as not ONLINE (row
+ * res of agent_command_poll). Its session ended (the holder wrote OFFLINE),
+ * or the command was never sent: at once. Otherwise only lastSeenAt is
+ * older than three heartbeats, which a holder whose database writes are
+ * slow (a commit held up by the disk) also shows while the agent runs on:
+ * gone once that has lasted SW_DRIVER_REMOTE_SILENT_GRACE_MS more (a
+ * holder killed without writing OFFLINE: the agent dials another one
+ * meanwhile, and its row reads ONLINE again). */
+static bool agent_gone(const PGresult *res, const char *status, uint64_t *silent_since)
+{
+	if (strcmp(PQgetvalue(res, 0, 6), "ONLINE") != 0 || strcmp(status, "QUEUED") == 0)
+		return true;
+	uint64_t now = now_ms();
+	if (!*silent_since)
+		*silent_since = now;
+	return now - *silent_since >= SW_DRIVER_REMOTE_SILENT_GRACE_MS;
+}
+
 /* Waits for command id's answer until ttl ms from now: 0 with *ret (the
  * result object, or NULL when ret is NULL), or -errno with a sentence. The
  * command is closed either way. */
@@ -195,7 +213,7 @@ static int await(struct sw_driver_remote *r, const char *id, const char *kind, u
 	PGresult *res;
 	if (ret)
 		*ret = NULL;
-	uint64_t deadline = now_ms() + ttl;
+	uint64_t deadline = now_ms() + ttl, silent_since = 0;
 	unsigned delay = POLL_FIRST_MS;
 	int rc;
 	for (;;) {
@@ -229,7 +247,7 @@ static int await(struct sw_driver_remote *r, const char *id, const char *kind, u
 		} else if (strcmp(status, "EXPIRED") == 0 || now_ms() > deadline) {
 			snprintf(err, errlen, "The server's agent did not answer %s in time.", kind);
 			rc = -ETIMEDOUT;
-		} else if (strcmp(server, "ONLINE") != 0) {
+		} else if (strcmp(server, "ONLINE") != 0 && agent_gone(res, status, &silent_since)) {
 			if (strcmp(status, "QUEUED") == 0)
 				snprintf(err, errlen, "%s", SW_DRIVER_NOT_CONNECTED);
 			else
@@ -240,7 +258,10 @@ static int await(struct sw_driver_remote *r, const char *id, const char *kind, u
 			agent_cancel(r, id);
 			snprintf(err, errlen, "The work was stopped while the server's agent ran %s.", kind);
 			rc = -ECANCELED;
+		} else if (strcmp(server, "ONLINE") != 0) {
+			rc = 1; /* lastSeenAt late, the session not ended: polled again */
 		} else {
+			silent_since = 0;
 			rc = hook ? hook(r, hook_arg, id, res, err, errlen) : 0;
 			if (rc == 1)
 				delay = POLL_FIRST_MS;

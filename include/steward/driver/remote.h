@@ -36,6 +36,10 @@
 
 #define SW_DRIVER_REMOTE_WAIT_POLL_MS 500
 
+/* How long a command's waiter goes on after its server reads OFFLINE only
+ * because lastSeenAt is late (the session not ended): remote.c, agent_gone. */
+#define SW_DRIVER_REMOTE_SILENT_GRACE_MS 10000
+
 /* An image build's time to live on the remote server, its context's
  * streaming included. */
 #define SW_DRIVER_REMOTE_BUILD_MS (30u * 60 * 1000)
