@@ -258,10 +258,11 @@ static int await(struct sw_driver_remote *r, const char *id, const char *kind, u
 			agent_cancel(r, id);
 			snprintf(err, errlen, "The work was stopped while the server's agent ran %s.", kind);
 			rc = -ECANCELED;
-		} else if (strcmp(server, "ONLINE") != 0) {
-			rc = 1; /* lastSeenAt late, the session not ended: polled again */
 		} else {
-			silent_since = 0;
+			/* Not ONLINE here: lastSeenAt late, the session not ended
+			 * (agent_gone): the command goes on, its streams too. */
+			if (strcmp(server, "ONLINE") == 0)
+				silent_since = 0;
 			rc = hook ? hook(r, hook_arg, id, res, err, errlen) : 0;
 			if (rc == 1)
 				delay = POLL_FIRST_MS;

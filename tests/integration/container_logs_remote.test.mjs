@@ -11,10 +11,13 @@
 // (its log says so, the row ends); a follow ends with the container; an
 // agent follows at most 4 logs at once (a fifth ends saying so); a log of more than 4 MiB (5,000 lines of 1,000
 // bytes) arrives through the channel's output chunks cut at the same cap,
-// truncated: true, its lines whole and in order; with the agent gone, 409
-// SERVER_NOT_CONNECTED.
+// truncated: true, its lines whole and in order; a follow goes on while
+// the server reads OFFLINE only because the holder's lastSeenAt write is
+// held up (a row lock taken here: the session lives, the agent is not
+// gone); with the agent gone, 409 SERVER_NOT_CONNECTED.
 
 import { test, after } from 'node:test';
+import { spawn } from 'node:child_process';
 import assert from 'node:assert/strict';
 import * as h from './harness.mjs';
 import { ok } from './identity.mjs';
@@ -258,6 +261,53 @@ test('a log over 4 MiB comes through the channel whole up to the cap, truncated'
 	assert.ok(res.lines.length > 3000 && res.lines.length < 5000, `${res.lines.length} lines`);
 	// tail=5000 of 5001 lines: from line 00001 on, each whole, in order.
 	res.lines.forEach((l, i) => assert.equal(l.text, `${String(i + 1).padStart(5, '0')} ${'x'.repeat(994)}`));
+});
+
+test('a follow goes on while only the holder\'s lastSeenAt write is held up: the agent is not called gone', { timeout: 90000 }, async () => {
+	const ticker = await ok(w.call('POST', '/applications', { body: { name: 'far-ticker', environmentId: project.environments[0].id, serverId: server.id } }), 201);
+	const made = await second.request('POST', '/containers/create', {
+		Image: BASE_IMAGE, Labels: { 'steward.application': ticker.id }, HostConfig: { NetworkMode: 'none' },
+		Cmd: ['sh', '-c', 'i=0; while true; do echo "tick $i"; i=$((i+1)); sleep 0.2; done'],
+	});
+	assert.equal(made.status, 201, made.text);
+	assert.equal((await second.request('POST', `/containers/${made.json().Id}/start`)).status, 204);
+	const c = await h.Conn.open(w.srv.port);
+	await c.write(`GET /applications/${ticker.id}/logs?follow=true&tail=0 HTTP/1.1\r\nCookie: steward_session=${w.owner.cookie}\r\nHost: x\r\n\r\n`);
+	const ticks = () => (c.text().match(/"text":"tick \d+"/g) || []).length;
+	assert.ok(await c.waitFor(() => ticks() > 0, 20000 * h.SLACK), c.text());
+
+	// A session here holds the server's row: the holder's lastSeenAt
+	// UPDATE waits on it (as behind a commit the disk holds up), so the
+	// server reads OFFLINE after three heartbeats while the agent and its
+	// session are alive.
+	const holder = spawn('psql', ['-XAtq', '-v', 'ON_ERROR_STOP=1', w.srv.env.DATABASE_URL], { stdio: ['pipe', 'pipe', 'pipe'] });
+	let out = '';
+	holder.stdout.on('data', (d) => { out += d; });
+	holder.stderr.on('data', (d) => { out += d; });
+	const exited = new Promise((resolve) => holder.once('exit', resolve));
+	holder.stdin.write(`BEGIN;\nSELECT 'held' FROM servers WHERE id = '${server.id}' FOR UPDATE;\n`);
+	try {
+		const deadline = Date.now() + 20000 * h.SLACK;
+		while (!out.includes('held')) {
+			assert.ok(Date.now() < deadline, `the row held: ${out}`);
+			await h.sleep(20);
+		}
+		await waitStatus('OFFLINE', 20000);
+		// Read OFFLINE, the follow's waiter goes on: three more lines come
+		// (the old waiter ended the stream at its next poll, "disconnected").
+		const seen = ticks();
+		assert.ok(await c.waitFor(() => ticks() >= seen + 3, 20000 * h.SLACK), c.text());
+		assert.doesNotMatch(c.text(), /event: end/);
+		assert.equal((await ok(w.call('GET', `/servers/${server.id}`))).status, 'OFFLINE', 'still read OFFLINE meanwhile');
+	} finally {
+		holder.stdin.end('COMMIT;\n');
+		await exited;
+	}
+	await waitStatus('ONLINE');
+	const after = ticks();
+	assert.ok(await c.waitFor(() => ticks() >= after + 3, 20000 * h.SLACK), c.text());
+	assert.doesNotMatch(c.text(), /event: end/);
+	c.destroy();
 });
 
 test('with the agent gone, 409 SERVER_NOT_CONNECTED', { timeout: 60000 }, async () => {
