@@ -30,14 +30,22 @@
  * connection the same POLLIN poll keeps serving it.
  *
  * Queries are pipelined (libpq pipeline mode): a BUSY connection has up to
- * SW_DB_PIPELINE_DEPTH queries on the wire, each followed by its own sync,
- * so each is its own implicit transaction and an error in one does not
- * abort the next, exactly as outside pipeline mode. A query goes to an
- * idle connection if there is one, else to the busy connection with the
- * shortest pipeline that has room, else it waits in the queue. The answers
- * of a whole batch are read with one receive and PostgreSQL works through
- * the batch without waiting for us: a round trip per batch, not per query,
- * which is most of stewardd's own CPU on a read that queries the database.
+ * SW_DB_PIPELINE_DEPTH queries on the wire. A statement that may write is
+ * followed by its own sync, so it is its own implicit transaction and an
+ * error in one does not abort the next, exactly as outside pipeline mode;
+ * it is answered at that sync, once committed. A statement marked
+ * reads_only joins the connection's batch instead: the reads one turn of
+ * the loop sends on a connection share one sync, sent at the turn's end
+ * (sync_batches), because libpq 15's PQpipelineSync flushes, one write to
+ * the server per sync. A read is answered as soon as its result is in; a
+ * read that fails aborts the rest of its batch on the server, and those
+ * (PGRES_PIPELINE_ABORTED) go back to the head of the queue. A query goes
+ * to an idle connection if there is one, else (a read) to a busy one with
+ * its batch open, else to the busy connection with the shortest pipeline
+ * that has room, else it waits in the queue. The answers of a whole batch
+ * are read with one receive and PostgreSQL works through the batch without
+ * waiting for us: a round trip per batch, not per query, which is most of
+ * stewardd's own CPU on a read that queries the database.
  * A connection leaves pipeline mode when its pipeline is empty (IDLE;
  * LISTEN is a simple query and needs that). The price: a connection that
  * is lost, or whose oldest query passes its deadline, fails every query
@@ -120,6 +128,8 @@ void sw_db_pool_check(const struct sw_db_pool *pool)
 		}
 		SW_ASSERT(sent == c->nsent && sent <= SW_DB_PIPELINE_DEPTH);
 		SW_ASSERT(!sent || c->state == CONN_BUSY);
+		SW_ASSERT(!c->batch_open || (sent && c->state == CONN_BUSY) || c->break_reason);
+		SW_ASSERT(!c->nsyncs || c->state == CONN_BUSY);
 		SW_ASSERT(!c->poll_stale || c->poll_inflight);
 	}
 	SW_ASSERT(up == pool->nup);
@@ -324,6 +334,8 @@ void sw_db_conn_lost(struct conn *c, int code, const char *reason, const char *d
 	struct query *sent = c->sent_head;
 	c->sent_head = c->sent_tail = NULL;
 	c->nsent = 0;
+	c->nsyncs = 0;
+	c->batch_open = false;
 	for (struct query *q = sent; q; q = q->next)
 		q->conn = NULL;
 	PQclear(c->result);
@@ -724,6 +736,7 @@ out:
 
 static void pool_free(struct sw_db_pool *pool)
 {
+	sw_turn_cancel(pool->loop, &pool->sync_turn);
 	sw_db_drop_notes(pool);
 	free(pool->conns);
 	free(pool->keywords);
@@ -908,14 +921,54 @@ static void query_deadline(struct sw_timer *t)
 	sw_db_check_closed(pool);
 }
 
-/* Sends q on c, IDLE or BUSY with room in its pipeline: the statement and
- * a sync of its own, so each query is its own implicit transaction, as
- * outside pipeline mode, and an error in one does not abort the next. */
+/* Ends c's pipeline so far with a sync; libpq's PQpipelineSync also pushes
+ * every byte it holds to the server (libpq 17's PQsendPipelineSync would
+ * not; Debian 12 has libpq 15). false: c is broken. */
+static bool send_sync(struct conn *c)
+{
+	if (!PQpipelineSync(c->pg) || !sw_db_conn_push(c)) {
+		sw_db_conn_break(c, sw_db_classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+		return false;
+	}
+	c->nsyncs++;
+	c->batch_open = false;
+	return true;
+}
+
+/* The end of the loop's turn: every connection's batch of reads gets its
+ * sync, one write to the server each. */
+static void sync_batches(struct sw_turn *t)
+{
+	struct sw_db_pool *pool = SW_CONTAINER_OF(t, struct sw_db_pool, sync_turn);
+	for (unsigned i = 0; i < pool->size; i++) {
+		struct conn *c = &pool->conns[i];
+		if (!c->batch_open)
+			continue;
+		SW_ASSERT(c->state == CONN_BUSY);
+		if (c->break_reason) {
+			c->batch_open = false; /* it is dropped, its queries failed, at its timer */
+			continue;
+		}
+		if (send_sync(c))
+			sw_db_conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
+	}
+}
+
+/* Sends q on c, IDLE or BUSY with room in its pipeline. A statement that
+ * may write goes with a sync of its own, so it is its own implicit
+ * transaction, as outside pipeline mode, and an error in one does not
+ * abort the next (a batch of reads open on c is closed first). A read
+ * joins c's batch, synced at the end of the turn (sync_batches). */
 static void start_query(struct conn *c, struct query *q)
 {
 	struct sw_db_pool *pool = c->pool;
 	SW_ASSERT((c->state == CONN_IDLE || c->state == CONN_BUSY) && !c->break_reason &&
 		  c->nsent < SW_DB_PIPELINE_DEPTH && !q->conn && c->pg);
+	bool batched = q->stmt->reads_only;
+	if (!batched && c->batch_open && !send_sync(c)) {
+		queue_push(pool, q, true);
+		return;
+	}
 	if ((c->state == CONN_IDLE && !PQenterPipelineMode(c->pg)) ||
 	    !PQsendQueryPrepared(c->pg, q->stmt->name, q->nparams, q->params, NULL, NULL, 0)) {
 		/* Nothing was sent: the query goes back to the head of the queue. */
@@ -925,18 +978,20 @@ static void start_query(struct conn *c, struct query *q)
 	}
 	c->state = CONN_BUSY;
 	q->conn = c;
+	q->batched = batched;
 	if (c->sent_tail)
 		c->sent_tail->next = q;
 	else
 		c->sent_head = q;
 	c->sent_tail = q;
 	c->nsent++;
-	/* PQpipelineSync also pushes the bytes to the server. */
-	if (!PQpipelineSync(c->pg) || !sw_db_conn_push(c)) {
-		sw_db_conn_break(c, sw_db_classify(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+	if (batched) {
+		c->batch_open = true;
+		sw_turn_at_end(pool->loop, &pool->sync_turn, sync_batches);
 		return;
 	}
-	sw_db_conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
+	if (send_sync(c))
+		sw_db_conn_watch(c, POLLIN | (c->flushing ? POLLOUT : 0));
 }
 
 struct conn *sw_db_idle_conn(struct sw_db_pool *pool)
@@ -947,17 +1002,20 @@ struct conn *sw_db_idle_conn(struct sw_db_pool *pool)
 	return NULL;
 }
 
-/* Where the next query goes: an idle connection, else the busy one with
- * the shortest pipeline that has room; NULL: it waits in the queue. */
-static struct conn *pick_conn(struct sw_db_pool *pool)
+/* Where the next query goes: an idle connection, else (a read) a busy one
+ * whose batch of this turn is open, else the busy one with the shortest
+ * pipeline that has room; NULL: it waits in the queue. */
+static struct conn *pick_conn(struct sw_db_pool *pool, bool read)
 {
 	struct conn *best = NULL;
 	for (unsigned i = 0; i < pool->size; i++) {
 		struct conn *c = &pool->conns[i];
 		if (c->state == CONN_IDLE)
 			return c;
-		if (c->state == CONN_BUSY && !c->break_reason && c->nsent < SW_DB_PIPELINE_DEPTH &&
-		    (!best || c->nsent < best->nsent))
+		if (c->state != CONN_BUSY || c->break_reason || c->nsent >= SW_DB_PIPELINE_DEPTH)
+			continue;
+		if (!best || (read && c->batch_open && !best->batch_open) ||
+		    (c->nsent < best->nsent && (!read || c->batch_open == best->batch_open)))
 			best = c;
 	}
 	return best;
@@ -966,7 +1024,7 @@ static struct conn *pick_conn(struct sw_db_pool *pool)
 void sw_db_dispatch(struct sw_db_pool *pool)
 {
 	while (pool->qhead && !pool->closing) {
-		struct conn *c = pick_conn(pool);
+		struct conn *c = pick_conn(pool, pool->qhead->stmt->reads_only);
 		if (!c)
 			return;
 		struct query *q = pool->qhead;
@@ -1083,48 +1141,69 @@ static void query_answered(struct sw_db_pool *pool, struct query *q)
 	PQclear(res);
 }
 
+/* Takes the oldest query off c's pipeline onto the answered list. */
+static void take_answered(struct conn *c, struct query ***tail)
+{
+	struct query *q = c->sent_head;
+	c->sent_head = q->next;
+	if (!c->sent_head)
+		c->sent_tail = NULL;
+	c->nsent--;
+	q->next = NULL;
+	q->conn = NULL;
+	**tail = q;
+	*tail = &q->next;
+}
+
 /* A BUSY connection's poll completed: reads what arrived, takes every
- * query whose sync has come back off the pipeline (in order), and once the
- * pipeline is empty leaves pipeline mode and is IDLE again. Then the
- * answered queries are called back, with the connection in a consistent
- * state (a callback may query, or close the pool), and the connection is
- * re-armed or handed the next queries. */
+ * answered query off the pipeline (in order), and once the pipeline is
+ * empty leaves pipeline mode and is IDLE again. Then the answered queries
+ * are called back, with the connection in a consistent state (a callback
+ * may query, or close the pool), and the connection is re-armed or handed
+ * the next queries. A read of a batch that an earlier read's error
+ * aborted goes back to the head of the queue, to be sent again. */
 void sw_db_conn_query_step(struct conn *c)
 {
 	struct sw_db_pool *pool = c->pool;
 	struct query *answered = NULL, **answered_tail = &answered;
 	bool lost = (c->flushing && !sw_db_conn_push(c)) || !PQconsumeInput(c->pg);
-	/* Results come as: the statement's result, NULL, then the sync. Two
-	 * NULLs in a row would mean libpq waits for more: the guard keeps
-	 * the loop finite should it ever say so without PQisBusy. */
+	/* Results come as: a statement's result, then NULL; a sync's is
+	 * PGRES_PIPELINE_SYNC. A statement with a sync of its own is answered
+	 * at that sync (its implicit transaction has committed), a read of a
+	 * batch at its NULL. Two NULLs in a row would mean libpq waits for
+	 * more: the guard keeps the loop finite should it ever say so without
+	 * PQisBusy. */
 	unsigned nulls = 0;
-	while (!lost && c->sent_head && !PQisBusy(c->pg) && nulls < 2) {
+	while (!lost && (c->sent_head || c->nsyncs) && !PQisBusy(c->pg) && nulls < 2) {
 		PGresult *r = PQgetResult(c->pg);
+		struct query *q = c->sent_head;
 		if (!r) {
 			nulls++;
+			if (q && q->batched && q->result)
+				take_answered(c, &answered_tail);
 			continue;
 		}
 		nulls = 0;
-		struct query *q = c->sent_head;
 		if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
 			PQclear(r);
-			c->sent_head = q->next;
-			if (!c->sent_head)
-				c->sent_tail = NULL;
-			c->nsent--;
-			q->next = NULL;
-			q->conn = NULL;
-			*answered_tail = q;
-			answered_tail = &q->next;
+			if (c->nsyncs)
+				c->nsyncs--;
+			/* A sync after an answered statement is its own; else it
+			 * closed a batch, whose reads were answered at their NULL. */
+			if (q && !q->batched && q->result)
+				take_answered(c, &answered_tail);
 			continue;
 		}
-		sw_db_keep_result(&q->result, r);
+		if (q)
+			sw_db_keep_result(&q->result, r);
+		else
+			PQclear(r);
 	}
 	if (!lost)
 		lost = PQstatus(c->pg) == CONNECTION_BAD;
 	if (!lost) {
 		sw_db_drain_notifies(c);
-		if (!c->sent_head) {
+		if (!c->sent_head && !c->nsyncs && !c->batch_open) {
 			lost = !PQexitPipelineMode(c->pg);
 			if (!lost)
 				c->state = CONN_IDLE;
@@ -1139,6 +1218,37 @@ void sw_db_conn_query_step(struct conn *c)
 		else
 			sw_db_claim_listener(pool, c);
 	}
+	/* Aborted reads go back to the head of the queue in their order,
+	 * before any callback can queue more. */
+	struct query *again = NULL, **again_tail = &again;
+	for (struct query **p = &answered; *p;) {
+		struct query *q = *p;
+		if (PQresultStatus(q->result) != PGRES_PIPELINE_ABORTED || pool->closing) {
+			p = &q->next;
+			continue;
+		}
+		*p = q->next;
+		q->next = NULL;
+		PQclear(q->result);
+		q->result = NULL;
+		*again_tail = q;
+		again_tail = &q->next;
+	}
+	if (again) {
+		struct query *rev = NULL;
+		while (again) {
+			struct query *q = again;
+			again = q->next;
+			q->next = rev;
+			rev = q;
+		}
+		while (rev) {
+			struct query *q = rev;
+			rev = q->next;
+			q->next = NULL;
+			queue_push(pool, q, true);
+		}
+	}
 	while (answered) {
 		struct query *q = answered;
 		answered = q->next;
@@ -1147,7 +1257,7 @@ void sw_db_conn_query_step(struct conn *c)
 	}
 	/* The callbacks may have queued work onto this connection, or closed
 	 * the pool. */
-	if (c->state == CONN_IDLE && !pool->closing)
+	if ((c->state == CONN_IDLE || pool->qhead) && !pool->closing)
 		sw_db_dispatch(pool);
 	if (c->state == CONN_IDLE)
 		sw_db_conn_watch(c, POLLIN);

@@ -13,7 +13,8 @@ enum conn_state {
 	CONN_CONNECTING, /* PQconnectPoll in progress */
 	CONN_PREPARING,  /* the prepare pipeline is in flight */
 	CONN_IDLE,       /* ready, POLLIN armed, not in pipeline mode */
-	CONN_BUSY,       /* queries in flight, in pipeline mode (one sync each) */
+	CONN_BUSY,       /* queries in flight, in pipeline mode (a sync each, or
+			    one per batch of reads) */
 	CONN_LISTENING,  /* up; its LISTEN is in flight (pool->listener) */
 };
 
@@ -37,6 +38,7 @@ struct query {
 	sw_db_cb cb;
 	void *arg;
 	struct sw_timer deadline;
+	bool batched;              /* sent in a batch of reads, without a sync of its own */
 	int nparams;
 	const char **params;       /* point into this allocation */
 };
@@ -58,6 +60,8 @@ struct conn {
 	unsigned backoff_ms;
 	struct query *sent_head, *sent_tail; /* BUSY: the pipeline, oldest first */
 	unsigned nsent;
+	unsigned nsyncs;       /* syncs sent whose answer has not been read */
+	bool batch_open;       /* reads sent since the last sync: the turn's end syncs them */
 	PGresult *result;      /* LISTENING: the first result */
 	const char *notice_reason; /* set by a FATAL notice (server shutting down) */
 	const char *break_reason;  /* conn_break(): why, for the deferred conn_lost() */
@@ -76,6 +80,7 @@ struct sw_db_pool {
 	unsigned nup;          /* connections IDLE or BUSY */
 	struct query *qhead, *qtail;
 	unsigned nqueued;
+	struct sw_turn sync_turn; /* queued while a connection has a batch open */
 	uint32_t rng;
 
 	/* health */

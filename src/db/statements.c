@@ -16,6 +16,7 @@
  * Other errors are PostgreSQL's, e.g. 23514 when a CHECK constraint
  * (length of name or organization name) is violated. */
 #include <pthread.h>
+#include <string.h>
 #include "steward/db/statements.h"
 #include "db/db_internal.h"
 
@@ -30,6 +31,7 @@ const struct sw_db_stmt sw_db_stmt_ping = {
 	.name = "ping",
 	.sql = "SELECT 1",
 	.nparams = 0,
+	.reads_only = true,
 };
 
 /* () -> one row: the number of users. */
@@ -37,6 +39,7 @@ const struct sw_db_stmt sw_db_stmt_user_count = {
 	.name = "user_count",
 	.sql = "SELECT count(*) FROM users",
 	.nparams = 0,
+	.reads_only = true,
 };
 
 /* (email, name, password_hash, organization_name) -> one row, columns
@@ -73,6 +76,7 @@ const struct sw_db_stmt sw_db_stmt_user_by_email = {
 	.sql = "SELECT id, email, name, password_hash, is_operator, steward_rfc3339(created_at)"
 	       " FROM users WHERE lower(email) = lower($1)",
 	.nparams = 1,
+	.reads_only = true,
 };
 
 /* Test only: (seconds) -> one row; sleeps on the server. */
@@ -89,6 +93,15 @@ const struct sw_db_stmt sw_db_stmt_test_echo = {
 	.nparams = 1,
 };
 
+/* Test only: (integer) -> the integer as text, and the times of its
+ * transaction and of its statement (text); a read: batched. */
+const struct sw_db_stmt sw_db_stmt_test_read = {
+	.name = "test_read",
+	.sql = "SELECT $1::integer::text, transaction_timestamp()::text, statement_timestamp()::text",
+	.nparams = 1,
+	.reads_only = true,
+};
+
 static const struct sw_db_stmt *const core[] = {
 	&sw_db_stmt_ping,
 	&sw_db_stmt_user_count,
@@ -97,6 +110,7 @@ static const struct sw_db_stmt *const core[] = {
 	&sw_db_stmt_user_by_email,
 	&sw_db_stmt_test_sleep,
 	&sw_db_stmt_test_echo,
+	&sw_db_stmt_test_read,
 };
 
 /* Each feature keeps its statements in its own file (statements_<feature>.c)
@@ -132,9 +146,29 @@ static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
 /* Each statement, and after it the audited twin of one that has an audit
  * shape. A twin that cannot be built is left out: its statement then
  * fails at sw_db_query_audited() (the action does not happen unaudited). */
+#if SW_CHECKS
+/* A statement marked reads_only reads as a plain SELECT: no data-modifying
+ * clause, no row lock, no advisory lock, no notify, no sequence, no
+ * setting, no audit twin. (A function that writes is caught only by
+ * review: see struct sw_db_stmt.) */
+static bool reads_plausibly(const struct sw_db_stmt *st)
+{
+	static const char *const writes[] = { "INSERT", "UPDATE", "DELETE", "MERGE", "FOR SHARE",
+					      "FOR KEY", "FOR NO KEY", "nextval", "setval",
+					      "pg_notify", "advisory", "set_config", "pg_sleep" };
+	if (st->audited || (strncmp(st->sql, "SELECT", 6) != 0 && strncmp(st->sql, "WITH", 4) != 0))
+		return false;
+	for (size_t i = 0; i < SW_ARRAY_SIZE(writes); i++)
+		if (strstr(st->sql, writes[i]))
+			return false;
+	return true;
+}
+#endif
+
 static void add(const struct sw_db_stmt *const *list, size_t n)
 {
 	for (size_t i = 0; i < n && registry_count < SW_DB_MAX_STATEMENTS; i++) {
+		SW_ASSERT(!list[i]->reads_only || reads_plausibly(list[i]));
 		registry[registry_count++] = list[i];
 		if (list[i]->audited && registry_count < SW_DB_MAX_STATEMENTS &&
 		    sw_db_audited_build(list[i]) == 0)

@@ -30,6 +30,7 @@ const struct sw_db_stmt sw_db_stmt_alert_rule_get = {
 	.sql = "SELECT " RULE_COLUMNS " FROM alert_rules r"
 	       " WHERE r.organization_id = $1::uuid AND r.id = $2::uuid AND " SW_SQL_UNUSED("$3", "uuid"),
 	.nparams = 3,
+	.reads_only = true,
 };
 
 /* kind ($7) cannot change: the API refuses it before. */
@@ -67,6 +68,7 @@ const struct sw_db_stmt sw_db_stmt_alert_rules_list = {
 	       " AND ($7::text IS NULL OR r.kind = $7) AND ($8::boolean IS NULL OR r.enabled = $8)"
 	       SW_SQL_PAGE("r"),
 	.nparams = 8,
+	.reads_only = true,
 };
 
 #define ALERT_COLUMNS                                                                           \
@@ -80,6 +82,7 @@ const struct sw_db_stmt sw_db_stmt_alert_get = {
 	.sql = "SELECT " ALERT_COLUMNS " FROM alerts a"
 	       " WHERE a.organization_id = $1::uuid AND a.id = $2::uuid AND " SW_SQL_UNUSED("$3", "uuid"),
 	.nparams = 3,
+	.reads_only = true,
 };
 
 const struct sw_db_stmt sw_db_stmt_alerts_list = {
@@ -89,6 +92,7 @@ const struct sw_db_stmt sw_db_stmt_alerts_list = {
 	       " AND ($7::text IS NULL OR a.status = $7) AND ($8::text IS NULL OR a.severity = $8)"
 	       " AND ($9::uuid IS NULL OR a.rule_id = $9::uuid)" SW_SQL_PAGE("a"),
 	.nparams = 9,
+	.reads_only = true,
 };
 
 /* The function's row, expanded under the alias the columns name. */
@@ -112,6 +116,7 @@ const struct sw_db_stmt sw_db_stmt_alerts_summary = {
 	       " count(*) FILTER (WHERE severity = 'WARNING')"
 	       " FROM alerts WHERE organization_id = $1::uuid AND status = 'OPEN'",
 	.nparams = 1,
+	.reads_only = true,
 };
 
 static const struct sw_db_stmt *const list[] = {

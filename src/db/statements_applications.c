@@ -44,6 +44,7 @@ const struct sw_db_stmt sw_db_stmt_application_get = {
 	.sql = "SELECT " APPLICATION_COLUMNS " FROM applications a"
 	       " WHERE a.organization_id = $1::uuid AND a.id = $2::uuid AND " SW_SQL_UNUSED("$3", "uuid"),
 	.nparams = 3,
+	.reads_only = true,
 };
 
 /* serverId ($8) is create-only: never changed here. */
@@ -105,6 +106,7 @@ const struct sw_db_stmt sw_db_stmt_applications_list = {
 	       " AND ($10::text IS NULL OR a.status = $10::text)"
 	       " AND ($11::text IS NULL OR a.name = $11::text)" SW_SQL_PAGE("a"),
 	.nparams = 11,
+	.reads_only = true,
 };
 
 /* The job statement of the lifecycle routes (sw_api_job_enqueue()): no row
@@ -140,6 +142,7 @@ const struct sw_db_stmt sw_db_stmt_volume_get = {
 	.sql = "SELECT " VOLUME_COLUMNS " FROM volumes v"
 	       " WHERE v.organization_id = $1::uuid AND v.id = $2::uuid AND v.application_id = $3::uuid",
 	.nparams = 3,
+	.reads_only = true,
 };
 
 /* name ($5) is create-only. */
@@ -174,6 +177,7 @@ const struct sw_db_stmt sw_db_stmt_volumes_list = {
 	       " WHERE v.organization_id = $1::uuid AND v.application_id = $2::uuid"
 	       " AND ($7::text IS NULL OR v.name = $7::text)" SW_SQL_PAGE("v"),
 	.nparams = 7,
+	.reads_only = true,
 };
 
 /* (organization, application) -> a row when the application is the
@@ -182,6 +186,7 @@ const struct sw_db_stmt sw_db_stmt_application_exists = {
 	.name = "application_exists",
 	.sql = "SELECT 1 FROM applications WHERE organization_id = $1::uuid AND id = $2::uuid",
 	.nparams = 2,
+	.reads_only = true,
 };
 
 static const struct sw_db_stmt *const list[] = {

@@ -51,6 +51,7 @@ const struct sw_db_stmt sw_db_stmt_session_resolve = {
 	       " JOIN organizations o ON o.id = s.organization_id"
 	       " WHERE s.token_hash = decode($1, 'hex') AND s.revoked_at IS NULL AND s.expires_at > now()",
 	.nparams = 1,
+	.reads_only = true,
 };
 
 /* (session_id) -> nothing: the sliding renewal. */
@@ -93,6 +94,7 @@ const struct sw_db_stmt sw_db_stmt_sessions_list = {
 	       " FROM sessions WHERE user_id = $1::uuid AND revoked_at IS NULL AND expires_at > now()"
 	       " ORDER BY last_seen_at DESC, id LIMIT 200",
 	.nparams = 1,
+	.reads_only = true,
 };
 
 /* (user_id, organization_id) -> user id, email, name, is_operator,
@@ -105,6 +107,7 @@ const struct sw_db_stmt sw_db_stmt_account = {
 	       " JOIN organizations o ON o.id = m.organization_id"
 	       " WHERE u.id = $1::uuid AND o.id = $2::uuid",
 	.nparams = 2,
+	.reads_only = true,
 };
 
 /* (user_id) -> password_hash. */
@@ -146,6 +149,7 @@ const struct sw_db_stmt sw_db_stmt_token_resolve = {
 	       " WHERE t.token_hash = decode($1, 'hex') AND t.revoked_at IS NULL"
 	       " AND (t.expires_at IS NULL OR t.expires_at > now())",
 	.nparams = 1,
+	.reads_only = true,
 };
 
 /* (token_id) -> nothing: records last use (at most once a minute). */

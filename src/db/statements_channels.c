@@ -26,6 +26,7 @@ const struct sw_db_stmt sw_db_stmt_channel_get = {
 	.sql = "SELECT " CHANNEL_COLUMNS " FROM notification_channels c"
 	       " WHERE c.organization_id = $1::uuid AND c.id = $2::uuid AND " SW_SQL_UNUSED("$3", "uuid"),
 	.nparams = 3,
+	.reads_only = true,
 };
 
 /* kind ($6) cannot change: the API refuses it before. */
@@ -58,6 +59,7 @@ const struct sw_db_stmt sw_db_stmt_channels_list = {
 	       " AND ($7::text IS NULL OR c.kind = $7) AND ($8::boolean IS NULL OR c.enabled = $8)"
 	       SW_SQL_PAGE("c"),
 	.nparams = 8,
+	.reads_only = true,
 };
 
 const struct sw_db_stmt sw_db_stmt_channel_delivery = {

@@ -47,6 +47,7 @@ const struct sw_db_stmt sw_db_stmt_deployment_get = {
 	.sql = "SELECT " DEPLOYMENT_COLUMNS " FROM deployments d"
 	       " WHERE d.organization_id = $1::uuid AND d.id = $2::uuid AND " SW_SQL_UNUSED("$3", "uuid"),
 	.nparams = 3,
+	.reads_only = true,
 };
 
 /* Filters: applicationId, status, trigger (exact). */
@@ -58,6 +59,7 @@ const struct sw_db_stmt sw_db_stmt_deployments_list = {
 	       " AND ($8::text IS NULL OR d.status = $8)"
 	       " AND ($9::text IS NULL OR d.trigger = $9)" SW_SQL_PAGE("d"),
 	.nparams = 9,
+	.reads_only = true,
 };
 
 const struct sw_db_stmt sw_db_stmt_deployment_cancel = {
@@ -90,6 +92,7 @@ const struct sw_db_stmt sw_db_stmt_deployment_log_read = {
 	       "  FROM (SELECT $2::bigint - coalesce(min(off), 0) + 1 FROM c"
 	       "   WHERE off + length(data) > $2::bigint)::integer FOR $3::integer)",
 	.nparams = 3,
+	.reads_only = true,
 };
 
 static const struct sw_db_stmt *const list[] = {

@@ -32,6 +32,7 @@ const struct sw_db_stmt sw_db_stmt_domain_get = {
 	.sql = "SELECT " DOMAIN_COLUMNS " FROM domains d"
 	       " WHERE d.organization_id = $1::uuid AND d.id = $2::uuid AND d.application_id = $3::uuid",
 	.nparams = 3,
+	.reads_only = true,
 };
 
 const struct sw_db_stmt sw_db_stmt_domain_remove = {
@@ -51,6 +52,7 @@ const struct sw_db_stmt sw_db_stmt_domains_list = {
 	       "  ELSE 'VERIFIED' END)"
 	       " AND ($8::text IS NULL OR d.hostname = $8)" SW_SQL_PAGE("d"),
 	.nparams = 8,
+	.reads_only = true,
 };
 
 const struct sw_db_stmt sw_db_stmt_domain_application = {

@@ -37,6 +37,7 @@ const struct sw_db_stmt sw_db_stmt_git_source_get = {
 	       " WHERE g.organization_id = $1::uuid AND g.application_id = $2::uuid"
 	       " AND " SW_SQL_UNUSED("$3", "uuid"),
 	.nparams = 3,
+	.reads_only = true,
 };
 
 const struct sw_db_stmt sw_db_stmt_git_source_update = {
@@ -136,6 +137,7 @@ const struct sw_db_stmt sw_db_stmt_git_credentials_list = {
 	       " AND ($7::text IS NULL OR c.provider = $7) AND ($8::text IS NULL OR c.name = $8)"
 	       SW_SQL_PAGE("c"),
 	.nparams = 8,
+	.reads_only = true,
 };
 
 const struct sw_db_stmt sw_db_stmt_git_credential_use = {

@@ -8,6 +8,7 @@ const struct sw_db_stmt sw_db_stmt_job_get = {
 	.sql = "SELECT " SW_SQL_JOB_COLUMNS
 	       " FROM jobs j WHERE j.organization_id = $1::uuid AND j.id = $2::uuid",
 	.nparams = 2,
+	.reads_only = true,
 };
 
 static const struct sw_db_stmt *const list[] = { &sw_db_stmt_job_get };

@@ -130,6 +130,7 @@ const struct sw_db_stmt sw_db_stmt_metrics_server_history = {
 	       "  'networkRxBytes', r.net_rx_bytes, 'networkTxBytes', r.net_tx_bytes)"
 	       "  ORDER BY r.bucket) FROM r), '[]'::json))::text FROM srv",
 	.nparams = 5,
+	.reads_only = true,
 };
 
 const struct sw_db_stmt sw_db_stmt_metrics_application_history = {
@@ -150,6 +151,7 @@ const struct sw_db_stmt sw_db_stmt_metrics_application_history = {
 	       "  ORDER BY r.bucket, s.container_id) FROM r JOIN s ON s.id = r.series_id), '[]'::json))::text"
 	       " FROM app",
 	.nparams = 5,
+	.reads_only = true,
 };
 
 /* Enabled METRIC_THRESHOLD rules watching a local server or an

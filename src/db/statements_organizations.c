@@ -20,6 +20,7 @@ const struct sw_db_stmt sw_db_stmt_organization_get = {
 	.name = "organization_get",
 	.sql = "SELECT " ORG_COLUMNS " FROM organizations WHERE id = $1::uuid",
 	.nparams = 1,
+	.reads_only = true,
 };
 
 /* (organization_id, name) -> ORG_COLUMNS, then the name before (the
@@ -53,6 +54,7 @@ const struct sw_db_stmt sw_db_stmt_members_page = {
 	       " CASE WHEN $5 = 'asc' THEN m.user_id END, m.created_at DESC, m.user_id DESC"
 	       " LIMIT $4::int",
 	.nparams = 5,
+	.reads_only = true,
 };
 
 /* (organization_id, user_id, role) -> previous_role, user_id, email, name,
@@ -100,6 +102,7 @@ const struct sw_db_stmt sw_db_stmt_member_sessions_list = {
 	       " AND revoked_at IS NULL AND expires_at > now()"
 	       " ORDER BY last_seen_at DESC, id LIMIT 200",
 	.nparams = 2,
+	.reads_only = true,
 };
 
 /* The columns of an invitation: id, email, role, invited_by (or NULL),
@@ -115,6 +118,7 @@ const struct sw_db_stmt sw_db_stmt_invitations_list = {
 	       " WHERE organization_id = $1::uuid AND accepted_at IS NULL AND cancelled_at IS NULL"
 	       " AND expires_at > now() ORDER BY created_at DESC, id",
 	.nparams = 1,
+	.reads_only = true,
 };
 
 /* (organization_id, email (lower-case), role, token_hash_hex, invited_by)
@@ -191,6 +195,7 @@ const struct sw_db_stmt sw_db_stmt_audit_page = {
 	       " ORDER BY CASE WHEN $9 = 'asc' THEN created_at END, CASE WHEN $9 = 'asc' THEN id END,"
 	       " created_at DESC, id DESC LIMIT $8::int",
 	.nparams = 9,
+	.reads_only = true,
 };
 
 static const struct sw_db_stmt *const list[] = {

@@ -76,6 +76,7 @@ const struct sw_db_stmt sw_db_stmt_passkeys_list = {
 	.sql = "SELECT " PASSKEY_COLUMNS("p") " FROM passkeys p WHERE p.user_id = $1::uuid"
 	       " ORDER BY p.created_at, p.id",
 	.nparams = 1,
+	.reads_only = true,
 };
 
 /* (user_id, passkey_id, name) -> the renamed record; none when the user

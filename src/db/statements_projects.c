@@ -35,6 +35,7 @@ const struct sw_db_stmt sw_db_stmt_project_get = {
 	.sql = "SELECT " PROJECT_COLUMNS " FROM projects p"
 	       " WHERE p.organization_id = $1::uuid AND p.id = $2::uuid AND " SW_SQL_UNUSED("$3", "uuid"),
 	.nparams = 3,
+	.reads_only = true,
 };
 
 const struct sw_db_stmt sw_db_stmt_project_update = {
@@ -63,6 +64,7 @@ const struct sw_db_stmt sw_db_stmt_projects_list = {
 	       " WHERE p.organization_id = $1::uuid AND " SW_SQL_UNUSED("$2", "uuid")
 	       " AND ($7::text IS NULL OR p.name = $7)" SW_SQL_PAGE("p"),
 	.nparams = 7,
+	.reads_only = true,
 };
 
 #define ENVIRONMENT_COLUMNS                                                              \
@@ -88,6 +90,7 @@ const struct sw_db_stmt sw_db_stmt_environment_get = {
 	.sql = "SELECT " ENVIRONMENT_COLUMNS " FROM environments e"
 	       " WHERE e.organization_id = $1::uuid AND e.id = $2::uuid AND e.project_id = $3::uuid",
 	.nparams = 3,
+	.reads_only = true,
 };
 
 const struct sw_db_stmt sw_db_stmt_environment_update = {
@@ -115,6 +118,7 @@ const struct sw_db_stmt sw_db_stmt_environments_list = {
 	       " WHERE e.organization_id = $1::uuid AND e.project_id = $2::uuid"
 	       " AND ($7::text IS NULL OR e.name = $7)" SW_SQL_PAGE("e"),
 	.nparams = 7,
+	.reads_only = true,
 };
 
 /* (organization, project) -> a row when the project is the organization's. */
@@ -122,6 +126,7 @@ const struct sw_db_stmt sw_db_stmt_project_exists = {
 	.name = "project_exists",
 	.sql = "SELECT 1 FROM projects WHERE organization_id = $1::uuid AND id = $2::uuid",
 	.nparams = 2,
+	.reads_only = true,
 };
 
 static const struct sw_db_stmt *const list[] = {

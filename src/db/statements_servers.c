@@ -36,6 +36,7 @@ const struct sw_db_stmt sw_db_stmt_server_get = {
 	.sql = "SELECT " SERVER_COLUMNS " FROM servers s"
 	       " WHERE s.organization_id = $1::uuid AND s.id = $2::uuid AND " SW_SQL_UNUSED("$3", "uuid"),
 	.nparams = 3,
+	.reads_only = true,
 };
 
 /* Fields: name, description, host. */
@@ -66,6 +67,7 @@ const struct sw_db_stmt sw_db_stmt_servers_list = {
 	       " AND ($7::text IS NULL OR " SERVER_STATUS " = $7) AND ($8::text IS NULL OR s.name = $8)"
 	       SW_SQL_PAGE("s"),
 	.nparams = 8,
+	.reads_only = true,
 };
 
 const struct sw_db_stmt sw_db_stmt_server_agent_token = {

@@ -32,6 +32,7 @@ const struct sw_db_stmt sw_db_stmt_service_get = {
 	.sql = "SELECT " SERVICE_COLUMNS " FROM services s"
 	       " WHERE s.organization_id = $1::uuid AND s.id = $2::uuid AND " SW_SQL_UNUSED("$3", "uuid"),
 	.nparams = 3,
+	.reads_only = true,
 };
 
 const struct sw_db_stmt sw_db_stmt_service_update = {
@@ -77,12 +78,14 @@ const struct sw_db_stmt sw_db_stmt_services_list = {
 	       " AND ($11::text IS NULL OR s.status = $11)"
 	       " AND ($12::text IS NULL OR s.name = $12)" SW_SQL_PAGE("s"),
 	.nparams = 12,
+	.reads_only = true,
 };
 
 const struct sw_db_stmt sw_db_stmt_service_exists = {
 	.name = "service_exists",
 	.sql = "SELECT 1 FROM services WHERE organization_id = $1::uuid AND id = $2::uuid",
 	.nparams = 2,
+	.reads_only = true,
 };
 
 const struct sw_db_stmt sw_db_stmt_service_job = {
@@ -118,6 +121,7 @@ const struct sw_db_stmt sw_db_stmt_service_backups_list = {
 	       " WHERE b.organization_id = $1::uuid AND b.service_id = $2::uuid"
 	       " AND ($7::text IS NULL OR b.status = $7)" SW_SQL_PAGE("b"),
 	.nparams = 7,
+	.reads_only = true,
 };
 
 const struct sw_db_stmt sw_db_stmt_service_backup_request = {
@@ -139,6 +143,7 @@ const struct sw_db_stmt sw_db_stmt_service_schedule_get = {
 	.sql = "SELECT " SCHEDULE_COLUMNS " FROM services"
 	       " WHERE organization_id = $1::uuid AND id = $2::uuid",
 	.nparams = 2,
+	.reads_only = true,
 };
 
 const struct sw_db_stmt sw_db_stmt_service_schedule_set = {

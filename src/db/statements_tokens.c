@@ -43,6 +43,7 @@ const struct sw_db_stmt sw_db_stmt_tokens_list = {
 	       " created_at DESC, id"
 	       " LIMIT " STR(SW_API_TOKENS_LIST_MAX),
 	.nparams = 2,
+	.reads_only = true,
 };
 
 /* (token_id, user_id, organization_id) -> one row: id, name, revoked now

@@ -14,6 +14,7 @@ const struct sw_db_stmt sw_db_stmt_variables_list = {
 	       " WHERE a.organization_id = $1::uuid AND a.id = $2::uuid"
 	       " ORDER BY v.key COLLATE \"C\"",
 	.nparams = 2,
+	.reads_only = true,
 };
 
 const struct sw_db_stmt sw_db_stmt_variable_get = {
@@ -21,6 +22,7 @@ const struct sw_db_stmt sw_db_stmt_variable_get = {
 	.sql = "SELECT " VARIABLE_COLUMNS("v") " FROM variables v"
 	       " WHERE v.organization_id = $1::uuid AND v.application_id = $2::uuid AND v.key = $3",
 	.nparams = 3,
+	.reads_only = true,
 };
 
 const struct sw_db_stmt sw_db_stmt_variables_apply = {

@@ -67,6 +67,9 @@ struct sw_loop {
 	pthread_mutex_t post_lock;
 	struct post_item *posted;        /* LIFO under lock, reversed on drain */
 	struct sw_worker_job *jobs_done; /* likewise */
+
+	/* hooks for the end of this turn, LIFO (their order is not promised) */
+	struct sw_turn *turn_end;
 #if SW_CHECKS
 	pthread_t owner; /* the only thread that may submit (SINGLE_ISSUER) or touch timers */
 #endif
@@ -607,11 +610,50 @@ static void drain_posted(struct sw_loop *loop)
 	}
 }
 
+void sw_turn_at_end(struct sw_loop *loop, struct sw_turn *t, sw_turn_cb cb)
+{
+	LOOP_OWNED(loop);
+	t->cb = cb;
+	if (t->queued)
+		return;
+	t->queued = true;
+	t->next = loop->turn_end;
+	loop->turn_end = t;
+}
+
+void sw_turn_cancel(struct sw_loop *loop, struct sw_turn *t)
+{
+	LOOP_OWNED(loop);
+	if (!t->queued)
+		return;
+	for (struct sw_turn **p = &loop->turn_end; *p; p = &(*p)->next)
+		if (*p == t) {
+			*p = t->next;
+			break;
+		}
+	t->queued = false;
+	t->next = NULL;
+}
+
+static void run_turn_end(struct sw_loop *loop)
+{
+	while (loop->turn_end) {
+		struct sw_turn *t = loop->turn_end;
+		loop->turn_end = t->next;
+		t->next = NULL;
+		t->queued = false;
+		t->cb(t);
+	}
+}
+
 int sw_loop_run(struct sw_loop *loop)
 {
 	LOOP_OWNED(loop);
 	loop->stop = false;
 	while (!loop->stop) {
+		/* The end of the last turn (or what was queued before the
+		 * loop ran): before the wait, which may sleep until I/O. */
+		run_turn_end(loop);
 		struct __kernel_timespec ts, *tsp = NULL;
 		if (loop->heap_count) {
 			uint64_t now = sw_now_ms();

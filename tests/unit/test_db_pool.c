@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include "steward/db/db.h"
 #include "steward/io/io.h"
@@ -483,6 +484,136 @@ TEST(pipelined_queries_answer_in_order_each_its_own_and_an_error_spoils_no_other
 		}
 	}
 	close_pool(pool);
+}
+
+/* ---- batches of reads (statements marked reads_only) ---- */
+
+/* test_read's row: the integer, its transaction's time, its statement's. */
+struct read_answer {
+	struct answer a;
+	int index;
+	char txn[40];
+	char stmt[40];
+};
+
+static void on_read(void *arg, const PGresult *res, const struct sw_db_error *err)
+{
+	struct read_answer *r = arg;
+	if (answered_count < (int)SW_ARRAY_SIZE(answered_order))
+		answered_order[answered_count++] = r->index;
+	if (res && PQntuples(res) == 1 && PQnfields(res) == 3) {
+		snprintf(r->txn, sizeof(r->txn), "%s", PQgetvalue(res, 0, 1));
+		snprintf(r->stmt, sizeof(r->stmt), "%s", PQgetvalue(res, 0, 2));
+	}
+	on_answer(&r->a, res, err);
+}
+
+/* Queues test_read(text) (or, with echo, test_echo: a statement that is
+ * not marked a read) as query index. */
+static bool queue_read(struct sw_db_pool *pool, struct read_answer *r, int index, const char *text,
+		       bool echo)
+{
+	memset(r, 0, sizeof(*r));
+	r->index = index;
+	const char *params[] = { text };
+	const struct sw_db_stmt *st = echo ? &sw_db_stmt_test_echo : &sw_db_stmt_test_read;
+	if (sw_db_query(pool, st, params, 1, on_read, r) != 0)
+		return false;
+	outstanding++;
+	return true;
+}
+
+/* Queues text[0..n) as test_read (test_echo at index echo, -1: none) in
+ * one turn, runs the loop until all are answered and checks each got its
+ * own row, in order; the one at index bad (-1: none) must fail 22P02. */
+static bool run_batch(struct sw_db_pool *pool, struct read_answer *r, const char *const *text, int n,
+		      int echo, int bad)
+{
+	answered_count = 0;
+	for (int i = 0; i < n; i++)
+		if (!queue_read(pool, &r[i], i, text[i], i == echo))
+			return false;
+	if (!run_until(none_outstanding, 10000) || answered_count != n)
+		return false;
+	bool good = true;
+	for (int i = 0; i < n; i++) {
+		good &= answered_order[i] == i;
+		if (i == bad)
+			good &= r[i].a.code == -EIO && strcmp(r[i].a.sqlstate, "22P02") == 0;
+		else
+			good &= r[i].a.code == 0 && strcmp(r[i].a.value, text[i]) == 0;
+	}
+	return good;
+}
+
+TEST(reads_sent_in_one_turn_share_one_transaction_and_each_gets_its_own_row)
+{
+	struct sw_db_pool *pool = one_connection_up();
+	REQUIRE(pool);
+	enum { N = 12 };
+	static struct read_answer r[N];
+	const char *text[N] = { "0", "7", "14", "21", "28", "35", "42", "49", "56", "63", "70", "77" };
+	CHECK(run_batch(pool, r, text, N, -1, -1));
+	/* One sync for the batch: one implicit transaction (each with a
+	 * sync of its own would have a time of its own). */
+	CHECK(r[0].txn[0] != 0);
+	for (int i = 1; i < N; i++)
+		CHECK_STR_EQ(r[i].txn, r[0].txn);
+	close_pool(pool);
+}
+
+TEST(a_read_that_fails_spoils_no_other_read_of_its_batch)
+{
+	struct sw_db_pool *pool = one_connection_up();
+	REQUIRE(pool);
+	enum { N = 6, BAD = 2 };
+	static struct read_answer r[N];
+	const char *text[N] = { "10", "11", "not a number", "13", "14", "15" };
+	CHECK(run_batch(pool, r, text, N, -1, BAD));
+	/* The error aborted the rest of its batch on the server: those
+	 * reads were sent again, together, in a transaction of their own. */
+	CHECK_STR_EQ(r[1].txn, r[0].txn);
+	for (int i = BAD + 2; i < N; i++)
+		CHECK_STR_EQ(r[i].txn, r[BAD + 1].txn);
+	CHECK(strcmp(r[BAD + 1].txn, r[0].txn) != 0);
+	close_pool(pool);
+}
+
+TEST(a_statement_not_marked_a_read_closes_the_batch_and_runs_on_its_own)
+{
+	struct sw_db_pool *pool = one_connection_up();
+	REQUIRE(pool);
+	enum { N = 5, ECHO = 2 };
+	static struct read_answer r[N];
+	const char *text[N] = { "20", "21", "twenty-two", "23", "24" };
+	CHECK(run_batch(pool, r, text, N, ECHO, -1));
+	/* The reads before it were synced before it; those after it make a
+	 * batch of their own. */
+	CHECK_STR_EQ(r[1].txn, r[0].txn);
+	CHECK_STR_EQ(r[4].txn, r[3].txn);
+	CHECK(strcmp(r[3].txn, r[0].txn) != 0);
+	close_pool(pool);
+}
+
+TEST(closing_with_a_batch_open_still_answers_its_reads)
+{
+	struct sw_db_pool *pool = one_connection_up();
+	REQUIRE(pool);
+	enum { N = 4 };
+	static struct read_answer r[N];
+	const char *text[N] = { "30", "31", "32", "33" };
+	for (int i = 0; i < N; i++)
+		REQUIRE(queue_read(pool, &r[i], i, text[i], false));
+	/* The batch is on the wire without its sync, which comes at the end
+	 * of the loop's turn: closing now must not lose it. */
+	closed = false;
+	sw_db_pool_close(pool, on_closed, NULL);
+	CHECK(run_until(is_closed, 5000));
+	CHECK_INT_EQ(outstanding, 0);
+	for (int i = 0; i < N; i++) {
+		CHECK_INT_EQ(r[i].a.code, 0);
+		CHECK_STR_EQ(r[i].a.value, text[i]);
+	}
 }
 
 /* ---- notifications (sw_db_pool_listen) ---- */

@@ -31,6 +31,13 @@ struct sw_db_stmt {
 	const char *sql;
 	int nparams;
 	struct sw_db_audited *audited; /* NULL: never audited */
+	/* The statement writes nothing, locks nothing and calls nothing that
+	 * does: a plain SELECT. The pool may then run it in one implicit
+	 * transaction with other such reads sent in the same turn of the
+	 * loop (one sync, one write to the server for the batch); should one
+	 * of them fail, the reads after it in the batch are sent again.
+	 * A SELECT over a function that writes (steward_signup) is not one. */
+	bool reads_only;
 };
 
 /* The audit shape of a statement: which of its result columns give the

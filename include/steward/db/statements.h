@@ -49,6 +49,7 @@ enum sw_db_user_col {
  * returns its parameter. */
 extern const struct sw_db_stmt sw_db_stmt_test_sleep;
 extern const struct sw_db_stmt sw_db_stmt_test_echo;
+extern const struct sw_db_stmt sw_db_stmt_test_read;
 
 /* A feature's statements, defined beside them in statements_<feature>.c. */
 struct sw_db_stmt_group {

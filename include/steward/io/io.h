@@ -103,6 +103,23 @@ static inline bool sw_timer_armed(const struct sw_timer *t)
 	return t->heap_index != 0;
 }
 
+/* Work run once at the end of the loop's turn: after the turn's
+ * completions, posted functions and timers, before the loop submits and
+ * waits again. For a caller that batches what one turn produced (the
+ * database pool closes each connection's batch of reads with one sync and
+ * one write to the server). A hook queued by a hook runs in the same turn.
+ * Loop thread only; sw_turn_cancel before freeing a queued hook. */
+struct sw_turn;
+typedef void (*sw_turn_cb)(struct sw_turn *t);
+struct sw_turn {
+	struct sw_turn *next;
+	sw_turn_cb cb;
+	bool queued;
+};
+/* Queues t for this turn's end (nothing if it is queued already). */
+void sw_turn_at_end(struct sw_loop *loop, struct sw_turn *t, sw_turn_cb cb);
+void sw_turn_cancel(struct sw_loop *loop, struct sw_turn *t);
+
 /* Runs fn(arg) on the loop's thread at its next batch. Safe from any
  * thread. 0 or -ENOMEM. */
 int sw_loop_post(struct sw_loop *loop, void (*fn)(void *arg), void *arg);
