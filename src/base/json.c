@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "steward/base/sha.h"
 #include "steward/base/json.h"
 
@@ -90,6 +92,30 @@ static inline bool needs_escape(unsigned char c)
 	return c < 0x20 || c == '"' || c == '\\';
 }
 
+/* Where the first byte that needs escaping is (s.len: none), eight bytes
+ * at a time: a word holds one when a byte is below 0x20 or equals '"' or
+ * '\\' (the "has less" and "has zero" tests on each byte, exact as a yes
+ * or no). Most strings written (ids, names, times, keys) have none. */
+static size_t clean_prefix(struct sw_str s)
+{
+	const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+	size_t i = 0;
+	for (; i + 8 <= s.len; i += 8) {
+		uint64_t w, q, bs;
+		memcpy(&w, s.ptr + i, 8);
+		q = w ^ (ones * '"');
+		bs = w ^ (ones * '\\');
+		uint64_t below = (w - ones * 0x20) & ~w, quote = (q - ones) & ~q,
+			 backslash = (bs - ones) & ~bs;
+		if ((below | quote | backslash) & highs)
+			break;
+	}
+	for (; i < s.len; i++)
+		if (needs_escape((unsigned char)s.ptr[i]))
+			return i;
+	return s.len;
+}
+
 int sw_json_append_escaped(struct sw_buf *b, struct sw_str s)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -99,7 +125,7 @@ int sw_json_append_escaped(struct sw_buf *b, struct sw_str s)
 		return r;
 	b->data[b->len++] = '"';
 	size_t start = 0;
-	for (size_t i = 0; i < s.len; i++) {
+	for (size_t i = clean_prefix(s); i < s.len; i++) {
 		unsigned char c = (unsigned char)s.ptr[i];
 		if (!needs_escape(c))
 			continue;

@@ -80,6 +80,63 @@ TEST(writer_plain_strings_across_buffer_growth)
 	sw_buf_release(&b);
 }
 
+/* The escaper, one byte at a time, as the JSON grammar says: what the
+ * word-at-a-time scan must agree with. */
+static size_t reference_escape(const unsigned char *s, size_t n, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+	out[o++] = '"';
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = s[i];
+		if (c == '"' || c == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)c;
+		} else if (c == '\n' || c == '\r' || c == '\t') {
+			out[o++] = '\\';
+			out[o++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+		} else if (c < 0x20) {
+			memcpy(out + o, "\\u00", 4);
+			out[o + 4] = hex[c >> 4];
+			out[o + 5] = hex[c & 15];
+			o += 6;
+		} else {
+			out[o++] = (char)c;
+		}
+	}
+	out[o++] = '"';
+	return o;
+}
+
+/* Every byte value at every place of strings around the scan's eight-byte
+ * words (lengths 1 to 24), alone and beside bytes that look like the ones
+ * it tests for (0x1f, 0x20, '!', '#', '[', ']', 0x7f, 0x80, 0xff: the
+ * borrows of the word arithmetic), escapes exactly as byte by byte. */
+TEST(writer_escapes_every_byte_at_every_place_as_byte_by_byte)
+{
+	static const unsigned char fillers[] = { 'a', 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0xff, 0x1f };
+	unsigned char text[24];
+	char want[24 * 6 + 2];
+	int mismatches = 0;
+	for (size_t f = 0; f < sizeof(fillers); f++) {
+		for (size_t n = 1; n <= sizeof(text); n++) {
+			for (size_t at = 0; at < n; at++) {
+				for (unsigned v = 0; v < 256; v++) {
+					memset(text, fillers[f], n);
+					text[at] = (unsigned char)v;
+					struct sw_buf b = { 0 };
+					CHECK_INT_EQ(sw_json_append_escaped(&b, sw_str_from((const char *)text, n)), 0);
+					size_t wn = reference_escape(text, n, want);
+					if (b.len != wn || memcmp(b.data, want, wn) != 0)
+						mismatches++;
+					sw_buf_release(&b);
+				}
+			}
+		}
+	}
+	CHECK_INT_EQ(mismatches, 0);
+}
+
 static void unclosed(struct sw_json *j)
 {
 	sw_json_object_begin(j);
