@@ -59,11 +59,14 @@ struct oom_count {
 	uint64_t cgroup_id, count;
 };
 
+/* per[] is sized to the host's CPUs (grown as needed, up to
+ * SW_METRICS_CPU_MAX), not to the maximum: two fixed arrays of 1024 were
+ * 128 KB of an idle stewardd's resident heap, for a host of a few CPUs. */
 struct raw {
 	uint64_t at_us;
 	struct sw_metrics_cpu_times total;
-	struct sw_metrics_cpu_times per[SW_METRICS_CPU_MAX];
-	size_t ncpu;
+	struct sw_metrics_cpu_times *per;
+	size_t ncpu, capcpu;
 	struct sw_metrics_net_counters net[SW_METRICS_IFACE_MAX];
 	size_t nnet;
 };
@@ -81,7 +84,7 @@ struct sw_metrics_sampler {
 	size_t noom;
 	/* Facts read once. */
 	struct sw_metrics_sample facts;
-	/* Readings. */
+	/* Readings: swapped, not copied, once cur has served. */
 	struct raw prev, cur;
 	bool have_prev;
 	struct cgroup_entry *cg;
@@ -161,6 +164,8 @@ void sw_metrics_sampler_free(struct sw_metrics_sampler *s)
 	for (size_t i = 0; i < s->ncg; i++)
 		entry_close(&s->cg[i]);
 	free(s->cg);
+	free(s->prev.per);
+	free(s->cur.per);
 	sw_buf_release(&s->buf);
 	sw_metrics_mounts_release(&s->mounts);
 	pthread_mutex_destroy(&s->mu);
@@ -421,6 +426,24 @@ static void sample_container(struct sw_metrics_sampler *s, const struct sw_metri
 
 /* ---- host readings ---- */
 
+/* /proc/stat into r, growing r->per until every cpuN line fits. */
+static int parse_stat_into(struct raw *r, const struct sw_buf *b)
+{
+	for (;;) {
+		int rc = sw_metrics_parse_stat(b->data, b->len, &r->total, r->per, r->capcpu, &r->ncpu, NULL);
+		if (rc < 0 || r->ncpu < r->capcpu || r->capcpu == SW_METRICS_CPU_MAX)
+			return rc;
+		size_t cap = r->capcpu ? r->capcpu * 2 : 8;
+		if (cap > SW_METRICS_CPU_MAX)
+			cap = SW_METRICS_CPU_MAX;
+		struct sw_metrics_cpu_times *per = realloc(r->per, cap * sizeof(*per));
+		if (!per)
+			return -ENOMEM;
+		r->per = per;
+		r->capcpu = cap;
+	}
+}
+
 static int read_raw(struct sw_metrics_sampler *s, struct raw *r, const struct sw_metrics_container_ref *refs,
 		    size_t n)
 {
@@ -428,8 +451,7 @@ static int read_raw(struct sw_metrics_sampler *s, struct raw *r, const struct sw
 	int rc = sw_metrics_read(s->paths.proc, "/stat", &s->buf, SW_METRICS_FILE_MAX);
 	if (rc < 0)
 		return rc;
-	if ((rc = sw_metrics_parse_stat(s->buf.data, s->buf.len, &r->total, r->per, SW_METRICS_CPU_MAX, &r->ncpu,
-					NULL)) < 0)
+	if ((rc = parse_stat_into(r, &s->buf)) < 0)
 		return rc;
 	r->nnet = 0;
 	/* /proc/net is this process's namespace; PID 1's is the host's. */
@@ -585,8 +607,11 @@ int sw_metrics_sample(struct sw_metrics_sampler *s, const struct sw_metrics_cont
 	if ((rc = read_raw(s, &s->cur, refs, n)) < 0)
 		goto out;
 	rc = fill(s, refs, n, &out);
-	if (rc == 0)
+	if (rc == 0) {
+		struct raw older = s->prev;
 		s->prev = s->cur;
+		s->cur = older;
+	}
 out:
 	pthread_mutex_unlock(&s->mu);
 	if (rc < 0) {

@@ -280,17 +280,24 @@ static const char stat2[] = "cpu  1600 0 700 8800 100 0 0 800 0 0\n"
 			    "cpu0 900 0 350 4300 50 0 0 400 0 0\n"
 			    "cpu1 700 0 350 4500 50 0 0 400 0 0\n";
 
-TEST(a_sample_of_the_fixture_tree_has_every_group)
+/* A fixture host tree in the scratch directory's subdirectory name (its
+ * /proc/stat and /proc/1/net/dev written from stat and net), and a sampler
+ * reading it. */
+static struct sw_metrics_sampler *fixture_sampler(const char *name, char *dir, size_t dirlen, const char *stat,
+						  const char *net)
 {
-	char dir[512], proc[600];
-	snprintf(dir, sizeof(dir), "%s", scratch_dir("sw-metrics"));
+	char proc[600];
+	snprintf(dir, dirlen, "%s/%s", scratch_dir("sw-metrics"), name);
 	snprintf(proc, sizeof(proc), "%s/proc", dir);
-	REQUIRE(mkdir(proc, 0755) == 0);
+	if (mkdir(dir, 0755) != 0 || mkdir(proc, 0755) != 0)
+		return NULL;
 	char p1[700];
 	snprintf(p1, sizeof(p1), "%s/1", proc);
-	REQUIRE(mkdir(p1, 0755) == 0);
+	if (mkdir(p1, 0755) != 0)
+		return NULL;
 	snprintf(p1, sizeof(p1), "%s/1/net", proc);
-	REQUIRE(mkdir(p1, 0755) == 0);
+	if (mkdir(p1, 0755) != 0)
+		return NULL;
 	link_fixture(dir, "proc/meminfo");
 	link_fixture(dir, "proc/loadavg");
 	link_fixture(dir, "proc/uptime");
@@ -299,20 +306,25 @@ TEST(a_sample_of_the_fixture_tree_has_every_group)
 	link_fixture(dir, "proc/1/mountinfo");
 	link_fixture(dir, "root");
 	link_fixture(dir, "sys");
-	char text[4096];
-	size_t len;
-	char *stat1 = fixture("proc/stat", &len);
-	REQUIRE(stat1);
-	write_file(dir, "proc/stat", stat1);
-	free(stat1);
-	write_file(dir, "proc/1/net/dev", net1);
-
+	write_file(dir, "proc/stat", stat);
+	write_file(dir, "proc/1/net/dev", net);
 	struct sw_metrics_options o = { .bpf = false, .public_ip = "203.0.113.7" };
 	snprintf(o.paths.proc, sizeof(o.paths.proc), "%s/proc", dir);
 	snprintf(o.paths.sys, sizeof(o.paths.sys), "%s/sys", dir);
 	snprintf(o.paths.root, sizeof(o.paths.root), "%s/root", dir);
 	o.paths.configured = true;
-	struct sw_metrics_sampler *s = sw_metrics_sampler_new(&o);
+	return sw_metrics_sampler_new(&o);
+}
+
+TEST(a_sample_of_the_fixture_tree_has_every_group)
+{
+	char dir[512];
+	char text[4096];
+	size_t len;
+	char *stat1 = fixture("proc/stat", &len);
+	REQUIRE(stat1);
+	struct sw_metrics_sampler *s = fixture_sampler("host", dir, sizeof(dir), stat1, net1);
+	free(stat1);
 	REQUIRE(s);
 	struct sw_metrics_sample a, b;
 	REQUIRE(sw_metrics_sample(s, NULL, 0, 10, &a) == 0); /* two reads of the same counters */
@@ -619,6 +631,53 @@ TEST(without_privileges_ebpf_is_off_with_a_reason_and_sampling_goes_on)
 	REQUIRE(waitpid(child, &status, 0) == child);
 	REQUIRE(WIFEXITED(status));
 	CHECK_INT_EQ(WEXITSTATUS(status), 0);
+}
+
+/* A /proc/stat of 20 CPUs where, at reading k (0, 1, 2), CPU i has spent
+ * k * k * (i + 1) ticks busy out of k * 100: more CPUs than the sampler's
+ * first per-CPU allocation (8), so it grows while parsing. */
+static void write_stat_20(const char *dir, unsigned k)
+{
+	char text[4096];
+	size_t len = (size_t)snprintf(text, sizeof(text), "cpu  %u 0 0 %u 0 0 0 0 0 0\n", k * k * 210,
+				      k * 2000 - k * k * 210);
+	for (unsigned i = 0; i < 20; i++) {
+		unsigned busy = k * k * (i + 1);
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "cpu%u %u 0 0 %u 0 0 0 0 0 0\n", i, busy,
+					k * 100 - busy);
+	}
+	write_file(dir, "proc/stat", text);
+}
+
+TEST(per_core_rates_past_the_first_allocation_compare_each_reading_with_the_one_before)
+{
+	char dir[512];
+	struct sw_metrics_sampler *s = fixture_sampler("cpus20", dir, sizeof(dir), "cpu  0 0 0 0 0 0 0 0 0 0\n", net1);
+	REQUIRE(s);
+	struct sw_metrics_sample a, b, c;
+	write_stat_20(dir, 0);
+	REQUIRE(sw_metrics_sample(s, NULL, 0, 10, &a) == 0);
+	CHECK_INT_EQ(a.ncpu, 20);
+	sw_metrics_sample_release(&a);
+
+	/* Reading 1 against reading 0: CPU i was busy i + 1 of 100 ticks. */
+	write_stat_20(dir, 1);
+	usleep(150 * 1000); /* older than 100 ms: the previous reading serves */
+	REQUIRE(sw_metrics_sample(s, NULL, 0, 10, &b) == 0);
+	REQUIRE(b.ncpu == 20);
+	for (unsigned i = 0; i < 20; i++)
+		CHECK(near(b.cpu_core_pct[i], (double)(i + 1), 1e-6));
+	sw_metrics_sample_release(&b);
+
+	/* Reading 2 against reading 1 (not 0): 3 * (i + 1) of 100 ticks. */
+	write_stat_20(dir, 2);
+	usleep(150 * 1000);
+	REQUIRE(sw_metrics_sample(s, NULL, 0, 10, &c) == 0);
+	REQUIRE(c.ncpu == 20);
+	for (unsigned i = 0; i < 20; i++)
+		CHECK(near(c.cpu_core_pct[i], 3.0 * (i + 1), 1e-6));
+	sw_metrics_sample_release(&c);
+	sw_metrics_sampler_free(s);
 }
 
 TEST_MAIN()
