@@ -189,11 +189,14 @@ static void agent_cancel(struct sw_driver_remote *r, const char *id)
 /* Whether a command's agent is gone, its server read as not ONLINE (row
  * res of agent_command_poll). Its session ended (the holder wrote OFFLINE),
  * or the command was never sent: at once. Otherwise only lastSeenAt is
- * older than three heartbeats, which a holder whose database writes are
- * slow (a commit held up by the disk) also shows while the agent runs on:
- * gone once that has lasted SW_DRIVER_REMOTE_SILENT_GRACE_MS more (a
- * holder killed without writing OFFLINE: the agent dials another one
- * meanwhile, and its row reads ONLINE again). */
+ * older than three heartbeats, which a holder also shows while its session
+ * and the agent run on, when its write of lastSeenAt comes late: its
+ * UPDATE waits on a lock of the server's row, or the holder's threads are
+ * starved of CPU (on the test machines' two cores; they run PostgreSQL
+ * with fsync=off, so the disk is not what holds it): gone once that has
+ * lasted SW_DRIVER_REMOTE_SILENT_GRACE_MS more (a holder killed without
+ * writing OFFLINE: the agent dials another one meanwhile, and its row
+ * reads ONLINE again). */
 static bool agent_gone(const PGresult *res, const char *status, uint64_t *silent_since)
 {
 	if (strcmp(PQgetvalue(res, 0, 6), "ONLINE") != 0 || strcmp(status, "QUEUED") == 0)
