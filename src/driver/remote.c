@@ -67,6 +67,31 @@ static bool stopped(const volatile bool *stop)
 	return stop && __atomic_load_n(stop, __ATOMIC_RELAXED);
 }
 
+/* A driver for server_id without reading its status. */
+static int remote_make(PGconn *conn, const char *server_id, const volatile bool *stop,
+		       struct sw_driver **ret, char *err, size_t errlen)
+{
+	*ret = NULL;
+	if (strlen(server_id) >= sizeof(((struct sw_driver_remote *)0)->server_id)) {
+		snprintf(err, errlen, "The server's id is not valid.");
+		return -EINVAL;
+	}
+	struct sw_driver *d = calloc(1, sizeof(*d));
+	struct sw_driver_remote *r = calloc(1, sizeof(*r));
+	if (!d || !r) {
+		free(d);
+		free(r);
+		snprintf(err, errlen, "Out of memory.");
+		return -ENOMEM;
+	}
+	*r = (struct sw_driver_remote){ .conn = conn, .stop = stop };
+	snprintf(r->server_id, sizeof(r->server_id), "%s", server_id);
+	d->remote = r;
+	d->rops = &ops;
+	*ret = d;
+	return 0;
+}
+
 int sw_driver_remote_new(PGconn *conn, const char *server_id, const volatile bool *stop, unsigned wait_ms,
 			 struct sw_driver **ret, char *err, size_t errlen)
 {
@@ -103,19 +128,7 @@ int sw_driver_remote_new(PGconn *conn, const char *server_id, const volatile boo
 		snprintf(err, errlen, "%s", SW_DRIVER_NOT_CONNECTED);
 	if (rc)
 		return rc;
-	struct sw_driver *d = calloc(1, sizeof(*d));
-	struct sw_driver_remote *r = calloc(1, sizeof(*r));
-	if (!d || !r) {
-		free(d);
-		free(r);
-		snprintf(err, errlen, "Out of memory.");
-		return -ENOMEM;
-	}
-	*r = tmp;
-	d->remote = r;
-	d->rops = &ops;
-	*ret = d;
-	return 0;
+	return remote_make(conn, server_id, stop, ret, err, errlen);
 }
 
 static void remote_free(struct sw_driver_remote *r)
@@ -1014,7 +1027,10 @@ void sw_driver_remote_metrics_samples(PGconn *conn, struct sw_driver_remote_samp
 		struct sw_driver_remote_sample *s = &v[i];
 		s->json = NULL;
 		s->d = NULL;
-		s->rc = sw_driver_remote_new(conn, s->server_id, NULL, 0, &s->d, s->err, sizeof(s->err));
+		/* No status read first: the caller lists ONLINE servers, and a
+		 * command whose agent is gone meanwhile is answered
+		 * SW_DRIVER_NOT_CONNECTED by await() (not sent). */
+		s->rc = remote_make(conn, s->server_id, NULL, &s->d, s->err, sizeof(s->err));
 		if (s->rc == 0)
 			s->rc = issue(s->d->remote, "metrics.sample", json_object(), command_ms, s->id, s->err,
 				      sizeof(s->err));

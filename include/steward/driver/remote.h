@@ -58,7 +58,10 @@ int sw_driver_remote_new(PGconn *conn, const char *server_id, const volatile boo
 /* metrics.sample of several remote servers at once (the metrics loop's
  * tick, over conn, each command living command_ms): every agent is asked
  * first, then every answer awaited, so that a tick costs about one round
- * trip however many agents answer, not one per agent. For each entry:
+ * trip however many agents answer, not one per agent. The servers are
+ * taken as ONLINE (the caller's list): no status is read per server, and
+ * one whose agent is gone by then answers SW_DRIVER_NOT_CONNECTED at the
+ * first poll of its command, which is closed unsent. For each entry:
  * rc 0 with json (the sample's JSON text as sw_driver_metrics_sample()
  * gives it, malloc'd: the caller frees), or -errno with err. */
 struct sw_driver_remote_sample {
