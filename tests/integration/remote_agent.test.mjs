@@ -17,7 +17,10 @@
 // while heartbeats pass; an agent killed mid-build fails the deployment
 // and the version before serves on; a deployment cancelled mid-build stops
 // the build on the agent (protocol 2's cancel): no image, the version before
-// serves on.
+// serves on. Jobs asked while the agent is away wait for it, bounded
+// (STEWARD_AGENT_RECONNECT_WAIT_MS): a lifecycle job and a deployment go on
+// once it is started again, a cancel ends the wait, and past the bound the
+// job fails saying it waited, having issued nothing.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';

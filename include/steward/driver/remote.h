@@ -6,7 +6,8 @@
  * runner's own blocking connection, whose insert notifies the replica
  * holding the agent's session; it then polls the row (backoff 10 ms to
  * 250 ms) until the agent's result is written, the command expires, the
- * agent's session ends, or the job is asked to stop, and maps the result
+ * agent's session ends (a command not sent yet first waits, bounded, for
+ * an agent that is reconnecting), or the job is asked to stop, and maps the result
  * back to the call's return values. A command it gives up on is closed
  * (FAILED) so no session sends it again, and a finished command's payload
  * (a container's environment) is dropped from the row.
