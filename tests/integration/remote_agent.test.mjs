@@ -19,13 +19,16 @@
 // the build on the agent (protocol 2's cancel): no image, the version before
 // serves on. Jobs asked while the agent is away wait for it, bounded
 // (STEWARD_AGENT_RECONNECT_WAIT_MS): a lifecycle job and a deployment go on
-// once it is started again, a cancel ends the wait, and past the bound the
-// job fails saying it waited, having issued nothing.
+// once it is started again, a deployment whose agent leaves between two of
+// its commands (paused before SWITCHING by failure injection) goes on once
+// it is back, a cancel ends the wait, and past the bound the job fails
+// saying it waited, having issued nothing.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import * as h from './harness.mjs';
 import { ok, call as callAs } from './identity.mjs';
 import * as W from './deploy_world.mjs';
@@ -34,8 +37,12 @@ import { agentBinary, remoteWorld } from './remote_world.mjs';
 
 agentBinary();
 const RECONNECT_WAIT_MS = 30000;
+// Failure injection (STEWARD_ENV=test): a deployment's handler waits at a
+// phase this file lists (deploy_crash_phases.test.mjs); empty: none.
+const pauseFile = path.join(h.makeTempDir('sw-fault-'), 'pause');
+fs.writeFileSync(pauseFile, '');
 const w = await world({ STEWARD_AGENT_HEARTBEAT_MS: 500, DEPLOY_BLUE_GREEN_MIN_FREE_MEMORY_MB: '16',
-	STEWARD_AGENT_RECONNECT_WAIT_MS: String(RECONNECT_WAIT_MS) }, { tsan: true });
+	STEWARD_AGENT_RECONNECT_WAIT_MS: String(RECONNECT_WAIT_MS), STEWARD_FAULT_PAUSE_FILE: pauseFile }, { tsan: true });
 const { second, caddy2, engine, server, startAgent, waitStatus } = await remoteWorld(w);
 const waitJob = (id, timeoutMs) => waitJobOf(w, id, timeoutMs);
 
@@ -490,6 +497,42 @@ test('jobs for a server whose agent is reconnecting wait for it: a lifecycle job
 	const end = await W.waitDeployment(w, d.id);
 	assert.equal(end.status, 'SUCCEEDED', `the deployment went on once the agent was back: ${end.errorMessage}`);
 	await w.srv.logs.waitForLine(new RegExp(`remote driver: the agent of server=${server.id} is back after \\d+ ms`), 10000 * h.SLACK, { from });
+});
+
+test('a deployment whose agent leaves between two commands: the next one waits unsent in the table until the agent is back, and the deployment succeeds', async () => {
+	const app = await gitApp('far-between', 'between\n');
+	const host = 'far-between.example.com';
+	await W.verifiedDomain(w, app, host);
+	// Paused before SWITCHING, whose one command (caddy.route.set) is not
+	// retried: a failure there fails the deployment.
+	fs.writeFileSync(pauseFile, 'SWITCHING');
+	let d;
+	try {
+		d = await W.deploy(w, app);
+		// Its container runs healthy on the server; the handler waits.
+		await W.waitPhase(w, d.id, 'SWITCHING', 120000 * h.SLACK);
+		const gone = new Promise((resolve) => agent.once('exit', resolve));
+		agent.kill('SIGTERM');
+		await gone;
+		await waitStatus('OFFLINE');
+	} finally {
+		fs.writeFileSync(pauseFile, '');
+	}
+	// The route's command waits QUEUED for the agent (the old driver
+	// failed it at once: "not connected").
+	const queued = `SELECT count(*) FROM agent_commands WHERE server_id = '${server.id}' AND status = 'QUEUED' AND kind <> 'metrics.sample'`;
+	const deadline = Date.now() + 20000 * h.SLACK;
+	while ((await w.sql(queued)).trim() === '0') {
+		const s = await W.getDeployment(w, d.id);
+		if (s.status !== 'DEPLOYING') assert.fail(`the deployment ended without waiting: ${s.status} ${s.errorMessage}`);
+		if (Date.now() > deadline) assert.fail('no command waits for the agent');
+		await h.sleep(50);
+	}
+	agent = startAgent();
+	await waitStatus('ONLINE');
+	const end = await W.waitDeployment(w, d.id);
+	assert.equal(end.status, 'SUCCEEDED', `it went on once the agent was back: ${end.errorMessage}`);
+	assert.equal((await viaCaddy2(host)).text, 'between\n', 'routed on the second Caddy');
 });
 
 test('a deployment cancelled while it waits for the agent ends CANCELLED by its cancel, not by the wait\'s bound', async () => {
