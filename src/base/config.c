@@ -149,6 +149,8 @@ int sw_config_load(struct sw_config *c, char *err, size_t errlen)
 			  &c->shutdown_timeout_ms, err, errlen);
 	r = r ?: get_uint("STEWARD_DB_QUERY_TIMEOUT_MS", SW_DEFAULT_DB_QUERY_TIMEOUT_MS, 10, 3600000,
 			  &c->db_query_timeout_ms, err, errlen);
+	r = r ?: get_uint("STEWARD_AGENT_RECONNECT_WAIT_MS", SW_DEFAULT_AGENT_RECONNECT_WAIT_MS, 0, 3600000,
+			  &c->agent_reconnect_wait_ms, err, errlen);
 	r = r ?: get_bool("SIGNUP_ENABLED", false, &c->signup_enabled, err, errlen);
 	r = r ?: get_uint("STEWARD_RATE_LIMIT_PER_MINUTE", SW_DEFAULT_RATE_LIMIT_PER_MINUTE,
 			  SW_RATE_LIMIT_PER_MINUTE_MIN, SW_RATE_LIMIT_PER_MINUTE_MAX,

@@ -143,11 +143,11 @@ int sw_pl_driver_for(struct sw_pl *p, const char *server_id, const char *is_loca
 			snprintf(err, errlen, "%s", SW_DRIVER_NOT_CONNECTED);
 			return -EHOSTUNREACH;
 		}
-		/* A deployment gives an agent that is reconnecting a while; other
-		 * work fails at once, saying so. */
-		unsigned wait = strncmp(p->job->kind, "deployment.", 11) == 0 ? SW_PL_AGENT_WAIT_MS : 0;
-		return sw_driver_remote_new(p->job->conn, server_id, p->job->stop, wait, &p->driver, err,
-					    errlen);
+		/* Every job gives an agent that is reconnecting a while (a job
+		 * handed back by a replica that stopped often starts before
+		 * the agent has dialled another), then fails saying so. */
+		return sw_driver_remote_new(p->job->conn, server_id, p->job->stop, p->s->agent_reconnect_wait_ms,
+					    &p->driver, err, errlen);
 	}
 	p->driver = sw_driver_local_new();
 	if (!p->driver) {

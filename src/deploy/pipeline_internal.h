@@ -23,7 +23,6 @@
 #define SW_PL_STOP_TIMEOUT_S 10   /* a container's graceful stop */
 #define SW_PL_NAME_MAX 128        /* container names */
 #define SW_PL_PROGRESS_MS 1000    /* between writes of the log's size and tail */
-#define SW_PL_AGENT_WAIT_MS 30000 /* a deployment's wait for a remote server's agent */
 
 /* One job's state. Zeroed by sw_pl_init(), released by sw_pl_release(). */
 struct sw_pl {
@@ -64,7 +63,8 @@ const char *sw_pl_app(const struct sw_pl *p, enum sw_db_rt_app_col col);
 /* The driver of the application's server: the local driver for the local
  * server, else its remote driver (steward/driver/remote.h), which fails
  * -EHOSTUNREACH with SW_DRIVER_NOT_CONNECTED when the server's agent is not
- * connected (a deployment's job waits SW_PL_AGENT_WAIT_MS for it first). */
+ * connected (after waiting s->agent_reconnect_wait_ms for an agent that is
+ * reconnecting: sw_driver_remote_new). */
 int sw_pl_driver(struct sw_pl *p, char *err, size_t errlen);
 /* The same for server_id whose is_local column reads is_local ("t"/"f";
  * NULL, unknown: never the local driver). */

@@ -12,6 +12,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include "steward/base/limits.h"
+#include "steward/base/log.h"
 #include "steward/base/seal.h"
 #include "steward/base/secret.h"
 #include "steward/db/statements_servers.h"
@@ -25,6 +26,10 @@ struct sw_driver_remote {
 	PGconn *conn;
 	char server_id[37];
 	const volatile bool *stop;
+	/* How long a command or the driver's making waits for an agent that
+	 * is reconnecting (STEWARD_AGENT_RECONNECT_WAIT_MS for a job; 0: not
+	 * at all). */
+	unsigned wait_ms;
 };
 
 /* The string member key of obj (or "") into the array dst. */
@@ -67,42 +72,106 @@ static bool stopped(const volatile bool *stop)
 	return stop && __atomic_load_n(stop, __ATOMIC_RELAXED);
 }
 
-int sw_driver_remote_new(PGconn *conn, const char *server_id, const volatile bool *stop, unsigned wait_ms,
-			 struct sw_driver **ret, char *err, size_t errlen)
+/* st (a statement on the server's row) with params: its one row, or NULL
+ * with *rc -EIO (the database failed) or -ENOENT (no such remote server),
+ * each with a sentence. */
+static PGresult *server_row(struct sw_driver_remote *r, const struct sw_db_stmt *st, const char *const *params,
+			    int *rc, char *err, size_t errlen)
+{
+	PGresult *res = exec(r, st, params, err, errlen);
+	*rc = res ? 0 : -EIO;
+	if (res && PQntuples(res) != 1) {
+		PQclear(res);
+		res = NULL;
+		snprintf(err, errlen, "The server was deleted: nothing was done on it.");
+		*rc = -ENOENT;
+	}
+	return res;
+}
+
+/* The sentence of a call that waited wait_ms for the server's agent in
+ * vain (none: SW_DRIVER_NOT_CONNECTED). */
+static void not_connected(char *err, size_t errlen, unsigned wait_ms)
+{
+	if (!wait_ms)
+		snprintf(err, errlen, "%s", SW_DRIVER_NOT_CONNECTED);
+	else if (wait_ms % 1000 == 0)
+		snprintf(err, errlen, "The server's agent is not connected (waited %u s): nothing was done "
+			 "on the server.", wait_ms / 1000);
+	else
+		snprintf(err, errlen, "The server's agent is not connected (waited %.1f s): nothing was done "
+			 "on the server.", wait_ms / 1000.0);
+}
+
+/* Sleeps ms, in slices short enough that a stop is seen within
+ * STOP_SLICE_MS: no query meanwhile. */
+#define STOP_SLICE_MS 50
+static void sleep_unless_stopped(const volatile bool *stop, uint64_t ms)
+{
+	while (ms && !stopped(stop)) {
+		unsigned slice = ms > STOP_SLICE_MS ? STOP_SLICE_MS : (unsigned)ms;
+		sleep_ms(slice);
+		ms -= slice;
+	}
+}
+
+/* 0 once the server's agent reads ONLINE. While it reads OFFLINE (an agent
+ * it had is reconnecting: its session ended, or its holder was killed and
+ * lastSeenAt went late), its status is read again every
+ * SW_DRIVER_REMOTE_WAIT_POLL_MS for at most r->wait_ms; never while it is
+ * PENDING (no agent yet). -EHOSTUNREACH with the not-connected sentence,
+ * -ECANCELED when r->stop is set meanwhile, -ENOENT (deleted or local) or
+ * -EIO, each with a sentence. */
+static int server_ready(struct sw_driver_remote *r, char *err, size_t errlen)
+{
+	uint64_t start = now_ms();
+	bool waiting = false;
+	for (;;) {
+		const char *params[1] = { r->server_id };
+		int rc;
+		PGresult *res = server_row(r, &sw_db_stmt_agent_server_status, params, &rc, err, errlen);
+		if (!res)
+			return rc;
+		bool online = strcmp(PQgetvalue(res, 0, 0), "ONLINE") == 0;
+		bool known = strcmp(PQgetvalue(res, 0, 0), "OFFLINE") == 0;
+		PQclear(res);
+		uint64_t waited = now_ms() - start;
+		if (online) {
+			if (waiting)
+				sw_log_info("remote driver: the agent of server=%s is back after %llu ms", r->server_id,
+					    (unsigned long long)waited);
+			return 0;
+		}
+		if (stopped(r->stop)) {
+			if (waiting)
+				sw_log_info("remote driver: the wait for the agent of server=%s ended by the job's "
+					    "stop after %llu ms", r->server_id, (unsigned long long)waited);
+			snprintf(err, errlen, "The work was stopped while it waited for the server's agent: "
+				 "nothing was done on the server.");
+			return -ECANCELED;
+		}
+		if (!known || waited >= r->wait_ms) {
+			not_connected(err, errlen, known ? r->wait_ms : 0);
+			return -EHOSTUNREACH;
+		}
+		if (!waiting)
+			sw_log_info("remote driver: waiting up to %u ms for the agent of server=%s to reconnect",
+				    r->wait_ms, r->server_id);
+		waiting = true;
+		uint64_t left = r->wait_ms - waited;
+		sleep_unless_stopped(r->stop, left < SW_DRIVER_REMOTE_WAIT_POLL_MS ? left : SW_DRIVER_REMOTE_WAIT_POLL_MS);
+	}
+}
+
+/* A driver for server_id without reading its status. */
+static int remote_make(PGconn *conn, const char *server_id, const volatile bool *stop, unsigned wait_ms,
+		       struct sw_driver **ret, char *err, size_t errlen)
 {
 	*ret = NULL;
-	struct sw_driver_remote tmp = { .conn = conn, .stop = stop };
-	if (strlen(server_id) >= sizeof(tmp.server_id)) {
+	if (strlen(server_id) >= sizeof(((struct sw_driver_remote *)0)->server_id)) {
 		snprintf(err, errlen, "The server's id is not valid.");
 		return -EINVAL;
 	}
-	snprintf(tmp.server_id, sizeof(tmp.server_id), "%s", server_id);
-	uint64_t deadline = now_ms() + wait_ms;
-	int rc;
-	for (;;) {
-		const char *params[1] = { server_id };
-		PGresult *res = exec(&tmp, &sw_db_stmt_agent_server_status, params, err, errlen);
-		if (!res)
-			return -EIO;
-		rc = 0;
-		if (PQntuples(res) != 1) {
-			snprintf(err, errlen, "The server was deleted: nothing was done on it.");
-			rc = -ENOENT;
-		} else if (strcmp(PQgetvalue(res, 0, 0), "ONLINE") != 0) {
-			rc = -EHOSTUNREACH;
-		}
-		PQclear(res);
-		if (rc != -EHOSTUNREACH || now_ms() >= deadline || stopped(stop))
-			break;
-		sleep_ms(SW_DRIVER_REMOTE_WAIT_POLL_MS);
-	}
-	if (rc == -EHOSTUNREACH && wait_ms)
-		snprintf(err, errlen, "The server's agent is not connected (waited %u s): nothing was done "
-			 "on the server.", wait_ms / 1000);
-	else if (rc == -EHOSTUNREACH)
-		snprintf(err, errlen, "%s", SW_DRIVER_NOT_CONNECTED);
-	if (rc)
-		return rc;
 	struct sw_driver *d = calloc(1, sizeof(*d));
 	struct sw_driver_remote *r = calloc(1, sizeof(*r));
 	if (!d || !r) {
@@ -111,11 +180,23 @@ int sw_driver_remote_new(PGconn *conn, const char *server_id, const volatile boo
 		snprintf(err, errlen, "Out of memory.");
 		return -ENOMEM;
 	}
-	*r = tmp;
+	*r = (struct sw_driver_remote){ .conn = conn, .stop = stop, .wait_ms = wait_ms };
+	snprintf(r->server_id, sizeof(r->server_id), "%s", server_id);
 	d->remote = r;
 	d->rops = &ops;
 	*ret = d;
 	return 0;
+}
+
+int sw_driver_remote_new(PGconn *conn, const char *server_id, const volatile bool *stop, unsigned wait_ms,
+			 struct sw_driver **ret, char *err, size_t errlen)
+{
+	int rc = remote_make(conn, server_id, stop, wait_ms, ret, err, errlen);
+	if (rc == 0 && (rc = server_ready((*ret)->remote, err, errlen)) != 0) {
+		sw_driver_free(*ret);
+		*ret = NULL;
+	}
+	return rc;
 }
 
 static void remote_free(struct sw_driver_remote *r)
@@ -130,7 +211,8 @@ typedef int (*await_hook)(struct sw_driver_remote *r, void *arg, const char *id,
 			  char *err, size_t errlen);
 
 /* Inserts command kind with payload (taken) for the server, expiring in
- * ttl ms: its id into id. */
+ * ttl ms plus r->wait_ms (the time it may wait, QUEUED, for an agent that
+ * is reconnecting: agent_gone): its id into id. */
 static int issue(struct sw_driver_remote *r, const char *kind, json_t *payload, uint64_t ttl, char id[37],
 		 char *err, size_t errlen)
 {
@@ -159,19 +241,12 @@ static int issue(struct sw_driver_remote *r, const char *kind, json_t *payload, 
 		return rc;
 	}
 	char ttl_s[24];
-	snprintf(ttl_s, sizeof(ttl_s), "%llu", (unsigned long long)ttl);
+	snprintf(ttl_s, sizeof(ttl_s), "%llu", (unsigned long long)(ttl + r->wait_ms));
 	const char *params[5] = { id, r->server_id, kind, sealed, ttl_s };
-	PGresult *res = exec(r, &sw_db_stmt_agent_command_issue, params, err, errlen);
+	PGresult *res = server_row(r, &sw_db_stmt_agent_command_issue, params, &rc, err, errlen);
 	free(sealed);
-	if (!res)
-		return -EIO;
-	if (PQntuples(res) != 1) {
-		PQclear(res);
-		snprintf(err, errlen, "The server was deleted: nothing was done on it.");
-		return -ENOENT;
-	}
 	PQclear(res);
-	return 0;
+	return rc;
 }
 
 /* A command given up on (its job stopped: a deployment cancelled during a
@@ -187,24 +262,33 @@ static void agent_cancel(struct sw_driver_remote *r, const char *id)
 }
 
 /* Whether a command's agent is gone, its server read as not ONLINE (row
- * res of agent_command_poll). Its session ended (the holder wrote OFFLINE),
- * or the command was never sent: at once. Otherwise only lastSeenAt is
- * older than three heartbeats, which a holder whose database writes are
- * slow (a commit held up by the disk) also shows while the agent runs on:
- * gone once that has lasted SW_DRIVER_REMOTE_SILENT_GRACE_MS more (a
- * holder killed without writing OFFLINE: the agent dials another one
- * meanwhile, and its row reads ONLINE again). */
-static bool agent_gone(const PGresult *res, const char *status, uint64_t *silent_since)
+ * res of agent_command_poll), since *since (set at the first such poll).
+ * A command sent (SENT, ACKED) whose session ended (the holder wrote
+ * OFFLINE): at once, its outcome unknown. A command not sent yet (QUEUED):
+ * once wait_ms has passed (0: at once), time in which an agent that is
+ * reconnecting (its holder stopped or was killed) dials a replica, which
+ * sends it. Otherwise only lastSeenAt is older than three heartbeats,
+ * which a holder also shows while its session and the agent run on, when
+ * its write of lastSeenAt comes late: its UPDATE waits on a lock of the
+ * server's row, or the holder's threads are starved of CPU (on the test
+ * machines' two cores; they run PostgreSQL with fsync=off, so the disk is
+ * not what holds it): gone once that has lasted
+ * SW_DRIVER_REMOTE_SILENT_GRACE_MS (a holder killed without writing
+ * OFFLINE: the agent dials another one meanwhile, and its row reads ONLINE
+ * again). */
+static bool agent_gone(const PGresult *res, const char *status, unsigned wait_ms, uint64_t *since)
 {
-	if (strcmp(PQgetvalue(res, 0, 6), "ONLINE") != 0 || strcmp(status, "QUEUED") == 0)
+	bool queued = strcmp(status, "QUEUED") == 0;
+	if (!queued && strcmp(PQgetvalue(res, 0, 6), "ONLINE") != 0)
 		return true;
 	uint64_t now = now_ms();
-	if (!*silent_since)
-		*silent_since = now;
-	return now - *silent_since >= SW_DRIVER_REMOTE_SILENT_GRACE_MS;
+	if (!*since)
+		*since = now;
+	return now - *since >= (queued ? wait_ms : SW_DRIVER_REMOTE_SILENT_GRACE_MS);
 }
 
-/* Waits for command id's answer until ttl ms from now: 0 with *ret (the
+/* Waits for command id's answer until ttl ms (plus r->wait_ms, as issue()
+ * gave it) from now: 0 with *ret (the
  * result object, or NULL when ret is NULL), or -errno with a sentence. The
  * command is closed either way. */
 static int await(struct sw_driver_remote *r, const char *id, const char *kind, uint64_t ttl, await_hook hook,
@@ -213,7 +297,7 @@ static int await(struct sw_driver_remote *r, const char *id, const char *kind, u
 	PGresult *res;
 	if (ret)
 		*ret = NULL;
-	uint64_t deadline = now_ms() + ttl, silent_since = 0;
+	uint64_t deadline = now_ms() + ttl + r->wait_ms, silent_since = 0;
 	unsigned delay = POLL_FIRST_MS;
 	int rc;
 	for (;;) {
@@ -247,9 +331,9 @@ static int await(struct sw_driver_remote *r, const char *id, const char *kind, u
 		} else if (strcmp(status, "EXPIRED") == 0 || now_ms() > deadline) {
 			snprintf(err, errlen, "The server's agent did not answer %s in time.", kind);
 			rc = -ETIMEDOUT;
-		} else if (strcmp(server, "ONLINE") != 0 && agent_gone(res, status, &silent_since)) {
+		} else if (strcmp(server, "ONLINE") != 0 && agent_gone(res, status, r->wait_ms, &silent_since)) {
 			if (strcmp(status, "QUEUED") == 0)
-				snprintf(err, errlen, "%s", SW_DRIVER_NOT_CONNECTED);
+				not_connected(err, errlen, r->wait_ms);
 			else
 				snprintf(err, errlen, "The server's agent disconnected while it ran %s: its "
 					 "outcome on the server is not known.", kind);
@@ -259,7 +343,8 @@ static int await(struct sw_driver_remote *r, const char *id, const char *kind, u
 			snprintf(err, errlen, "The work was stopped while the server's agent ran %s.", kind);
 			rc = -ECANCELED;
 		} else {
-			/* Not ONLINE here: lastSeenAt late, the session not ended
+			/* Not ONLINE here: lastSeenAt late, the session not ended,
+			 * or not sent yet while its agent may reconnect
 			 * (agent_gone): the command goes on, its streams too. */
 			if (strcmp(server, "ONLINE") == 0)
 				silent_since = 0;
@@ -1011,7 +1096,10 @@ void sw_driver_remote_metrics_samples(PGconn *conn, struct sw_driver_remote_samp
 		struct sw_driver_remote_sample *s = &v[i];
 		s->json = NULL;
 		s->d = NULL;
-		s->rc = sw_driver_remote_new(conn, s->server_id, NULL, 0, &s->d, s->err, sizeof(s->err));
+		/* No status read first: the caller lists ONLINE servers, and a
+		 * command whose agent is gone meanwhile is answered
+		 * SW_DRIVER_NOT_CONNECTED by await() (not sent: wait_ms 0). */
+		s->rc = remote_make(conn, s->server_id, NULL, 0, &s->d, s->err, sizeof(s->err));
 		if (s->rc == 0)
 			s->rc = issue(s->d->remote, "metrics.sample", json_object(), command_ms, s->id, s->err,
 				      sizeof(s->err));

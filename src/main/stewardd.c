@@ -300,6 +300,7 @@ int main(void)
 		.base_image = config.deploy_base_image,
 		.allow_file_urls = config.env != SW_ENV_PRODUCTION,
 		.git_ca_file = config.git_ca_file,
+		.agent_reconnect_wait_ms = config.agent_reconnect_wait_ms,
 		.fault_pause_file = config.env == SW_ENV_TEST ? getenv("STEWARD_FAULT_PAUSE_FILE") : NULL,
 	};
 	if (config.runners) {

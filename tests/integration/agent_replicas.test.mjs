@@ -87,13 +87,15 @@ test('stewardd killed and restarted while a command runs on the agent: the comma
 		// The process dies with the command in flight on the agent. Its
 		// job goes back to the queue (the reaper); once the server reads
 		// OFFLINE (three heartbeats unanswered), the retried job in the new
-		// process fails at once without issuing anything, and the agent,
-		// still waiting for the engine, cannot be back before it does.
+		// process, told not to wait for the agent to reconnect
+		// (STEWARD_AGENT_RECONNECT_WAIT_MS=0; remote_agent.test.mjs tests
+		// that wait), fails at once without issuing anything, so that the
+		// engine sees the one stop of the command resent.
 		w.srv.kill();
 		await w.srv.exited;
 		assert.match(await sql1(`SELECT status FROM agent_commands WHERE id = '${id}'`), /^(SENT|ACKED)$/);
 		await until('the server read OFFLINE', async () => (await sql1(`SELECT count(*) FROM servers WHERE id = '${server.id}' AND last_seen_at < now() - interval '1600 milliseconds'`)) === '1');
-		await w.restart({}, { port });
+		await w.restart({ STEWARD_AGENT_RECONNECT_WAIT_MS: '0' }, { port });
 		assert.deepEqual(await waitJob(job.id, 30000),
 			{ status: 'FAILED', error: "The server's agent is not connected: nothing was done on the server." });
 		engine.release();

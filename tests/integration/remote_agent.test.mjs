@@ -17,12 +17,18 @@
 // while heartbeats pass; an agent killed mid-build fails the deployment
 // and the version before serves on; a deployment cancelled mid-build stops
 // the build on the agent (protocol 2's cancel): no image, the version before
-// serves on.
+// serves on. Jobs asked while the agent is away wait for it, bounded
+// (STEWARD_AGENT_RECONNECT_WAIT_MS): a lifecycle job and a deployment go on
+// once it is started again, a deployment whose agent leaves between two of
+// its commands (paused before SWITCHING by failure injection) goes on once
+// it is back, a cancel ends the wait, and past the bound the job fails
+// saying it waited, having issued nothing.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import * as h from './harness.mjs';
 import { ok, call as callAs } from './identity.mjs';
 import * as W from './deploy_world.mjs';
@@ -30,7 +36,13 @@ import { world, BASE_IMAGE, dockerRequest, waitJob as waitJobOf } from './deploy
 import { agentBinary, remoteWorld } from './remote_world.mjs';
 
 agentBinary();
-const w = await world({ STEWARD_AGENT_HEARTBEAT_MS: 500, DEPLOY_BLUE_GREEN_MIN_FREE_MEMORY_MB: '16' }, { tsan: true });
+const RECONNECT_WAIT_MS = 30000;
+// Failure injection (STEWARD_ENV=test): a deployment's handler waits at a
+// phase this file lists (deploy_crash_phases.test.mjs); empty: none.
+const pauseFile = path.join(h.makeTempDir('sw-fault-'), 'pause');
+fs.writeFileSync(pauseFile, '');
+const w = await world({ STEWARD_AGENT_HEARTBEAT_MS: 500, DEPLOY_BLUE_GREEN_MIN_FREE_MEMORY_MB: '16',
+	STEWARD_AGENT_RECONNECT_WAIT_MS: String(RECONNECT_WAIT_MS), STEWARD_FAULT_PAUSE_FILE: pauseFile }, { tsan: true });
 const { second, caddy2, engine, server, startAgent, waitStatus } = await remoteWorld(w);
 const waitJob = (id, timeoutMs) => waitJobOf(w, id, timeoutMs);
 
@@ -42,6 +54,7 @@ after(async () => {
 
 let agent = startAgent();
 await waitStatus('ONLINE');
+let killed = null; // the application and container of the killed agent's stop
 
 const project = await ok(w.call('POST', '/projects', { body: { name: 'remote' } }), 201);
 const env = project.environments[0].id;
@@ -421,7 +434,7 @@ test('a command longer than three heartbeats runs while the agent answers them',
 	assert.equal((await ok(w.call('GET', `/servers/${server.id}`))).status, 'ONLINE');
 });
 
-test('an agent killed while it runs a command fails the job saying so; with no agent, lifecycle jobs fail at once and a deployment waits for it', async () => {
+test('an agent killed while it runs a command fails the job saying so; the command given up on is closed', async () => {
 	const app = await makeApp('far-kill');
 	// sleep as PID 1 ignores SIGTERM: the stop waits its 10 s timeout.
 	const there = await appContainer(second.request, app, { term: false });
@@ -439,21 +452,128 @@ test('an agent killed while it runs a command fails the job saying so; with no a
 	await waitStatus('OFFLINE');
 	h.assertError(await w.call('GET', `/proxy?serverId=${server.id}`), 409, 'SERVER_NOT_CONNECTED');
 	h.assertError(await w.call('GET', `/servers/${server.id}/containers`), 409, 'SERVER_NOT_CONNECTED');
-	assert.deepEqual(await lifecycle(app, 'start'),
-		{ status: 'FAILED', error: "The server's agent is not connected: nothing was done on the server." });
 	// The command given up on is closed: a returning agent is not sent it.
 	const left = (await w.sql(`SELECT count(*) FROM agent_commands WHERE server_id = '${server.id}' AND status NOT IN ('SUCCEEDED', 'FAILED')`)).trim();
 	assert.equal(left, '0');
-	// A deployment waits a while for the agent: one that returns in time
-	// carries it on.
+	killed = { app, there };
+});
+
+// The remote driver's wait for an agent that is reconnecting
+// (STEWARD_AGENT_RECONNECT_WAIT_MS, RECONNECT_WAIT_MS here): each job
+// logs when it starts waiting, and each case below waits for that line,
+// not for a time.
+const WAITING = new RegExp(`remote driver: waiting up to \\d+ ms for the agent of server=${server.id} to reconnect`);
+async function jobsWaiting(n, from) {
+	const deadline = Date.now() + 30000 * h.SLACK;
+	while (w.srv.logs.all(from).filter((l) => WAITING.test(l)).length < n) {
+		if (Date.now() > deadline) assert.fail(`not ${n} jobs waiting for the agent:\n${w.srv.logs.text(from)}`);
+		await h.sleep(20);
+	}
+}
+
+test('jobs for a server whose agent is reconnecting wait for it: a lifecycle job and a deployment queued while it is away succeed once it is back', async () => {
+	const { app, there } = killed;
+	await waitStatus('OFFLINE');
+	// The engine ends the killed agent's stop on its own (its 10 s timeout).
+	const stopped = Date.now() + 30000 * h.SLACK;
+	while ((await inspect(second.request, there)).Running) {
+		if (Date.now() > stopped) assert.fail('the container of the killed stop still runs');
+		await h.sleep(100);
+	}
+	const commands = async () => (await w.sql(`SELECT count(*) FROM agent_commands WHERE server_id = '${server.id}'`)).trim();
+	const before = await commands();
+	const from = w.srv.logs.mark();
+	const job = await ok(w.call('POST', `/applications/${app.id}/start`), 202);
 	const later = await gitApp('far-later', 'later\n');
 	const d = await W.deploy(w, later);
-	await h.sleep(1500);
+	await jobsWaiting(2, from);
+	// Nothing was issued while the agent was away.
+	assert.equal(await commands(), before);
+	assert.equal((await W.getDeployment(w, d.id)).status, 'BUILDING');
 	agent = startAgent();
 	await waitStatus('ONLINE');
-	const end2 = await W.waitDeployment(w, d.id);
-	assert.equal(end2.status, 'SUCCEEDED', `it went on once the agent was back: ${end2.errorMessage}`);
-	assert.ok(await inspect(second.request, there));
+	assert.deepEqual(await waitJob(job.id), { status: 'SUCCEEDED', error: '' }, 'the start went on once the agent was back');
+	assert.equal((await inspect(second.request, there)).Running, true, 'started on the second engine');
+	const end = await W.waitDeployment(w, d.id);
+	assert.equal(end.status, 'SUCCEEDED', `the deployment went on once the agent was back: ${end.errorMessage}`);
+	await w.srv.logs.waitForLine(new RegExp(`remote driver: the agent of server=${server.id} is back after \\d+ ms`), 10000 * h.SLACK, { from });
+});
+
+test('a deployment whose agent leaves between two commands: the next one waits unsent in the table until the agent is back, and the deployment succeeds', async () => {
+	const app = await gitApp('far-between', 'between\n');
+	const host = 'far-between.example.com';
+	await W.verifiedDomain(w, app, host);
+	// Paused before SWITCHING, whose one command (caddy.route.set) is not
+	// retried: a failure there fails the deployment.
+	fs.writeFileSync(pauseFile, 'SWITCHING');
+	let d;
+	try {
+		d = await W.deploy(w, app);
+		// Its container runs healthy on the server; the handler waits.
+		await W.waitPhase(w, d.id, 'SWITCHING', 120000 * h.SLACK);
+		const gone = new Promise((resolve) => agent.once('exit', resolve));
+		agent.kill('SIGTERM');
+		await gone;
+		await waitStatus('OFFLINE');
+	} finally {
+		fs.writeFileSync(pauseFile, '');
+	}
+	// The route's command waits QUEUED for the agent (the old driver
+	// failed it at once: "not connected").
+	const queued = `SELECT count(*) FROM agent_commands WHERE server_id = '${server.id}' AND status = 'QUEUED' AND kind <> 'metrics.sample'`;
+	const deadline = Date.now() + 20000 * h.SLACK;
+	while ((await w.sql(queued)).trim() === '0') {
+		const s = await W.getDeployment(w, d.id);
+		if (s.status !== 'DEPLOYING') assert.fail(`the deployment ended without waiting: ${s.status} ${s.errorMessage}`);
+		if (Date.now() > deadline) assert.fail('no command waits for the agent');
+		await h.sleep(50);
+	}
+	agent = startAgent();
+	await waitStatus('ONLINE');
+	const end = await W.waitDeployment(w, d.id);
+	assert.equal(end.status, 'SUCCEEDED', `it went on once the agent was back: ${end.errorMessage}`);
+	assert.equal((await viaCaddy2(host)).text, 'between\n', 'routed on the second Caddy');
+});
+
+test('a deployment cancelled while it waits for the agent ends CANCELLED by its cancel, not by the wait\'s bound', async () => {
+	const gone = new Promise((resolve) => agent.once('exit', resolve));
+	agent.kill('SIGTERM');
+	await gone;
+	await waitStatus('OFFLINE');
+	const app = await gitApp('far-cancelwait', 'never\n');
+	const from = w.srv.logs.mark();
+	const d = await W.deploy(w, app);
+	await jobsWaiting(1, from);
+	assert.equal((await w.call('POST', `/deployments/${d.id}/cancel`)).status, 202);
+	const end = await W.waitDeployment(w, d.id);
+	assert.equal(end.status, 'CANCELLED');
+	// Ended by the cancel, not by the bound: the driver says so.
+	await w.srv.logs.waitForLine(new RegExp(`remote driver: the wait for the agent of server=${server.id} ended by the job's stop after \\d+ ms`),
+		10000 * h.SLACK, { from });
+	assert.deepEqual(await imagesOn(second.request, app), []);
+});
+
+test('a job whose agent does not come back within the bound fails saying it waited, having issued nothing', async () => {
+	// This stewardd again with a bound of 1.5 s, on its address.
+	w.srv.kill();
+	await w.srv.exited;
+	await w.restart({ STEWARD_AGENT_RECONNECT_WAIT_MS: '1500' }, { port: w.srv.port });
+	await waitStatus('OFFLINE');
+	const { app } = killed;
+	const commands = async () => (await w.sql(`SELECT count(*) FROM agent_commands WHERE server_id = '${server.id}'`)).trim();
+	const before = await commands();
+	const from = w.srv.logs.mark();
+	const job = await ok(w.call('POST', `/applications/${app.id}/stop`), 202);
+	assert.deepEqual(await waitJob(job.id),
+		{ status: 'FAILED', error: "The server's agent is not connected (waited 1.5 s): nothing was done on the server." });
+	await w.srv.logs.waitForLine(WAITING, 10000 * h.SLACK, { from }); // it waited
+	assert.equal(await commands(), before, 'nothing issued');
+	// The usual bound again, and the agent back, for the tests after.
+	w.srv.kill();
+	await w.srv.exited;
+	await w.restart({}, { port: w.srv.port });
+	agent = startAgent();
+	await waitStatus('ONLINE');
 });
 
 test('two replicas: the agent held by replica B, a deployment requested on B and run by A\'s runner builds and serves on the remote server; B reads the whole log, byte-exact, from the copy stored in the database', async () => {

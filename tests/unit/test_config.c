@@ -15,7 +15,8 @@ static void clear_env(void)
 		"STEWARD_BODY_TIMEOUT_MS", "STEWARD_IDLE_TIMEOUT_MS", "STEWARD_SHUTDOWN_TIMEOUT_MS",
 		"STEWARD_DB_QUERY_TIMEOUT_MS", "SIGNUP_ENABLED", "STEWARD_ACCESS_LOG", "STEWARD_ENV",
 		"STEWARD_DATA_DIR", "DATABASE_URL", "CORS_ALLOWED_ORIGINS", "PUBLIC_BASE_URL",
-		"AUTH_TRUSTED_ORIGINS", "METRICS_SAMPLE_INTERVAL_MS", "METRICS_MINUTE_MS" };
+		"AUTH_TRUSTED_ORIGINS", "METRICS_SAMPLE_INTERVAL_MS", "METRICS_MINUTE_MS",
+		"STEWARD_AGENT_RECONNECT_WAIT_MS" };
 	for (size_t i = 0; i < SW_ARRAY_SIZE(vars); i++)
 		unsetenv(vars[i]);
 }
@@ -41,6 +42,7 @@ TEST(defaults_apply_when_unset)
 	CHECK_INT_EQ(c.header_timeout_ms, 10000);
 	CHECK_INT_EQ(c.body_timeout_ms, 10000);
 	CHECK_INT_EQ(c.idle_timeout_ms, 60000);
+	CHECK_INT_EQ(c.agent_reconnect_wait_ms, 65000);
 	CHECK_INT_EQ(c.env, SW_ENV_PRODUCTION);
 	CHECK(!c.signup_enabled);
 	CHECK(c.database_url == NULL);
@@ -70,6 +72,14 @@ TEST(bad_values_name_the_variable)
 	setenv("STEWARD_LISTEN", "example.com:80", 1);
 	CHECK(sw_config_load(&c, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "STEWARD_LISTEN") != NULL);
+	unsetenv("STEWARD_LISTEN");
+	setenv("STEWARD_AGENT_RECONNECT_WAIT_MS", "3600001", 1);
+	CHECK(sw_config_load(&c, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "STEWARD_AGENT_RECONNECT_WAIT_MS") != NULL);
+	setenv("STEWARD_AGENT_RECONNECT_WAIT_MS", "0", 1);
+	REQUIRE(sw_config_load(&c, err, sizeof(err)) == 0);
+	CHECK_INT_EQ(c.agent_reconnect_wait_ms, 0);
+	sw_config_release(&c);
 	clear_env();
 }
 

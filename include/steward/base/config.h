@@ -29,6 +29,7 @@ struct sw_config {
 	unsigned idle_timeout_ms;   /* STEWARD_IDLE_TIMEOUT_MS */
 	unsigned shutdown_timeout_ms; /* STEWARD_SHUTDOWN_TIMEOUT_MS */
 	unsigned db_query_timeout_ms; /* STEWARD_DB_QUERY_TIMEOUT_MS */
+	unsigned agent_reconnect_wait_ms; /* STEWARD_AGENT_RECONNECT_WAIT_MS: a job's wait for a remote agent */
 	unsigned rate_limit_per_minute; /* STEWARD_RATE_LIMIT_PER_MINUTE: requests per address */
 	bool access_log;          /* STEWARD_ACCESS_LOG, default on */
 	/* Deployments */

@@ -41,6 +41,12 @@
 #define SW_DEFAULT_IDLE_TIMEOUT_MS 60000       /* idle keep-alive: close */
 #define SW_DEFAULT_SHUTDOWN_TIMEOUT_MS 10000   /* in-flight work on SIGTERM */
 #define SW_DEFAULT_DB_QUERY_TIMEOUT_MS 5000
+/* A job's wait for a remote server's agent that is reconnecting
+ * (STEWARD_AGENT_RECONNECT_WAIT_MS): a little above the agent's longest
+ * reconnect backoff (60 s, sw_agent_backoff_ms; a control plane's goaway
+ * asks for at most SW_AGENT_GOAWAY_MIN_MS + SW_AGENT_GOAWAY_SPREAD_MS,
+ * 14 s) plus its dial and hello. */
+#define SW_DEFAULT_AGENT_RECONNECT_WAIT_MS 65000
 #define SW_DEFAULT_MAX_CONNECTIONS 20000       /* per process */
 
 /* The global rate limit: requests per minute from one address, on every

@@ -208,6 +208,9 @@ struct sw_deploy_settings {
 	const char *base_image;         /* DEPLOY_BASE_IMAGE: FROM of generated Dockerfiles */
 	bool allow_file_urls;           /* STEWARD_ENV is not production */
 	const char *git_ca_file;        /* GIT_CA_FILE, or NULL: the system's CA bundle */
+	/* STEWARD_AGENT_RECONNECT_WAIT_MS: how long a job waits for a remote
+	 * server's agent that is reconnecting (sw_driver_remote_new). */
+	unsigned agent_reconnect_wait_ms;
 	/* Failure injection, STEWARD_ENV=test only (NULL otherwise): the
 	 * file STEWARD_FAULT_PAUSE_FILE names. While it lists a pause point
 	 * (a phase, DONE, or RECOVER; names separated by white space), a

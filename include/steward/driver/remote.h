@@ -6,7 +6,8 @@
  * runner's own blocking connection, whose insert notifies the replica
  * holding the agent's session; it then polls the row (backoff 10 ms to
  * 250 ms) until the agent's result is written, the command expires, the
- * agent's session ends, or the job is asked to stop, and maps the result
+ * agent's session ends (a command not sent yet first waits, bounded, for
+ * an agent that is reconnecting), or the job is asked to stop, and maps the result
  * back to the call's return values. A command it gives up on is closed
  * (FAILED) so no session sends it again, and a finished command's payload
  * (a container's environment) is dropped from the row.
@@ -34,6 +35,9 @@
  * container's stop timeout). */
 #define SW_DRIVER_REMOTE_COMMAND_MS 60000
 
+/* The cadence at which a driver being made reads its server's status
+ * while it waits for an agent that is reconnecting (a stop is seen within
+ * 50 ms meanwhile). */
 #define SW_DRIVER_REMOTE_WAIT_POLL_MS 500
 
 /* How long a command's waiter goes on after its server reads OFFLINE only
@@ -46,19 +50,27 @@
 
 /* The driver of the remote server server_id, over conn (blocking, this
  * thread's). stop: polled while a command or the agent is awaited (may be
- * NULL). wait_ms: how long to wait for the server's agent to be ONLINE
- * (polled every SW_DRIVER_REMOTE_WAIT_POLL_MS; 0: not at all). 0 with
- * *ret, or -EHOSTUNREACH with SW_DRIVER_NOT_CONNECTED (or, after a wait,
- * "... is not connected (waited N s) ...") when the agent is not ONLINE,
- * -ENOENT when the server is gone or is the local one, -EIO when the
- * database fails, each with a sentence. */
+ * NULL). wait_ms (a job's STEWARD_AGENT_RECONNECT_WAIT_MS; 0: none): how
+ * long to wait for an agent that is reconnecting, the server OFFLINE
+ * after it had a session (never while it is PENDING): here, its status
+ * read every SW_DRIVER_REMOTE_WAIT_POLL_MS until it is ONLINE; and for
+ * each command, which may wait that long QUEUED (unsent) while the
+ * server is not ONLINE, on top of its own time to live. 0 with *ret, or
+ * -EHOSTUNREACH with SW_DRIVER_NOT_CONNECTED (or, after a wait, "... is
+ * not connected (waited N s) ...") when the agent is not ONLINE,
+ * -ECANCELED when stop is set during the wait, -ENOENT when the server is
+ * gone or is the local one, -EIO when the database fails, each with a
+ * sentence. */
 int sw_driver_remote_new(PGconn *conn, const char *server_id, const volatile bool *stop, unsigned wait_ms,
 			 struct sw_driver **ret, char *err, size_t errlen);
 
 /* metrics.sample of several remote servers at once (the metrics loop's
  * tick, over conn, each command living command_ms): every agent is asked
  * first, then every answer awaited, so that a tick costs about one round
- * trip however many agents answer, not one per agent. For each entry:
+ * trip however many agents answer, not one per agent. The servers are
+ * taken as ONLINE (the caller's list): no status is read per server, and
+ * one whose agent is gone by then answers SW_DRIVER_NOT_CONNECTED at the
+ * first poll of its command, which is closed unsent. For each entry:
  * rc 0 with json (the sample's JSON text as sw_driver_metrics_sample()
  * gives it, malloc'd: the caller frees), or -errno with err. */
 struct sw_driver_remote_sample {
