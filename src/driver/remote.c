@@ -264,10 +264,14 @@ static void agent_cancel(struct sw_driver_remote *r, const char *id)
 /* Whether a command's agent is gone, its server read as not ONLINE (row
  * res of agent_command_poll), since *since (set at the first such poll).
  * A command sent (SENT, ACKED) whose session ended (the holder wrote
- * OFFLINE): at once, its outcome unknown. A command not sent yet (QUEUED):
- * once wait_ms has passed (0: at once), time in which an agent that is
- * reconnecting (its holder stopped or was killed) dials a replica, which
- * sends it. Otherwise only lastSeenAt is older than three heartbeats,
+ * OFFLINE): at once, its outcome unknown. A command not sent yet (QUEUED)
+ * with no session: once wait_ms has passed (0: at once), time in which an
+ * agent that is reconnecting (its holder stopped) dials a replica, which
+ * sends it. A command QUEUED while a session holds the server is not given
+ * up sooner than one that was sent: the holder writes SENT after it has
+ * sent the command, so the agent may be running it already (its output
+ * arriving) while the row still reads QUEUED. Otherwise only lastSeenAt is
+ * older than three heartbeats,
  * which a holder also shows while its session and the agent run on, when
  * its write of lastSeenAt comes late: its UPDATE waits on a lock of the
  * server's row, or the holder's threads are starved of CPU (on the test
@@ -279,12 +283,15 @@ static void agent_cancel(struct sw_driver_remote *r, const char *id)
 static bool agent_gone(const PGresult *res, const char *status, unsigned wait_ms, uint64_t *since)
 {
 	bool queued = strcmp(status, "QUEUED") == 0;
-	if (!queued && strcmp(PQgetvalue(res, 0, 6), "ONLINE") != 0)
+	bool session = strcmp(PQgetvalue(res, 0, 6), "ONLINE") == 0;
+	if (!queued && !session)
 		return true;
 	uint64_t now = now_ms();
 	if (!*since)
 		*since = now;
-	return now - *since >= (queued ? wait_ms : SW_DRIVER_REMOTE_SILENT_GRACE_MS);
+	uint64_t bound = !session ? wait_ms
+				  : SW_MAX((uint64_t)wait_ms, (uint64_t)SW_DRIVER_REMOTE_SILENT_GRACE_MS);
+	return now - *since >= bound;
 }
 
 /* Waits for command id's answer until ttl ms (plus r->wait_ms, as issue()
