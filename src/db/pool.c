@@ -1002,9 +1002,18 @@ struct conn *sw_db_idle_conn(struct sw_db_pool *pool)
 	return NULL;
 }
 
-/* Where the next query goes: an idle connection, else (a read) a busy one
- * whose batch of this turn is open, else the busy one with the shortest
- * pipeline that has room; NULL: it waits in the queue. */
+/* Whether busy connection c takes a query before busy connection best: a
+ * read goes first to a connection whose batch of this turn is open, then
+ * (any query) to the shorter pipeline. */
+static bool takes_before(const struct conn *c, const struct conn *best, bool read)
+{
+	if (read && c->batch_open != best->batch_open)
+		return c->batch_open;
+	return c->nsent < best->nsent;
+}
+
+/* Where the next query goes: an idle connection, else the busy one with
+ * room that takes_before() the others; NULL: it waits in the queue. */
 static struct conn *pick_conn(struct sw_db_pool *pool, bool read)
 {
 	struct conn *best = NULL;
@@ -1012,10 +1021,8 @@ static struct conn *pick_conn(struct sw_db_pool *pool, bool read)
 		struct conn *c = &pool->conns[i];
 		if (c->state == CONN_IDLE)
 			return c;
-		if (c->state != CONN_BUSY || c->break_reason || c->nsent >= SW_DB_PIPELINE_DEPTH)
-			continue;
-		if (!best || (read && c->batch_open && !best->batch_open) ||
-		    (c->nsent < best->nsent && (!read || c->batch_open == best->batch_open)))
+		if (c->state == CONN_BUSY && !c->break_reason && c->nsent < SW_DB_PIPELINE_DEPTH &&
+		    (!best || takes_before(c, best, read)))
 			best = c;
 	}
 	return best;
@@ -1219,8 +1226,9 @@ void sw_db_conn_query_step(struct conn *c)
 			sw_db_claim_listener(pool, c);
 	}
 	/* Aborted reads go back to the head of the queue in their order,
-	 * before any callback can queue more. */
-	struct query *again = NULL, **again_tail = &again;
+	 * before any callback can queue more: taken off the answered list
+	 * newest first, each pushed to the front. */
+	struct query *again = NULL;
 	for (struct query **p = &answered; *p;) {
 		struct query *q = *p;
 		if (PQresultStatus(q->result) != PGRES_PIPELINE_ABORTED || pool->closing) {
@@ -1228,26 +1236,16 @@ void sw_db_conn_query_step(struct conn *c)
 			continue;
 		}
 		*p = q->next;
-		q->next = NULL;
 		PQclear(q->result);
 		q->result = NULL;
-		*again_tail = q;
-		again_tail = &q->next;
+		q->next = again;
+		again = q;
 	}
-	if (again) {
-		struct query *rev = NULL;
-		while (again) {
-			struct query *q = again;
-			again = q->next;
-			q->next = rev;
-			rev = q;
-		}
-		while (rev) {
-			struct query *q = rev;
-			rev = q->next;
-			q->next = NULL;
-			queue_push(pool, q, true);
-		}
+	while (again) {
+		struct query *q = again;
+		again = q->next;
+		q->next = NULL;
+		queue_push(pool, q, true);
 	}
 	while (answered) {
 		struct query *q = answered;
@@ -1256,9 +1254,8 @@ void sw_db_conn_query_step(struct conn *c)
 		query_answered(pool, q);
 	}
 	/* The callbacks may have queued work onto this connection, or closed
-	 * the pool. */
-	if ((c->state == CONN_IDLE || pool->qhead) && !pool->closing)
-		sw_db_dispatch(pool);
+	 * the pool (dispatch then does nothing). */
+	sw_db_dispatch(pool);
 	if (c->state == CONN_IDLE)
 		sw_db_conn_watch(c, POLLIN);
 	else if (c->state == CONN_BUSY && !c->break_reason)
